@@ -1,0 +1,94 @@
+/* Results a user opens in ParaView: VTU/PVD and HDF5/XDMF.
+ *
+ * The writers know nothing of spaces or physics: they take an OutFrame, a mesh of points and cells already in
+ * VTK's node order with named point, cell and field data. io/output_mesh.c builds OutFrames from femto's spaces
+ * (points at the equispaced lattice of order p, so Lagrange cells look curved and smooth in ParaView).
+ *
+ * Every file is written under a temporary name in the same directory and renamed when complete, so a failure
+ * (no space, no permission, missing directory) leaves no truncated result; each failure is one FEM_ERR_INPUT
+ * sentence naming the file. */
+#ifndef FEMTO_OUTPUT_H
+#define FEMTO_OUTPUT_H
+
+#include "fem/element.h"
+
+#include <stdint.h>
+
+enum { OUT_MAX_BLOCKS = 8, OUT_MAX_ARRAYS = 24, OUT_MAX_STRINGS = 16 };
+
+/* VTK cell type numbers (facts of the VTK file format). */
+enum {
+    VTK_LINE = 3,
+    VTK_TRIANGLE = 5,
+    VTK_QUAD = 9,
+    VTK_TETRA = 10,
+    VTK_HEXAHEDRON = 12,
+    VTK_LAGRANGE_CURVE = 68,
+    VTK_LAGRANGE_TRIANGLE = 69,
+    VTK_LAGRANGE_QUADRILATERAL = 70,
+    VTK_LAGRANGE_TETRAHEDRON = 71,
+    VTK_LAGRANGE_HEXAHEDRON = 72,
+};
+
+typedef struct {
+    Shape shape;
+    int order;          /* 1: linear VTK cell; >= 2: VTK Lagrange cell of this order */
+    int vtk_type;
+    int nodes_per_cell;
+    int64_t ncells;
+    int64_t *conn;      /* [ncells][nodes_per_cell] point indices, VTK node order */
+} OutCellBlock;
+
+typedef struct {
+    char name[64];      /* as ParaView shows it, e.g. "temperature", "displacement", "stress" */
+    int ncomp;          /* 1 scalar, 3 vector, 6 symmetric tensor (XX YY ZZ XY YZ XZ) */
+    const char *units;  /* e.g. "K", "m", "Pa" (stored as an attribute in HDF5, in the name's doc in VTU) */
+    double *data;       /* [n][ncomp]; point arrays n = npoints, cell arrays n = total cells over blocks */
+} OutArray;
+
+typedef struct {
+    int dim;            /* 2 or 3; points always carry 3 coordinates */
+    int64_t npoints;
+    double *x;          /* [npoints][3] */
+    int nblocks;
+    OutCellBlock blocks[OUT_MAX_BLOCKS];
+    int npoint_arrays, ncell_arrays;
+    OutArray point[OUT_MAX_ARRAYS];
+    OutArray cell[OUT_MAX_ARRAYS]; /* cells numbered block after block */
+    int nstrings;       /* field data: name -> text (physical group names, femto version, problem file) */
+    char string_name[OUT_MAX_STRINGS][64];
+    char *string_value[OUT_MAX_STRINGS];
+} OutFrame;
+
+/* Frees what the frame owns (conn, x, data, string values) and zeroes it. */
+void outframe_destroy(OutFrame *f);
+
+/* A copy of `in` with every Lagrange block of order p split into linear cells on the same points (p^d
+ * sub-cells each); cell arrays are repeated on the sub-cells. Point arrays are shared, not copied: `out` must
+ * be destroyed with outframe_destroy_shallow. */
+int outframe_subdivide(const OutFrame *in, OutFrame *out);
+void outframe_destroy_shallow(OutFrame *f);
+
+/* VTK's node order for a cell of shape s and order p (p = 1: the linear VTK cell): perm[k] is the femto
+ * lattice index (fem/element.h) of VTK node k. Returns the number of nodes. This is the one place the
+ * permutation lives; tests/io checks it against VTK's own reader for every shape and order. */
+int vtk_node_order(Shape s, int p, int *perm);
+int vtk_cell_type(Shape s, int p);
+
+/* ---- VTU (VTK XML UnstructuredGrid, version 2.2, UInt64 headers, appended raw binary, optional zlib) */
+int vtu_write(const char *path, const OutFrame *f, int compress);
+
+/* ---- PVD collection: times[i] with files[i] (names relative to the .pvd's directory) */
+int pvd_write(const char *path, int n, const double *times, char *const *files);
+
+/* ---- HDF5 (+ XDMF3). One .h5 per run: the mesh once, every field at every output time (chunked, compressed),
+ * units, times and the problem file's text as attributes. The .xdmf sidecar describes a temporal collection
+ * that ParaView opens directly. Both are written to temporary names and renamed by h5out_close. */
+typedef struct H5Out H5Out;
+int h5out_open(H5Out **h, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
+               const char *problem_text);
+int h5out_write_step(H5Out *h, double time, const OutFrame *fields); /* point and cell arrays of `fields` */
+int h5out_close(H5Out **h);  /* writes the XDMF, renames both; safe on NULL */
+void h5out_abort(H5Out **h); /* removes the temporary files (after an error) */
+
+#endif

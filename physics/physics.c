@@ -1,0 +1,2 @@
+/* Physics registry (filled in by the heat and elasticity work). */
+int physics_placeholder(void) { return 0; }
