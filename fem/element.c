@@ -17,94 +17,110 @@ static const int hex_faces[6][4] = {{0, 2, 4, 6}, {1, 3, 5, 7}, {0, 1, 4, 5},
                                     {2, 3, 6, 7}, {0, 1, 2, 3}, {4, 5, 6, 7}};
 static const int line_edge[1][2] = {{0, 1}};
 
-const char *shape_name(Shape s)
-{
+const char *shape_name(Shape s) {
     switch (s) {
-    case SHAPE_LINE: return "line";
-    case SHAPE_TRI: return "triangle";
-    case SHAPE_QUAD: return "quadrilateral";
-    case SHAPE_TET: return "tetrahedron";
-    case SHAPE_HEX: return "hexahedron";
-    default: return "none";
+    case SHAPE_LINE:
+        return "line";
+    case SHAPE_TRI:
+        return "triangle";
+    case SHAPE_QUAD:
+        return "quadrilateral";
+    case SHAPE_TET:
+        return "tetrahedron";
+    case SHAPE_HEX:
+        return "hexahedron";
+    default:
+        return "none";
     }
 }
 
-int shape_dim(Shape s)
-{
+int shape_dim(Shape s) {
     static const int dim[] = {0, 1, 2, 2, 3, 3};
     return dim[s];
 }
 
-int shape_is_tensor(Shape s) { return s == SHAPE_LINE || s == SHAPE_QUAD || s == SHAPE_HEX; }
+int shape_is_tensor(Shape s) {
+    return s == SHAPE_LINE || s == SHAPE_QUAD || s == SHAPE_HEX;
+}
 
-int shape_nvertices(Shape s)
-{
+int shape_nvertices(Shape s) {
     static const int nv[] = {1, 2, 3, 4, 4, 8};
     return nv[s];
 }
 
-Shape shape_facet(Shape s)
-{
+Shape shape_facet(Shape s) {
     static const Shape facet[] = {SHAPE_NONE, SHAPE_NONE, SHAPE_LINE, SHAPE_LINE, SHAPE_TRI, SHAPE_QUAD};
     return facet[s];
 }
 
-int shape_nfacets(Shape s)
-{
+int shape_nfacets(Shape s) {
     static const int nf[] = {0, 2, 3, 4, 4, 6};
     return nf[s];
 }
 
-int shape_nedges(Shape s)
-{
+int shape_nedges(Shape s) {
     static const int ne[] = {0, 1, 3, 4, 6, 12};
     return ne[s];
 }
 
-const int *shape_edge(Shape s, int e)
-{
+const int *shape_edge(Shape s, int e) {
     switch (s) {
-    case SHAPE_LINE: return line_edge[e];
-    case SHAPE_TRI: return tri_edges[e];
-    case SHAPE_QUAD: return quad_edges[e];
-    case SHAPE_TET: return tet_edges[e];
-    case SHAPE_HEX: return hex_edges[e];
-    default: return line_edge[0];
+    case SHAPE_LINE:
+        return line_edge[e];
+    case SHAPE_TRI:
+        return tri_edges[e];
+    case SHAPE_QUAD:
+        return quad_edges[e];
+    case SHAPE_TET:
+        return tet_edges[e];
+    case SHAPE_HEX:
+        return hex_edges[e];
+    default:
+        return line_edge[0];
     }
 }
 
-int shape_facet_vertices(Shape s, int f, int v[4])
-{
+int shape_facet_vertices(Shape s, int f, int v[4]) {
     switch (s) {
-    case SHAPE_LINE: v[0] = line_facets[f][0]; return 1;
-    case SHAPE_TRI: memcpy(v, tri_edges[f], 2 * sizeof(int)); return 2;
-    case SHAPE_QUAD: memcpy(v, quad_edges[f], 2 * sizeof(int)); return 2;
-    case SHAPE_TET: memcpy(v, tet_faces[f], 3 * sizeof(int)); return 3;
-    case SHAPE_HEX: memcpy(v, hex_faces[f], 4 * sizeof(int)); return 4;
-    default: return 0;
+    case SHAPE_LINE:
+        v[0] = line_facets[f][0];
+        return 1;
+    case SHAPE_TRI:
+        memcpy(v, tri_edges[f], 2 * sizeof(int));
+        return 2;
+    case SHAPE_QUAD:
+        memcpy(v, quad_edges[f], 2 * sizeof(int));
+        return 2;
+    case SHAPE_TET:
+        memcpy(v, tet_faces[f], 3 * sizeof(int));
+        return 3;
+    case SHAPE_HEX:
+        memcpy(v, hex_faces[f], 4 * sizeof(int));
+        return 4;
+    default:
+        return 0;
     }
 }
 
-double shape_reference_volume(Shape s)
-{
+double shape_reference_volume(Shape s) {
     static const double vol[] = {1.0, 1.0, 0.5, 1.0, 1.0 / 6.0, 1.0};
     return vol[s];
 }
 
-int element_max_order(Shape s) { return shape_is_tensor(s) ? ELEMENT_MAX_ORDER_TENSOR : ELEMENT_MAX_ORDER_SIMPLEX; }
+int element_max_order(Shape s) {
+    return shape_is_tensor(s) ? ELEMENT_MAX_ORDER_TENSOR : ELEMENT_MAX_ORDER_SIMPLEX;
+}
 
 /* ---------------------------------------------------------------- lattice */
 
-static int binomial(int n, int k)
-{
+static int binomial(int n, int k) {
     if (k < 0 || k > n) return 0;
     int r = 1;
     for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
     return r;
 }
 
-int lattice_count(Shape s, int p)
-{
+int lattice_count(Shape s, int p) {
     int d = shape_dim(s);
     if (shape_is_tensor(s)) {
         int n = 1;
@@ -114,8 +130,7 @@ int lattice_count(Shape s, int p)
     return binomial(p + d, d);
 }
 
-int lattice_interior_count(Shape s, int p)
-{
+int lattice_interior_count(Shape s, int p) {
     int d = shape_dim(s);
     if (shape_is_tensor(s)) {
         int n = 1;
@@ -125,8 +140,16 @@ int lattice_interior_count(Shape s, int p)
     return binomial(p - 1, d);
 }
 
-void lattice_node(Shape s, int p, int n, int lat[3])
-{
+int lattice_vertex(Shape s, int p, int v) {
+    int lat[3] = {0, 0, 0};
+    if (shape_is_tensor(s))
+        for (int a = 0; a < shape_dim(s); a++) lat[a] = (v >> a & 1) * p;
+    else if (v > 0)
+        lat[v - 1] = p;
+    return lattice_index(s, p, lat);
+}
+
+void lattice_node(Shape s, int p, int n, int lat[3]) {
     int d = shape_dim(s);
     lat[0] = lat[1] = lat[2] = 0;
     if (shape_is_tensor(s)) {
@@ -148,8 +171,7 @@ void lattice_node(Shape s, int p, int n, int lat[3])
     lat[2] = k;
 }
 
-int lattice_index(Shape s, int p, const int lat[3])
-{
+int lattice_index(Shape s, int p, const int lat[3]) {
     int d = shape_dim(s);
     for (int a = 0; a < d; a++)
         if (lat[a] < 0 || lat[a] > p) return -1;
@@ -167,16 +189,17 @@ int lattice_index(Shape s, int p, const int lat[3])
     return idx + lat[0];
 }
 
-void lattice_site(Shape s, int p, const int lat[3], LatticeSite *site)
-{
+void lattice_site(Shape s, int p, const int lat[3], LatticeSite *site) {
     int d = shape_dim(s);
     memset(site, 0, sizeof *site);
     if (shape_is_tensor(s)) {
         int free_axes[3], nfree = 0, base = 0;
         for (int a = 0; a < d; a++) {
             if (lat[a] == 0) continue;
-            if (lat[a] == p) base |= 1 << a;
-            else free_axes[nfree++] = a;
+            if (lat[a] == p)
+                base |= 1 << a;
+            else
+                free_axes[nfree++] = a;
         }
         site->dim = nfree;
         site->ncorners = 1 << nfree;
@@ -202,8 +225,7 @@ void lattice_site(Shape s, int p, const int lat[3], LatticeSite *site)
 /* ---------------------------------------------------------------- 1D polynomials */
 
 /* Legendre P_n and its derivative at x in [-1,1]. */
-static void legendre(int n, double x, double *P, double *dP)
-{
+static void legendre(int n, double x, double *P, double *dP) {
     double p0 = 1.0, p1 = x, d0 = 0.0, d1 = 1.0;
     if (n == 0) {
         *P = 1.0;
@@ -222,8 +244,7 @@ static void legendre(int n, double x, double *P, double *dP)
     *dP = d1;
 }
 
-void gll_points(int p, double *x)
-{
+void gll_points(int p, double *x) {
     x[0] = 0.0;
     x[p] = 1.0;
     for (int i = 1; i < p; i++) {
@@ -242,8 +263,7 @@ void gll_points(int p, double *x)
     }
 }
 
-void lattice_position(Shape s, int p, const int lat[3], double xi[3])
-{
+void lattice_position(Shape s, int p, const int lat[3], double xi[3]) {
     double g[ELEMENT_MAX_ORDER_TENSOR + 1];
     gll_points(p, g);
     xi[0] = xi[1] = xi[2] = 0.0;
@@ -269,8 +289,7 @@ void lattice_position(Shape s, int p, const int lat[3], double xi[3])
 
 /* ---------------------------------------------------------------- bases */
 
-void basis_tabulate_1d(int p, int npts, const double *pts, double *val, double *grad)
-{
+void basis_tabulate_1d(int p, int npts, const double *pts, double *val, double *grad) {
     double x[ELEMENT_MAX_ORDER_TENSOR + 1];
     gll_points(p, x);
     for (int k = 0; k < npts; k++) {
@@ -290,8 +309,7 @@ void basis_tabulate_1d(int p, int npts, const double *pts, double *val, double *
 }
 
 /* Monomials x^a y^b z^c with a + b + c <= p, in lattice order of (a, b, c). */
-static void monomials(Shape s, int p, const double *x, double *m, double *dm /* [n][3] or NULL */)
-{
+static void monomials(Shape s, int p, const double *x, double *m, double *dm /* [n][3] or NULL */) {
     int n = lattice_count(s, p), d = shape_dim(s);
     for (int k = 0; k < n; k++) {
         int e[3];
@@ -311,8 +329,7 @@ static void monomials(Shape s, int p, const double *x, double *m, double *dm /* 
 }
 
 /* In-place inverse of an n x n matrix by Gauss-Jordan with partial pivoting; returns 0 when singular. */
-static int invert(int n, double *A)
-{
+static int invert(int n, double *A) {
     enum { N = 64 };
     double inv[N * N];
     int perm[N];
@@ -338,7 +355,8 @@ static int invert(int n, double *A)
             if (r == c) continue;
             double g = A[r * n + c];
             if (g == 0.0) continue;
-            for (int k = 0; k < n; k++) A[r * n + k] -= g * A[c * n + k], inv[r * n + k] -= g * inv[c * n + k];
+            for (int k = 0; k < n; k++)
+                A[r * n + k] -= g * A[c * n + k], inv[r * n + k] -= g * inv[c * n + k];
         }
     }
     (void)perm;
@@ -346,8 +364,7 @@ static int invert(int n, double *A)
     return 1;
 }
 
-int basis_tabulate(Shape s, int p, int npts, const double *pts, double *val, double *grad)
-{
+int basis_tabulate(Shape s, int p, int npts, const double *pts, double *val, double *grad) {
     int d = shape_dim(s), n = lattice_count(s, p);
     if (p < 1 || p > element_max_order(s)) return 0;
     if (shape_is_tensor(s)) {

@@ -33,13 +33,13 @@ void *fem_calloc(size_t count, size_t size, const char *what);
 #define FEM_TRY(expr)                                                                                        \
     do {                                                                                                     \
         int fem_try_status_ = (expr);                                                                        \
-        if (fem_try_status_ != FEM_OK) return fem_try_status_;                                              \
+        if (fem_try_status_ != FEM_OK) return fem_try_status_;                                               \
     } while (0)
 
 /* Allocates `count` elements of *ptr's type, returning FEM_ERR_INTERNAL from the caller on failure. */
 #define FEM_ALLOC(ptr, count, what)                                                                          \
     do {                                                                                                     \
-        (ptr) = fem_calloc((size_t)(count), sizeof(*(ptr)), (what));                  \
+        (ptr) = fem_calloc((size_t)(count), sizeof(*(ptr)), (what));                                         \
         if (!(ptr)) return FEM_ERR_INTERNAL;                                                                 \
     } while (0)
 

@@ -1,8 +1,8 @@
 /* FEM_HD marks element mathematics shared by the CPU loops and the CUDA kernels.
  *
  * Every header of small `static inline` functions that both the C compiler and nvcc compile marks them with
- * FEM_HD: empty for the C compiler, `__host__ __device__` for nvcc. This is what lets one definition of a basis,
- * a quadrature loop or a q-point physics function serve both devices. */
+ * FEM_HD: empty for the C compiler, `__host__ __device__` for nvcc. This is what lets one definition of a
+ * basis, a quadrature loop or a q-point physics function serve both devices. */
 #ifndef FEMTO_HD_H
 #define FEMTO_HD_H
 

@@ -8,8 +8,7 @@
 
 /* Eigen-decomposition of a small symmetric matrix by cyclic Jacobi rotations: A is destroyed, its diagonal
  * holds the eigenvalues on return and the columns of V the eigenvectors. */
-static void symmetric_eigen(int n, double *A, double *V)
-{
+static void symmetric_eigen(int n, double *A, double *V) {
     for (int i = 0; i < n * n; i++) V[i] = 0.0;
     for (int i = 0; i < n; i++) V[i * n + i] = 1.0;
     for (int sweep = 0; sweep < 100; sweep++) {
@@ -45,8 +44,7 @@ static void symmetric_eigen(int n, double *A, double *V)
 
 /* Golub-Welsch: nodes are the eigenvalues of the Jacobi matrix of the orthogonal polynomials for
  * (1-t)^alpha on [-1,1] (beta = 0), weights mu0 times the squared first eigenvector components. */
-void gauss_jacobi(int n, int alpha, double *x, double *w)
-{
+void gauss_jacobi(int n, int alpha, double *x, double *w) {
     enum { NMAX = 32 };
     double J[NMAX * NMAX], V[NMAX * NMAX];
     double a = alpha, b = 0.0;
@@ -56,12 +54,14 @@ void gauss_jacobi(int n, int alpha, double *x, double *w)
         J[k * n + k] = (k == 0) ? (b - a) / (a + b + 2.0) : (b * b - a * a) / (s * (s + 2.0));
         if (k + 1 < n) {
             double kk = k + 1.0, s1 = 2.0 * kk + a + b;
-            double off = sqrt(4.0 * kk * (kk + a) * (kk + b) * (kk + a + b) / (s1 * s1 * (s1 + 1.0) * (s1 - 1.0)));
+            double off =
+                sqrt(4.0 * kk * (kk + a) * (kk + b) * (kk + a + b) / (s1 * s1 * (s1 + 1.0) * (s1 - 1.0)));
             J[k * n + k + 1] = J[(k + 1) * n + k] = off;
         }
     }
     symmetric_eigen(n, J, V);
-    /* mu0 = integral of (1-t)^alpha over [-1,1] = 2^(alpha+1) / (alpha+1); map to [0,1]: divide by 2^(alpha+1) */
+    /* mu0 = integral of (1-t)^alpha over [-1,1] = 2^(alpha+1) / (alpha+1); map to [0,1]: divide by
+     * 2^(alpha+1) */
     double mu0 = 1.0 / (alpha + 1.0);
     int idx[NMAX];
     for (int i = 0; i < n; i++) idx[i] = i;
@@ -79,10 +79,11 @@ void gauss_jacobi(int n, int alpha, double *x, double *w)
     }
 }
 
-int quadrature_default_degree(int p, int g) { return 2 * p + (g > 1 ? g - 1 : 0); }
+int quadrature_default_degree(int p, int g) {
+    return 2 * p + (g > 1 ? g - 1 : 0);
+}
 
-int quadrature_create(Shape s, int degree, Quadrature *q)
-{
+int quadrature_create(Shape s, int degree, Quadrature *q) {
     memset(q, 0, sizeof *q);
     if (degree < 1) degree = 1;
     if (degree > QUADRATURE_MAX_DEGREE)
@@ -101,7 +102,8 @@ int quadrature_create(Shape s, int degree, Quadrature *q)
         FEM_ALLOC(q->xi1d, n, "quadrature points");
         FEM_ALLOC(q->w1d, n, "quadrature weights");
         gauss_jacobi(n, 0, q->xi1d, q->w1d);
-        for (int a = 0; a < d; a++) memcpy(x[a], q->xi1d, n * sizeof(double)), memcpy(w[a], q->w1d, n * sizeof(double));
+        for (int a = 0; a < d; a++)
+            memcpy(x[a], q->xi1d, n * sizeof(double)), memcpy(w[a], q->w1d, n * sizeof(double));
     } else {
         for (int a = 0; a < d; a++) gauss_jacobi(n, a, x[a], w[a]); /* weights (1-v)^1, (1-w)^2 */
     }
@@ -126,8 +128,7 @@ int quadrature_create(Shape s, int degree, Quadrature *q)
     return FEM_OK;
 }
 
-void quadrature_destroy(Quadrature *q)
-{
+void quadrature_destroy(Quadrature *q) {
     free(q->xi);
     free(q->w);
     free(q->xi1d);

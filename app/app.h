@@ -1,0 +1,23 @@
+/* femto-app's subcommands and the options they share. */
+#ifndef FEMTO_APP_H
+#define FEMTO_APP_H
+
+#include "io/problem.h"
+
+typedef struct {
+    const char *file;       /* the problem or mesh file */
+    int device;             /* -1: from the file; else DeviceKind */
+    int order;              /* 0: from the file */
+    const char *output_dir; /* NULL: from the file */
+    int verbosity;          /* 0 quiet, 1 normal, 2 verbose */
+    int threads;            /* 0: from the file / OpenMP default */
+} AppOptions;
+
+int app_info(const AppOptions *o);
+int app_check(const AppOptions *o);
+int app_run(const AppOptions *o);
+
+/* Prints a line unless quiet (verbosity 0); level 2 lines only with -v. */
+void app_say(const AppOptions *o, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

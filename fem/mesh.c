@@ -1,0 +1,249 @@
+/* Mesh bookkeeping: the element types femto reads, validation of cells, physical groups. */
+#include "mesh.h"
+
+#include "error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lattice index (fem/element.h) of each Gmsh node, in Gmsh's node order. Facts of Gmsh's reference elements;
+ * tests/mesh checks every table against gmshModelMeshGetElementProperties. */
+static const int line2_lattice[2] = {0, 1};
+static const int line3_lattice[3] = {0, 2, 1};
+static const int tri3_lattice[3] = {0, 1, 2};
+static const int tri6_lattice[6] = {0, 2, 5, 1, 4, 3};
+static const int quad4_lattice[4] = {0, 1, 3, 2};
+static const int quad9_lattice[9] = {0, 2, 8, 6, 1, 5, 7, 3, 4};
+static const int tet4_lattice[4] = {0, 1, 2, 3};
+static const int tet10_lattice[10] = {0, 2, 5, 9, 1, 4, 3, 6, 8, 7};
+static const int hex8_lattice[8] = {0, 1, 3, 2, 4, 5, 7, 6};
+static const int hex27_lattice[27] = {0,  2,  8,  6,  18, 20, 26, 24, 1,  3,  9,  5,  11, 7,
+                                      17, 15, 19, 21, 23, 25, 4,  10, 12, 14, 16, 22, 13};
+
+static const MeshElementType element_types[] = {
+    {1, "line2", SHAPE_LINE, 1, 2, line2_lattice}, {8, "line3", SHAPE_LINE, 2, 3, line3_lattice},
+    {2, "tri3", SHAPE_TRI, 1, 3, tri3_lattice},    {9, "tri6", SHAPE_TRI, 2, 6, tri6_lattice},
+    {3, "quad4", SHAPE_QUAD, 1, 4, quad4_lattice}, {10, "quad9", SHAPE_QUAD, 2, 9, quad9_lattice},
+    {4, "tet4", SHAPE_TET, 1, 4, tet4_lattice},    {11, "tet10", SHAPE_TET, 2, 10, tet10_lattice},
+    {5, "hex8", SHAPE_HEX, 1, 8, hex8_lattice},    {12, "hex27", SHAPE_HEX, 2, 27, hex27_lattice},
+};
+
+const MeshElementType *mesh_gmsh_type(int gmsh_type) {
+    for (size_t i = 0; i < sizeof element_types / sizeof element_types[0]; i++)
+        if (element_types[i].gmsh_type == gmsh_type) return &element_types[i];
+    return NULL;
+}
+
+const char *mesh_supported_types(void) {
+    return "cells tri3, tri6, quad4, quad9, tet4, tet10, hex8, hex27 and facets line2, line3, tri3, tri6, "
+           "quad4, "
+           "quad9";
+}
+
+static void block_destroy(MeshBlock *b) {
+    free(b->nodes);
+    free(b->entity);
+    free(b->tag);
+    memset(b, 0, sizeof *b);
+}
+
+void mesh_destroy(Mesh *m) {
+    if (!m) return;
+    free(m->x);
+    free(m->node_tag);
+    for (int b = 0; b < m->ncell_blocks; b++) block_destroy(&m->cells[b]);
+    for (int b = 0; b < m->nfacet_blocks; b++) block_destroy(&m->facets[b]);
+    for (int g = 0; g < m->ngroups; g++) free(m->groups[g].entities);
+    free(m->groups);
+    Topology *t = &m->topo;
+    free(t->vertex_of_node);
+    free(t->edges);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) {
+        free(t->cell_edges[b]);
+        free(t->cell_faces[b]);
+        free(t->facet_cell[b]);
+    }
+    memset(m, 0, sizeof *m);
+}
+
+const PhysicalGroup *mesh_find_group(const Mesh *m, const char *name, int dim) {
+    for (int g = 0; g < m->ngroups; g++)
+        if (m->groups[g].dim == dim && strcmp(m->groups[g].name, name) == 0) return &m->groups[g];
+    /* a group without a name can be referred to by its number */
+    char *end;
+    long tag = strtol(name, &end, 10);
+    if (*name && !*end)
+        for (int g = 0; g < m->ngroups; g++)
+            if (m->groups[g].dim == dim && m->groups[g].tag == tag) return &m->groups[g];
+    return NULL;
+}
+
+void mesh_group_names(const Mesh *m, int dim, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int g = 0; g < m->ngroups; g++) {
+        const PhysicalGroup *pg = &m->groups[g];
+        if (pg->dim != dim) continue;
+        int n = pg->name[0] ? snprintf(buf + used, len - used, "%s'%s'", used ? ", " : "", pg->name)
+                            : snprintf(buf + used, len - used, "%s%d", used ? ", " : "", pg->tag);
+        if (n < 0 || (size_t)n >= len - used) break;
+        used += (size_t)n;
+    }
+    if (!used) snprintf(buf, len, "none");
+}
+
+int mesh_group_has_entity(const PhysicalGroup *g, int entity) {
+    for (int i = 0; i < g->nentities; i++)
+        if (g->entities[i] == entity) return 1;
+    return 0;
+}
+
+void mesh_bounding_box(const Mesh *m, double lo[3], double hi[3]) {
+    for (int a = 0; a < 3; a++) lo[a] = m->nnodes ? INFINITY : 0.0, hi[a] = m->nnodes ? -INFINITY : 0.0;
+    for (int64_t n = 0; n < m->nnodes; n++)
+        for (int a = 0; a < 3; a++) {
+            if (m->x[3 * n + a] < lo[a]) lo[a] = m->x[3 * n + a];
+            if (m->x[3 * n + a] > hi[a]) hi[a] = m->x[3 * n + a];
+        }
+}
+
+/* Gradients of the geometric basis of a block at its own nodes: [nnodes (points)][nnodes (functions)][dim].
+ */
+static double *node_gradients(Shape s, int order) {
+    int n = lattice_count(s, order), d = shape_dim(s);
+    double *pts = malloc(sizeof(double) * 3 * n), *grad = malloc(sizeof(double) * n * n * d);
+    if (!pts || !grad) {
+        free(pts);
+        free(grad);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        int lat[3];
+        lattice_node(s, order, i, lat);
+        lattice_position(s, order, lat, &pts[3 * i]);
+    }
+    basis_tabulate(s, order, n, pts, NULL, grad);
+    free(pts);
+    return grad;
+}
+
+static double det_at(const Mesh *m, const MeshBlock *b, int64_t c, const double *grad, int k) {
+    int d = m->dim, n = b->nnodes;
+    double J[3][3] = {{0}};
+    for (int i = 0; i < n; i++) {
+        const double *x = &m->x[3 * (int64_t)b->nodes[c * n + i]];
+        for (int a = 0; a < d; a++)
+            for (int r = 0; r < d; r++) J[a][r] += x[a] * grad[(k * n + i) * d + r];
+    }
+    if (d == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+           J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+           J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+}
+
+void mesh_cell_jacobian_range(const Mesh *m, int block, int64_t cell, double *jmin, double *jmax) {
+    const MeshBlock *b = &m->cells[block];
+    double *grad = node_gradients(b->shape, b->order);
+    *jmin = INFINITY;
+    *jmax = -INFINITY;
+    if (!grad) return;
+    for (int k = 0; k < b->nnodes; k++) {
+        double det = det_at(m, b, cell, grad, k);
+        if (det < *jmin) *jmin = det;
+        if (det > *jmax) *jmax = det;
+    }
+    free(grad);
+}
+
+/* Swaps lattice axes 0 and 1 of a 2D cell, reversing its orientation. */
+static void transpose_cell(MeshBlock *b, int64_t c) {
+    fem_idx tmp[64];
+    int n = b->nnodes;
+    memcpy(tmp, &b->nodes[c * n], sizeof(fem_idx) * n);
+    for (int i = 0; i < n; i++) {
+        int lat[3], t[3];
+        lattice_node(b->shape, b->order, i, lat);
+        t[0] = lat[1];
+        t[1] = lat[0];
+        t[2] = 0;
+        b->nodes[c * n + i] = tmp[lattice_index(b->shape, b->order, t)];
+    }
+}
+
+static double cell_size(const Mesh *m, const MeshBlock *b, int64_t c) {
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < b->nnodes; i++)
+        for (int a = 0; a < 3; a++) {
+            double v = m->x[3 * (int64_t)b->nodes[c * b->nnodes + i] + a];
+            lo[a] = fmin(lo[a], v);
+            hi[a] = fmax(hi[a], v);
+        }
+    return sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                (hi[2] - lo[2]) * (hi[2] - lo[2]));
+}
+
+static int check_cells(Mesh *m) {
+    for (int bi = 0; bi < m->ncell_blocks; bi++) {
+        MeshBlock *b = &m->cells[bi];
+        double *grad = node_gradients(b->shape, b->order);
+        if (!grad) return fem_fail(FEM_ERR_INTERNAL, "out of host memory checking cells");
+        int status = FEM_OK;
+        for (int64_t c = 0; c < b->count && status == FEM_OK; c++) {
+            double h = cell_size(m, b, c), tiny = 1e-12 * pow(h, m->dim);
+            double lo = INFINITY, hi = -INFINITY;
+            for (int k = 0; k < b->nnodes; k++) {
+                double det = det_at(m, b, c, grad, k);
+                lo = fmin(lo, det);
+                hi = fmax(hi, det);
+            }
+            if (m->dim == 2 && hi < 0.0) { /* consistently clockwise: a legal surface mesh, reoriented */
+                transpose_cell(b, c);
+                double t = lo;
+                lo = -hi;
+                hi = -t;
+            }
+            if (hi <= tiny && lo >= -tiny)
+                status = fem_fail(FEM_ERR_INPUT,
+                                  "%s: element %lld (%s) is degenerate: its Jacobian determinant is 0",
+                                  m->path, (long long)b->tag[c], b->type->name);
+            else if (lo <= tiny)
+                status =
+                    fem_fail(FEM_ERR_INPUT,
+                             "%s: element %lld (%s) is inverted or tangled: its Jacobian determinant ranges "
+                             "from %.3g to %.3g",
+                             m->path, (long long)b->tag[c], b->type->name, lo, hi);
+        }
+        free(grad);
+        FEM_TRY(status);
+    }
+    return FEM_OK;
+}
+
+static int check_planar(const Mesh *m) {
+    if (m->dim != 2) return FEM_OK;
+    double lo[3], hi[3];
+    mesh_bounding_box(m, lo, hi);
+    double size = fmax(hi[0] - lo[0], hi[1] - lo[1]);
+    if (hi[2] - lo[2] > 1e-10 * size || fabs(lo[2]) > 1e-10 * size)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s: a 2D mesh must lie in the plane z = 0 (its z ranges from %g to %g)", m->path,
+                        lo[2], hi[2]);
+    return FEM_OK;
+}
+
+int mesh_finish(Mesh *m) {
+    FEM_TRY(check_planar(m));
+    FEM_TRY(check_cells(m));
+    for (int g = 0; g < m->ngroups; g++) {
+        PhysicalGroup *pg = &m->groups[g];
+        pg->nelements = 0;
+        const MeshBlock *blocks = pg->dim == m->dim ? m->cells : m->facets;
+        int nb = pg->dim == m->dim ? m->ncell_blocks : (pg->dim == m->dim - 1 ? m->nfacet_blocks : 0);
+        for (int b = 0; b < nb; b++)
+            for (int64_t c = 0; c < blocks[b].count; c++)
+                pg->nelements += mesh_group_has_entity(pg, blocks[b].entity[c]);
+    }
+    return mesh_build_topology(m);
+}

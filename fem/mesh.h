@@ -1,0 +1,113 @@
+/* The mesh: nodes, cells and boundary facets in blocks of one element type, physical groups, and topology.
+ *
+ * io/gmsh fills it from a Gmsh file; everything after that reads only this struct. Cells are the elements of
+ * the mesh's dimension, facets those of dimension - 1 (boundary and interface elements). Element nodes are
+ * stored in femto's lattice order (fem/element.h), converted from Gmsh's order on reading by mesh_gmsh_type.
+ * Elements keep their Gmsh entity tag; a physical group is a named set of entities, so "the cells of region
+ * 'steel'" are the cells whose entity belongs to that group.
+ *
+ * Topology (mesh_build_topology) numbers the unique vertices, edges and faces, with each cell's edges and
+ * faces, and matches every facet element to the cell and local facet it bounds. Spaces number their dofs
+ * from it. */
+#ifndef FEMTO_MESH_H
+#define FEMTO_MESH_H
+
+#include "element.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { MESH_MAX_BLOCKS = 8, MESH_NAME_MAX = 128 };
+
+/* An element type femto reads: Gmsh's number and name, and where it sits in femto's element families. */
+typedef struct {
+    int gmsh_type;
+    const char *name; /* "tet10" */
+    Shape shape;
+    int order; /* geometric order */
+    int nnodes;
+    const int *lattice_from_gmsh; /* lattice index of Gmsh node k (data, tested against Gmsh itself) */
+} MeshElementType;
+
+/* The element type of a Gmsh type number, or NULL when femto does not read it. */
+const MeshElementType *mesh_gmsh_type(int gmsh_type);
+/* The supported types, for messages ("femto reads: ..."). */
+const char *mesh_supported_types(void);
+
+typedef struct {
+    const MeshElementType *type;
+    Shape shape;
+    int order;
+    int nnodes; /* nodes per element */
+    int64_t count;
+    fem_idx *nodes;  /* [count][nnodes] mesh node indices, lattice order */
+    int32_t *entity; /* Gmsh entity tag per element */
+    int64_t *tag;    /* Gmsh element tag per element, for messages */
+} MeshBlock;
+
+typedef struct {
+    int dim, tag;
+    char name[MESH_NAME_MAX]; /* "" when the group has no name */
+    int nentities;
+    int *entities;
+    int64_t nelements; /* cells or facets in the group (filled by mesh_finish) */
+} PhysicalGroup;
+
+/* Where a facet element sits: the cell it bounds and which facet of that cell it is. */
+typedef struct {
+    int8_t block;  /* cell block */
+    int8_t facet;  /* local facet number (fem/element.h) */
+    int8_t shared; /* 1 when a second cell shares it (an interface, not the boundary) */
+    int8_t pad;
+    fem_idx cell; /* index in the block */
+} FacetCell;
+
+typedef struct {
+    int64_t nvertices, nedges, nfaces;      /* faces: 3D only (in 2D the cells are the faces) */
+    fem_idx *vertex_of_node;                /* [nnodes] vertex id, -1 for nodes that are no cell's corner */
+    fem_idx *edges;                         /* [nedges][2] vertex ids */
+    fem_idx *cell_edges[MESH_MAX_BLOCKS];   /* [count][shape_nedges] edge ids */
+    fem_idx *cell_faces[MESH_MAX_BLOCKS];   /* [count][shape_nfacets] face ids (3D) */
+    FacetCell *facet_cell[MESH_MAX_BLOCKS]; /* per facet block: [count] */
+    int64_t nboundary_facets;               /* facets of cells with no neighbour (whether meshed or not) */
+} Topology;
+
+typedef struct Mesh {
+    char path[4096];
+    int dim;
+    int64_t nnodes;
+    double *x;         /* [nnodes][3] */
+    int64_t *node_tag; /* Gmsh node tag per node */
+    int ncell_blocks, nfacet_blocks;
+    MeshBlock cells[MESH_MAX_BLOCKS];
+    MeshBlock facets[MESH_MAX_BLOCKS];
+    int ngroups;
+    PhysicalGroup *groups;
+    Topology topo;
+    int has_topology;
+} Mesh;
+
+void mesh_destroy(Mesh *m);
+
+/* After a reader has filled nodes, blocks and groups: orients 2D cells counter-clockwise (Gmsh meshes a
+ * surface with a downward normal clockwise), checks every cell's Jacobian (an inverted or degenerate cell is
+ * an error naming its element tag), counts group sizes and builds the topology (a facet that matches no cell
+ * is an error). */
+int mesh_finish(Mesh *m);
+
+int mesh_build_topology(Mesh *m);
+
+/* The physical group with this name and dimension, or NULL. */
+const PhysicalGroup *mesh_find_group(const Mesh *m, const char *name, int dim);
+/* "name (dim D, N elements)" list of the groups of dimension dim, comma separated, for messages. */
+void mesh_group_names(const Mesh *m, int dim, char *buf, size_t len);
+/* 1 when entity `entity` belongs to group g. */
+int mesh_group_has_entity(const PhysicalGroup *g, int entity);
+
+/* Jacobian determinants of a cell at its own geometric nodes: min and max (for `info` and validation). */
+void mesh_cell_jacobian_range(const Mesh *m, int block, int64_t cell, double *jmin, double *jmax);
+
+/* Bounding box lo[3], hi[3]. */
+void mesh_bounding_box(const Mesh *m, double lo[3], double hi[3]);
+
+#endif
