@@ -20,6 +20,8 @@
 
 #include "hd.h"
 
+FEM_EXTERN_C_BEGIN
+
 typedef enum {
     SHAPE_NONE = 0,
     SHAPE_LINE = 1,
@@ -80,5 +82,7 @@ void basis_tabulate_1d(int p, int npts, const double *pts, double *val, double *
 
 /* Gauss-Lobatto-Legendre points of order p (p+1 points) on [0,1], ascending. */
 void gll_points(int p, double *x);
+
+FEM_EXTERN_C_END
 
 #endif

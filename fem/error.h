@@ -7,6 +7,9 @@
 #define FEMTO_ERROR_H
 
 #include <stddef.h>
+#include "hd.h"
+
+FEM_EXTERN_C_BEGIN
 
 typedef enum {
     FEM_OK = 0,
@@ -42,5 +45,7 @@ void *fem_calloc(size_t count, size_t size, const char *what);
         (ptr) = fem_calloc((size_t)(count), sizeof(*(ptr)), (what));                                         \
         if (!(ptr)) return FEM_ERR_INTERNAL;                                                                 \
     } while (0)
+
+FEM_EXTERN_C_END
 
 #endif

@@ -16,6 +16,15 @@
 
 /* Index types: node and dof indices fit in 32 bits (2^31 dofs is far beyond one GPU's memory at double
  * precision); anything that multiplies elements by q-points, components or local dofs is 64-bit. */
+/* C linkage for the declarations of fem/ headers when nvcc (C++) includes them. */
+#ifdef __cplusplus
+#define FEM_EXTERN_C_BEGIN extern "C" {
+#define FEM_EXTERN_C_END }
+#else
+#define FEM_EXTERN_C_BEGIN
+#define FEM_EXTERN_C_END
+#endif
+
 typedef int32_t fem_idx;
 typedef int64_t fem_off;
 

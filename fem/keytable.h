@@ -6,6 +6,8 @@
 
 #include "hd.h"
 
+FEM_EXTERN_C_BEGIN
+
 typedef struct {
     int64_t cap; /* power of two */
     int64_t count;
@@ -22,5 +24,7 @@ void keytable_free(KeyTable *t);
 int keytable_get_or_add(KeyTable *t, const int32_t key[4], fem_idx value, fem_idx *out, int *added);
 /* The value under key, or -1. */
 fem_idx keytable_find(const KeyTable *t, const int32_t key[4]);
+
+FEM_EXTERN_C_END
 
 #endif

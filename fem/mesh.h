@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+FEM_EXTERN_C_BEGIN
+
 enum { MESH_MAX_BLOCKS = 8, MESH_NAME_MAX = 128 };
 
 /* An element type femto reads: Gmsh's number and name, and where it sits in femto's element families. */
@@ -109,5 +111,7 @@ void mesh_cell_jacobian_range(const Mesh *m, int block, int64_t cell, double *jm
 
 /* Bounding box lo[3], hi[3]. */
 void mesh_bounding_box(const Mesh *m, double lo[3], double hi[3]);
+
+FEM_EXTERN_C_END
 
 #endif

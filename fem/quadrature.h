@@ -9,6 +9,8 @@
 
 #include "element.h"
 
+FEM_EXTERN_C_BEGIN
+
 enum { QUADRATURE_MAX_DEGREE = 31 };
 
 typedef struct {
@@ -31,5 +33,7 @@ int quadrature_default_degree(int p, int g);
 
 /* n-point Gauss-Jacobi rule on [0,1] for the weight (1-x)^alpha (alpha = 0: Gauss-Legendre). */
 void gauss_jacobi(int n, int alpha, double *x, double *w);
+
+FEM_EXTERN_C_END
 
 #endif

@@ -5,6 +5,8 @@
 
 #include "fem/mesh.h"
 
+FEM_EXTERN_C_BEGIN
+
 typedef struct {
     double size; /* .geo only: largest element size [m]; 0 keeps the script's own sizes */
     int order;   /* .geo only: geometric order 1 or 2; 0 keeps the script's setting (default 1) */
@@ -17,5 +19,7 @@ int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m);
 
 /* Writes the mesh that `geo_path` makes to `msh_path` (format 4.1), for tools/ and tests. */
 int mesh_generate_file(const char *geo_path, const MeshReadOptions *opt, const char *msh_path);
+
+FEM_EXTERN_C_END
 
 #endif

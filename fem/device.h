@@ -1,0 +1,100 @@
+/* Devices: where vectors live and kernels run. One table of functions per backend (CPU here, CUDA in gpu/),
+ * picked at run time, so one binary serves every machine and solvers are written once.
+ *
+ * Pointers handed to a device's functions are that device's memory (device_alloc). Only scalars (dot
+ * products) come back to the host during a solve. gpu/ registers its factory with device_register_cuda(),
+ * so fem/ never links against CUDA. */
+#ifndef FEMTO_DEVICE_H
+#define FEMTO_DEVICE_H
+
+#include "hd.h"
+
+#include <stddef.h>
+
+FEM_EXTERN_C_BEGIN
+
+typedef enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 } DevKind;
+typedef enum { ASSEMBLE_GATHER = 0, ASSEMBLE_ATOMIC = 1 } AssembleKind;
+
+/* What the interpolation and integration kernels read for one block of elements of one type: passed by
+ * value, owns nothing; on a GPU its pointers are device pointers.
+ * Q-point arrays: values uq[e][q][ncomp], reference gradients duq[e][q][ncomp][dim]. L-vectors interleave
+ * components (dof = node * ncomp + c). */
+typedef struct {
+    int64_t nelem;
+    int ndof, nq, dim, ncomp;
+    const fem_idx *dofs;       /* [nelem][ndof] node numbers */
+    const double *B, *G;       /* [nq][ndof], [nq][ndof][dim] */
+    int tensor, nd1, nq1;      /* sum factorisation (quads, hexes) */
+    const double *B1, *G1;     /* [nq1][nd1] */
+    int64_t nnodes;            /* length of the scalar L-vector */
+    const int64_t *t_offsets;  /* transpose of dofs (gather assembly) */
+    const int32_t *t_slots;
+} ElemView;
+
+typedef struct Device Device;
+
+typedef struct {
+    int (*alloc)(Device *, void **p, size_t bytes);
+    void (*free)(Device *, void *p);
+    int (*upload)(Device *, void *dst, const void *src, size_t bytes);
+    int (*download)(Device *, void *dst, const void *src, size_t bytes);
+    int (*copy)(Device *, void *dst, const void *src, size_t bytes);
+    int (*zero)(Device *, void *p, size_t bytes);
+    /* y = a x + b y */
+    int (*axpby)(Device *, int64_t n, double a, const double *x, double b, double *y);
+    /* *out = x . y */
+    int (*dot)(Device *, int64_t n, const double *x, const double *y, double *out);
+    /* y = 1 / x (pointwise) */
+    int (*recip)(Device *, int64_t n, const double *x, double *y);
+    /* y = a .* x (pointwise) */
+    int (*mult)(Device *, int64_t n, const double *a, const double *x, double *y);
+    /* y[idx[i]] = vals ? vals[i] : 0 */
+    int (*scatter)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y);
+    /* out[i] = x[idx[i]] */
+    int (*gather)(Device *, int64_t n, const int32_t *idx, const double *x, double *out);
+    /* q-point values (uq, may be NULL) and reference gradients (duq, may be NULL) of the L-vector u */
+    int (*interpolate)(Device *, const ElemView *v, const double *u, double *uq, double *duq);
+    /* r += sum over elements of B^T sq + G^T fq (either may be NULL); evec: [nelem][ncomp][ndof] scratch used
+     * by gather assembly */
+    int (*integrate)(Device *, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);
+    /* y[i][k] = pattern[k] for i < n, k < m (q-point arrays of one repeated record) */
+    int (*fill)(Device *, int64_t n, int m, const double *pattern, double *y);
+    /* Jacobian diagonal, component c, probe slot b (0: value, 1 + a: reference gradient a): for every element
+     * and local dof i, evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), where s, f
+     * are the linearised q-point function's response to a unit input in slot b of component c and
+     * Phi_0 = B, Phi_1+a = G[..][a]. Summed over b this is the exact diagonal of each element matrix. */
+    int (*diag_add)(Device *, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec);
+    /* r += P^T evec (gather or atomics, per the device's assembly) */
+    int (*assemble)(Device *, const ElemView *v, const double *evec, double *r);
+    int (*sync)(Device *);
+    void (*destroy)(Device *);
+} DeviceOps;
+
+struct Device {
+    DevKind kind;
+    char name[16];         /* "cpu", "cuda" */
+    char description[256]; /* for the summary: CPU threads, or the GPU's name and memory */
+    int threads;           /* CPU threads (1: serial) */
+    AssembleKind assembly;
+    DeviceOps ops;
+    void *impl;            /* backend state */
+};
+
+typedef int (*DeviceFactory)(Device *d, AssembleKind assembly);
+void device_register_cuda(DeviceFactory factory);
+int device_cuda_available(void); /* a factory is registered (the binary was built with CUDA) */
+
+/* kind DEV_AUTO: CUDA when built in and a GPU is present, else the CPU. threads 0: OpenMP's default. */
+int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly);
+int device_create_cpu(Device *d, int threads, AssembleKind assembly);
+void device_destroy(Device *d);
+
+/* Convenience wrappers */
+int device_alloc(Device *d, void **p, size_t bytes);
+int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes); /* alloc + upload */
+void device_free(Device *d, void *p);
+
+FEM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,323 @@
+/* The CPU backend: serial (threads = 1) or OpenMP-threaded, with atomic or deterministic gather assembly. */
+#include "device.h"
+
+#include "elem_ops.h"
+#include "error.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static DeviceFactory cuda_factory;
+
+void device_register_cuda(DeviceFactory factory) { cuda_factory = factory; }
+int device_cuda_available(void) { return cuda_factory != NULL; }
+
+/* ---------------------------------------------------------------- memory and vectors */
+
+static int cpu_alloc(Device *d, void **p, size_t bytes)
+{
+    (void)d;
+    *p = fem_malloc(bytes, "a vector");
+    return *p ? FEM_OK : FEM_ERR_INTERNAL;
+}
+static void cpu_free(Device *d, void *p) { (void)d, free(p); }
+static int cpu_copy(Device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    if (bytes) memcpy(dst, src, bytes);
+    return FEM_OK;
+}
+static int cpu_zero(Device *d, void *p, size_t bytes)
+{
+    (void)d;
+    if (bytes) memset(p, 0, bytes);
+    return FEM_OK;
+}
+
+static int cpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y)
+{
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + (b == 0.0 ? 0.0 : b * y[i]);
+    return FEM_OK;
+}
+
+static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out)
+{
+    double s = 0.0;
+#pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : s) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+    *out = s;
+    return FEM_OK;
+}
+
+static int cpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y)
+{
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) y[i] = a[i] * x[i];
+    return FEM_OK;
+}
+
+static int cpu_recip(Device *d, int64_t n, const double *x, double *y)
+{
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) y[i] = 1.0 / x[i];
+    return FEM_OK;
+}
+
+static int cpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y)
+{
+    (void)d;
+    for (int64_t i = 0; i < n; i++) y[idx[i]] = vals ? vals[i] : 0.0;
+    return FEM_OK;
+}
+
+static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out)
+{
+    (void)d;
+    for (int64_t i = 0; i < n; i++) out[i] = x[idx[i]];
+    return FEM_OK;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* Scratch for one element: element values and the sum-factorisation stages. */
+static size_t scratch_doubles(const ElemView *v)
+{
+    size_t n = (size_t)v->ncomp * v->ndof;
+    if (v->tensor) {
+        size_t a = (size_t)v->nd1 * v->nd1 * v->nq1, b = (size_t)v->nd1 * v->nq1 * v->nq1;
+        n += 3 * (a > b ? a : b) + 3 * b;
+    }
+    return n;
+}
+
+/* One component of one element: ue -> uq (stride us), duq (stride gs). */
+static void interp_one(const ElemView *v, const double *ue, double *uq, int us, double *duq, int gs, double *w)
+{
+    int nd = v->nd1, nq = v->nq1;
+    if (v->tensor && v->dim == 3) {
+        size_t a = (size_t)nd * nd * nq, b = (size_t)nd * nq * nq;
+        double *AB = w, *AG = w + a, *CBB = w + 2 * a, *CBG = CBB + b, *CGB = CBG + b;
+        eo_h3_interp1(0, 1, nd, nq, v->B1, v->G1, ue, AB, AG);
+        eo_h3_interp2(0, 1, nd, nq, v->B1, v->G1, AB, AG, CBB, CBG, CGB);
+        eo_h3_interp3(0, 1, nd, nq, v->B1, v->G1, CBB, CBG, CGB, uq, us, duq, gs);
+    } else if (v->tensor && v->dim == 2) {
+        double *AB = w, *AG = w + nd * nq;
+        eo_q2_interp1(0, 1, nd, nq, v->B1, v->G1, ue, AB, AG);
+        eo_q2_interp2(0, 1, nd, nq, v->B1, v->G1, AB, AG, uq, us, duq, gs);
+    } else {
+        eo_interp(0, 1, v->nq, v->ndof, v->dim, v->B, v->G, ue, uq, us, duq, gs);
+    }
+}
+
+static void integ_one(const ElemView *v, const double *sq, int ss, const double *fq, int fs, double *re, double *w)
+{
+    int nd = v->nd1, nq = v->nq1;
+    if (v->tensor && v->dim == 3) {
+        size_t a = (size_t)nd * nq * nq, b = (size_t)nd * nd * nq;
+        double *Xs = w, *X0 = w + a, *X1 = w + 2 * a, *Ya = w + 3 * a, *Yb = Ya + b;
+        eo_h3_integ1(0, 1, nd, nq, v->B1, v->G1, sq, ss, fq, fs, Xs, X0, X1);
+        eo_h3_integ2(0, 1, nd, nq, v->B1, v->G1, Xs, X0, X1, Ya, Yb);
+        eo_h3_integ3(0, 1, nd, nq, v->B1, v->G1, Ya, Yb, re);
+    } else if (v->tensor && v->dim == 2) {
+        double *X = w, *Y = w + nd * nq;
+        eo_q2_integ1(0, 1, nd, nq, v->B1, v->G1, sq, ss, fq, fs, X, Y);
+        eo_q2_integ2(0, 1, nd, nq, v->B1, v->G1, X, Y, re);
+    } else {
+        eo_integ(0, 1, v->nq, v->ndof, v->dim, v->B, v->G, sq, ss, fq, fs, re);
+    }
+}
+
+static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq)
+{
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
+    size_t nw = scratch_doubles(v);
+#pragma omp parallel num_threads(d->threads)
+    {
+        double *ue = malloc(sizeof(double) * nw);
+        if (!ue) {
+#pragma omp atomic write
+            failed = 1;
+        } else {
+            double *w = ue + (size_t)nc * nd;
+#pragma omp for schedule(static)
+            for (int64_t e = 0; e < v->nelem; e++) {
+                const fem_idx *dofs = &v->dofs[e * nd];
+                for (int c = 0; c < nc; c++)
+                    for (int i = 0; i < nd; i++) ue[c * nd + i] = u[(int64_t)dofs[i] * nc + c];
+                for (int c = 0; c < nc; c++)
+                    interp_one(v, &ue[c * nd], uq ? &uq[e * nq * nc + c] : NULL, nc,
+                               duq ? &duq[(e * nq * nc + c) * dim] : NULL, nc * dim, w);
+            }
+        }
+        free(ue);
+    }
+    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in interpolation") : FEM_OK;
+}
+
+static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec)
+{
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
+    int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
+    size_t nw = scratch_doubles(v);
+#pragma omp parallel num_threads(d->threads)
+    {
+        double *re = malloc(sizeof(double) * nw);
+        if (!re) {
+#pragma omp atomic write
+            failed = 1;
+        } else {
+            double *w = re + (size_t)nc * nd;
+#pragma omp for schedule(static)
+            for (int64_t e = 0; e < v->nelem; e++) {
+                double *out = gather ? &evec[e * nc * nd] : re;
+                for (int c = 0; c < nc; c++)
+                    integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc, fq ? &fq[(e * nq * nc + c) * dim] : NULL,
+                              nc * dim, &out[c * nd], w);
+                if (gather) continue;
+                const fem_idx *dofs = &v->dofs[e * nd];
+                for (int c = 0; c < nc; c++)
+                    for (int i = 0; i < nd; i++) {
+                        if (d->threads > 1) {
+#pragma omp atomic
+                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
+                        } else {
+                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
+                        }
+                    }
+            }
+            if (gather) {
+                /* each node sums its element slots in a fixed order: bitwise reproducible */
+#pragma omp for schedule(static)
+                for (int64_t n = 0; n < v->nnodes; n++)
+                    for (int c = 0; c < nc; c++) {
+                        double s = 0.0;
+                        for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
+                            int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
+                            s += evec[(e * nc + c) * nd + i];
+                        }
+                        r[n * nc + c] += s;
+                    }
+            }
+        }
+        free(re);
+    }
+    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in integration") : FEM_OK;
+}
+
+static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y)
+{
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++)
+        for (int k = 0; k < m; k++) y[i * m + k] = pattern[k];
+    return FEM_OK;
+}
+
+static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec)
+{
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
+#pragma omp parallel for num_threads(d->threads) schedule(static)
+    for (int64_t e = 0; e < v->nelem; e++)
+        for (int i = 0; i < nd; i++) {
+            double acc = 0.0;
+            for (int q = 0; q < nq; q++) {
+                int64_t k = e * nq + q;
+                const double *Gq = &v->G[((int64_t)q * nd + i) * dim];
+                double phi_b = b == 0 ? v->B[q * nd + i] : Gq[b - 1];
+                double t = sq ? v->B[q * nd + i] * sq[k * nc + c] : 0.0;
+                if (fq)
+                    for (int a = 0; a < dim; a++) t += Gq[a] * fq[(k * nc + c) * dim + a];
+                acc += phi_b * t;
+            }
+            evec[(e * nc + c) * nd + i] += acc;
+        }
+    return FEM_OK;
+}
+
+static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r)
+{
+    int nc = v->ncomp, nd = v->ndof;
+#pragma omp parallel for num_threads(d->threads) schedule(static)
+    for (int64_t n = 0; n < v->nnodes; n++)
+        for (int c = 0; c < nc; c++) {
+            double s = 0.0;
+            for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
+                int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
+                s += evec[(e * nc + c) * nd + i];
+            }
+            r[n * nc + c] += s;
+        }
+    return FEM_OK;
+}
+
+static int cpu_sync(Device *d) { return (void)d, FEM_OK; }
+static void cpu_destroy(Device *d) { (void)d; }
+
+int device_create_cpu(Device *d, int threads, AssembleKind assembly)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = DEV_CPU;
+    snprintf(d->name, sizeof d->name, "cpu");
+    d->threads = threads > 0 ? threads : omp_get_max_threads();
+    d->assembly = assembly;
+    snprintf(d->description, sizeof d->description, "CPU, %d thread%s, %s assembly", d->threads,
+             d->threads > 1 ? "s" : "", assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
+    d->ops = (DeviceOps){.alloc = cpu_alloc,
+                         .free = cpu_free,
+                         .upload = cpu_copy,
+                         .download = cpu_copy,
+                         .copy = cpu_copy,
+                         .zero = cpu_zero,
+                         .axpby = cpu_axpby,
+                         .dot = cpu_dot,
+                         .mult = cpu_mult,
+                         .recip = cpu_recip,
+                         .scatter = cpu_scatter,
+                         .gather = cpu_gather,
+                         .interpolate = cpu_interpolate,
+                         .integrate = cpu_integrate,
+                         .fill = cpu_fill,
+                         .diag_add = cpu_diag_add,
+                         .assemble = cpu_assemble,
+                         .sync = cpu_sync,
+                         .destroy = cpu_destroy};
+    return FEM_OK;
+}
+
+int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly)
+{
+    if (kind == DEV_CPU) return device_create_cpu(d, threads, assembly);
+    if (!cuda_factory) {
+        if (kind == DEV_CUDA)
+            return fem_fail(FEM_ERR_DEVICE, "this femto-app was built without CUDA (nvcc was not found when it "
+                            "was configured); use --device cpu");
+        return device_create_cpu(d, threads, assembly);
+    }
+    int status = cuda_factory(d, assembly);
+    if (status && kind == DEV_AUTO) {
+        fem_clear_error();
+        return device_create_cpu(d, threads, assembly);
+    }
+    return status;
+}
+
+void device_destroy(Device *d)
+{
+    if (d && d->ops.destroy) d->ops.destroy(d);
+}
+
+int device_alloc(Device *d, void **p, size_t bytes) { return d->ops.alloc(d, p, bytes ? bytes : 8); }
+
+int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes)
+{
+    FEM_TRY(device_alloc(d, p, bytes));
+    if (bytes) FEM_TRY(d->ops.upload(d, *p, host, bytes));
+    return FEM_OK;
+}
+
+void device_free(Device *d, void *p)
+{
+    if (p) d->ops.free(d, p);
+}

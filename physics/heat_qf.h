@@ -1,0 +1,152 @@
+/* Heat transfer at one q-point: -div(k(T) A grad T) + rho c dT/dt = Q, with flux, convection and radiation on
+ * boundaries. FEM_HD: physics/heat.c runs these on the CPU, physics/heat_cuda.cu on the GPU.
+ *
+ * Weak form (per unit test function v): R(T) = int rho c (a T + h) v + theta (k A grad T . grad v - Q v)
+ *                                             + theta int_boundary g(T) v,
+ * where a T + h is the discrete time derivative (a = 1/dt, h = -T_n/dt for backward Euler; a = 0 steady; h
+ * comes in as the auxiliary field) and theta weighs the spatial terms (1/2 for Crank-Nicolson, else 1).
+ * Boundary terms g(T): -q (flux into the body), h (T - T_inf) (convection), eps sigma (T^4 - T_inf^4)
+ * (radiation). The linearisation is exact: the k'(T) term makes it unsymmetric. */
+#ifndef FEMTO_HEAT_QF_H
+#define FEMTO_HEAT_QF_H
+
+#include "fem/qfunction.h"
+
+enum { HEAT_MAX_MATERIALS = 32, HEAT_MAX_BCS = 64, HEAT_TABLE_MAX = 64 };
+enum { HEAT_K_CONSTANT = 0, HEAT_K_POLYNOMIAL = 1, HEAT_K_TABLE = 2 };
+enum { HEAT_BC_FLUX_IN = 1, HEAT_BC_CONVECT = 2, HEAT_BC_RADIATE = 3 };
+
+#define HEAT_STEFAN_BOLTZMANN 5.670374419e-8 /* W m^-2 K^-4 (CODATA 2018, exact by SI definition) */
+
+typedef struct {
+    int kind, n;                  /* conductivity: constant (c[0]), polynomial (c[0..n)), table (T[i], c[i]) */
+    double c[HEAT_TABLE_MAX], T[HEAT_TABLE_MAX];
+    int anisotropic;
+    double A[9];                  /* multiplier of k, row-major dim x dim (identity when isotropic) */
+    double rhoc;                  /* rho c [J/(m^3 K)] */
+    double Q;                     /* source [W/m^3] */
+} HeatMaterial_;
+
+typedef struct {
+    int kind;
+    double q, h, eps, Tinf;
+} HeatBc_;
+
+typedef struct {
+    int dim, nmat, nbc;
+    double a;      /* mass coefficient of the time derivative */
+    double theta;  /* weight of the spatial terms */
+    HeatMaterial_ mat[HEAT_MAX_MATERIALS];
+    HeatBc_ bc[HEAT_MAX_BCS];
+} HeatCtx;
+
+/* k(T) and dk/dT */
+FEM_HD static inline void heat_conductivity(const HeatMaterial_ *m, double T, double *k, double *dk)
+{
+    if (m->kind == HEAT_K_CONSTANT) {
+        *k = m->c[0];
+        *dk = 0.0;
+    } else if (m->kind == HEAT_K_POLYNOMIAL) {
+        double v = 0.0, d = 0.0;
+        for (int i = m->n - 1; i >= 0; i--) {
+            d = d * T + v;
+            v = v * T + m->c[i];
+        }
+        *k = v;
+        *dk = d;
+    } else {
+        int n = m->n;
+        if (T <= m->T[0]) {
+            *k = m->c[0];
+            *dk = 0.0;
+        } else if (T >= m->T[n - 1]) {
+            *k = m->c[n - 1];
+            *dk = 0.0;
+        } else {
+            int i = 0;
+            while (T > m->T[i + 1]) i++;
+            double slope = (m->c[i + 1] - m->c[i]) / (m->T[i + 1] - m->T[i]);
+            *k = m->c[i] + slope * (T - m->T[i]);
+            *dk = slope;
+        }
+    }
+}
+
+/* y = A x for the material's anisotropy (dim x dim) */
+FEM_HD static inline void heat_aniso(const HeatMaterial_ *m, int dim, const double *x, double *y)
+{
+    for (int i = 0; i < dim; i++) {
+        y[i] = x[i];
+        if (m->anisotropic) {
+            y[i] = 0.0;
+            for (int j = 0; j < dim; j++) y[i] += m->A[i * 3 + j] * x[j];
+        }
+    }
+}
+
+/* state: k, then dk * A grad T (dim) */
+FEM_HD static inline void heat_cell_residual(const QfArgs *a, int64_t i)
+{
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
+    int d = a->dim;
+    double T, g[3], Ag[3], k, dk, s, f[3];
+    qf_cell_in(a, i, &T, g);
+    heat_conductivity(m, T, &k, &dk);
+    heat_aniso(m, d, g, Ag);
+    for (int b = 0; b < d; b++) f[b] = ctx->theta * k * Ag[b];
+    s = -ctx->theta * m->Q;
+    if (ctx->a != 0.0) s += m->rhoc * (ctx->a * T + (a->aux ? a->aux[i] : 0.0));
+    double *st = a->state + i * a->nstate;
+    st[0] = k;
+    for (int b = 0; b < d; b++) st[1 + b] = dk * Ag[b];
+    qf_cell_out(a, i, &s, f);
+}
+
+FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i)
+{
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
+    int d = a->dim;
+    double dT, g[3], Ag[3], s, f[3];
+    qf_cell_in(a, i, &dT, g);
+    heat_aniso(m, d, g, Ag);
+    const double *st = a->state + i * a->nstate;
+    for (int b = 0; b < d; b++) f[b] = ctx->theta * (st[0] * Ag[b] + st[1 + b] * dT);
+    s = m->rhoc * ctx->a * dT;
+    qf_cell_out(a, i, &s, f);
+}
+
+/* g(T) and dg/dT of a boundary condition */
+FEM_HD static inline void heat_boundary(const HeatBc_ *bc, double T, double *g, double *dg)
+{
+    if (bc->kind == HEAT_BC_FLUX_IN) {
+        *g = -bc->q;
+        *dg = 0.0;
+    } else if (bc->kind == HEAT_BC_CONVECT) {
+        *g = bc->h * (T - bc->Tinf);
+        *dg = bc->h;
+    } else {
+        double c = bc->eps * HEAT_STEFAN_BOLTZMANN;
+        *g = c * (T * T * T * T - bc->Tinf * bc->Tinf * bc->Tinf * bc->Tinf);
+        *dg = 4.0 * c * T * T * T;
+    }
+}
+
+FEM_HD static inline void heat_facet_residual(const QfArgs *a, int64_t i)
+{
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    double T = a->u[i], g, dg;
+    heat_boundary(&ctx->bc[qf_tag(a, i)], T, &g, &dg);
+    a->state[i] = ctx->theta * dg;
+    double s = ctx->theta * g;
+    qf_facet_out(a, i, &s);
+}
+
+FEM_HD static inline void heat_facet_jacobian(const QfArgs *a, int64_t i)
+{
+    double s = a->state[i] * a->u[i];
+    qf_facet_out(a, i, &s);
+}
+
+#endif
