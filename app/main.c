@@ -2,7 +2,11 @@
  * This is the only place that decides exit codes (see `femto-app --help`). */
 #include "app.h"
 
+#include "fem/device.h"
 #include "fem/error.h"
+#ifdef FEMTO_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -156,6 +160,9 @@ int main(int argc, char **argv) {
     }
     if (!o.file) return usage_error("'%s' needs a file", cmd);
     fem_clear_error();
+#ifdef FEMTO_HAVE_CUDA
+    device_register_cuda(gpu_device_create);
+#endif
     int status = run(&o);
     if (status != FEM_OK) {
         fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");

@@ -38,4 +38,3 @@ void dense_symmetric_eigen(int n, double *A, double *V) {
             }
     }
 }
-

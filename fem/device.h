@@ -23,12 +23,12 @@ typedef enum { ASSEMBLE_GATHER = 0, ASSEMBLE_ATOMIC = 1 } AssembleKind;
 typedef struct {
     int64_t nelem;
     int ndof, nq, dim, ncomp;
-    const fem_idx *dofs;       /* [nelem][ndof] node numbers */
-    const double *B, *G;       /* [nq][ndof], [nq][ndof][dim] */
-    int tensor, nd1, nq1;      /* sum factorisation (quads, hexes) */
-    const double *B1, *G1;     /* [nq1][nd1] */
-    int64_t nnodes;            /* length of the scalar L-vector */
-    const int64_t *t_offsets;  /* transpose of dofs (gather assembly) */
+    const fem_idx *dofs;      /* [nelem][ndof] node numbers */
+    const double *B, *G;      /* [nq][ndof], [nq][ndof][dim] */
+    int tensor, nd1, nq1;     /* sum factorisation (quads, hexes) */
+    const double *B1, *G1;    /* [nq1][nd1] */
+    int64_t nnodes;           /* length of the scalar L-vector */
+    const int64_t *t_offsets; /* transpose of dofs (gather assembly) */
     const int32_t *t_slots;
 } ElemView;
 
@@ -57,14 +57,16 @@ typedef struct {
     int (*interpolate)(Device *, const ElemView *v, const double *u, double *uq, double *duq);
     /* r += sum over elements of B^T sq + G^T fq (either may be NULL); evec: [nelem][ncomp][ndof] scratch used
      * by gather assembly */
-    int (*integrate)(Device *, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);
+    int (*integrate)(Device *, const ElemView *v, const double *sq, const double *fq, double *r,
+                     double *evec);
     /* y[i][k] = pattern[k] for i < n, k < m (q-point arrays of one repeated record) */
     int (*fill)(Device *, int64_t n, int m, const double *pattern, double *y);
     /* Jacobian diagonal, component c, probe slot b (0: value, 1 + a: reference gradient a): for every element
      * and local dof i, evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), where s, f
      * are the linearised q-point function's response to a unit input in slot b of component c and
      * Phi_0 = B, Phi_1+a = G[..][a]. Summed over b this is the exact diagonal of each element matrix. */
-    int (*diag_add)(Device *, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec);
+    int (*diag_add)(Device *, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                    double *evec);
     /* r += P^T evec (gather or atomics, per the device's assembly) */
     int (*assemble)(Device *, const ElemView *v, const double *evec, double *r);
     int (*sync)(Device *);
@@ -78,7 +80,7 @@ struct Device {
     int threads;           /* CPU threads (1: serial) */
     AssembleKind assembly;
     DeviceOps ops;
-    void *impl;            /* backend state */
+    void *impl; /* backend state */
 };
 
 typedef int (*DeviceFactory)(Device *d, AssembleKind assembly);

@@ -11,40 +11,41 @@
 
 static DeviceFactory cuda_factory;
 
-void device_register_cuda(DeviceFactory factory) { cuda_factory = factory; }
-int device_cuda_available(void) { return cuda_factory != NULL; }
+void device_register_cuda(DeviceFactory factory) {
+    cuda_factory = factory;
+}
+int device_cuda_available(void) {
+    return cuda_factory != NULL;
+}
 
 /* ---------------------------------------------------------------- memory and vectors */
 
-static int cpu_alloc(Device *d, void **p, size_t bytes)
-{
+static int cpu_alloc(Device *d, void **p, size_t bytes) {
     (void)d;
     *p = fem_malloc(bytes, "a vector");
     return *p ? FEM_OK : FEM_ERR_INTERNAL;
 }
-static void cpu_free(Device *d, void *p) { (void)d, free(p); }
-static int cpu_copy(Device *d, void *dst, const void *src, size_t bytes)
-{
+static void cpu_free(Device *d, void *p) {
+    (void)d, free(p);
+}
+static int cpu_copy(Device *d, void *dst, const void *src, size_t bytes) {
     (void)d;
     if (bytes) memcpy(dst, src, bytes);
     return FEM_OK;
 }
-static int cpu_zero(Device *d, void *p, size_t bytes)
-{
+static int cpu_zero(Device *d, void *p, size_t bytes) {
     (void)d;
     if (bytes) memset(p, 0, bytes);
     return FEM_OK;
 }
 
-static int cpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y)
-{
+static int cpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + (b == 0.0 ? 0.0 : b * y[i]);
     return FEM_OK;
 }
 
-static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out)
-{
+static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out) {
     double s = 0.0;
 #pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : s) if (n > 20000)
     for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
@@ -52,29 +53,25 @@ static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, doubl
     return FEM_OK;
 }
 
-static int cpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y)
-{
+static int cpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++) y[i] = a[i] * x[i];
     return FEM_OK;
 }
 
-static int cpu_recip(Device *d, int64_t n, const double *x, double *y)
-{
+static int cpu_recip(Device *d, int64_t n, const double *x, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++) y[i] = 1.0 / x[i];
     return FEM_OK;
 }
 
-static int cpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y)
-{
+static int cpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y) {
     (void)d;
     for (int64_t i = 0; i < n; i++) y[idx[i]] = vals ? vals[i] : 0.0;
     return FEM_OK;
 }
 
-static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out)
-{
+static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out) {
     (void)d;
     for (int64_t i = 0; i < n; i++) out[i] = x[idx[i]];
     return FEM_OK;
@@ -83,8 +80,7 @@ static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x,
 /* ---------------------------------------------------------------- kernels */
 
 /* Scratch for one element: element values and the sum-factorisation stages. */
-static size_t scratch_doubles(const ElemView *v)
-{
+static size_t scratch_doubles(const ElemView *v) {
     size_t n = (size_t)v->ncomp * v->ndof;
     if (v->tensor) {
         size_t a = (size_t)v->nd1 * v->nd1 * v->nq1, b = (size_t)v->nd1 * v->nq1 * v->nq1;
@@ -94,8 +90,8 @@ static size_t scratch_doubles(const ElemView *v)
 }
 
 /* One component of one element: ue -> uq (stride us), duq (stride gs). */
-static void interp_one(const ElemView *v, const double *ue, double *uq, int us, double *duq, int gs, double *w)
-{
+static void interp_one(const ElemView *v, const double *ue, double *uq, int us, double *duq, int gs,
+                       double *w) {
     int nd = v->nd1, nq = v->nq1;
     if (v->tensor && v->dim == 3) {
         size_t a = (size_t)nd * nd * nq, b = (size_t)nd * nq * nq;
@@ -112,8 +108,8 @@ static void interp_one(const ElemView *v, const double *ue, double *uq, int us, 
     }
 }
 
-static void integ_one(const ElemView *v, const double *sq, int ss, const double *fq, int fs, double *re, double *w)
-{
+static void integ_one(const ElemView *v, const double *sq, int ss, const double *fq, int fs, double *re,
+                      double *w) {
     int nd = v->nd1, nq = v->nq1;
     if (v->tensor && v->dim == 3) {
         size_t a = (size_t)nd * nq * nq, b = (size_t)nd * nd * nq;
@@ -130,8 +126,7 @@ static void integ_one(const ElemView *v, const double *sq, int ss, const double 
     }
 }
 
-static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq)
-{
+static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     size_t nw = scratch_doubles(v);
 #pragma omp parallel num_threads(d->threads)
@@ -157,8 +152,8 @@ static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double
     return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in interpolation") : FEM_OK;
 }
 
-static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec)
-{
+static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r,
+                         double *evec) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
     size_t nw = scratch_doubles(v);
@@ -174,8 +169,8 @@ static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const d
             for (int64_t e = 0; e < v->nelem; e++) {
                 double *out = gather ? &evec[e * nc * nd] : re;
                 for (int c = 0; c < nc; c++)
-                    integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc, fq ? &fq[(e * nq * nc + c) * dim] : NULL,
-                              nc * dim, &out[c * nd], w);
+                    integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc,
+                              fq ? &fq[(e * nq * nc + c) * dim] : NULL, nc * dim, &out[c * nd], w);
                 if (gather) continue;
                 const fem_idx *dofs = &v->dofs[e * nd];
                 for (int c = 0; c < nc; c++)
@@ -207,16 +202,15 @@ static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const d
     return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in integration") : FEM_OK;
 }
 
-static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y)
-{
+static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++)
         for (int k = 0; k < m; k++) y[i * m + k] = pattern[k];
     return FEM_OK;
 }
 
-static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec)
-{
+static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                        double *evec) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
 #pragma omp parallel for num_threads(d->threads) schedule(static)
     for (int64_t e = 0; e < v->nelem; e++)
@@ -236,8 +230,7 @@ static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double
     return FEM_OK;
 }
 
-static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r)
-{
+static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
     int nc = v->ncomp, nd = v->ndof;
 #pragma omp parallel for num_threads(d->threads) schedule(static)
     for (int64_t n = 0; n < v->nnodes; n++)
@@ -252,11 +245,14 @@ static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double
     return FEM_OK;
 }
 
-static int cpu_sync(Device *d) { return (void)d, FEM_OK; }
-static void cpu_destroy(Device *d) { (void)d; }
+static int cpu_sync(Device *d) {
+    return (void)d, FEM_OK;
+}
+static void cpu_destroy(Device *d) {
+    (void)d;
+}
 
-int device_create_cpu(Device *d, int threads, AssembleKind assembly)
-{
+int device_create_cpu(Device *d, int threads, AssembleKind assembly) {
     memset(d, 0, sizeof *d);
     d->kind = DEV_CPU;
     snprintf(d->name, sizeof d->name, "cpu");
@@ -286,12 +282,12 @@ int device_create_cpu(Device *d, int threads, AssembleKind assembly)
     return FEM_OK;
 }
 
-int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly)
-{
+int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
     if (kind == DEV_CPU) return device_create_cpu(d, threads, assembly);
     if (!cuda_factory) {
         if (kind == DEV_CUDA)
-            return fem_fail(FEM_ERR_DEVICE, "this femto-app was built without CUDA (nvcc was not found when it "
+            return fem_fail(FEM_ERR_DEVICE,
+                            "this femto-app was built without CUDA (nvcc was not found when it "
                             "was configured); use --device cpu");
         return device_create_cpu(d, threads, assembly);
     }
@@ -303,21 +299,20 @@ int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly)
     return status;
 }
 
-void device_destroy(Device *d)
-{
+void device_destroy(Device *d) {
     if (d && d->ops.destroy) d->ops.destroy(d);
 }
 
-int device_alloc(Device *d, void **p, size_t bytes) { return d->ops.alloc(d, p, bytes ? bytes : 8); }
+int device_alloc(Device *d, void **p, size_t bytes) {
+    return d->ops.alloc(d, p, bytes ? bytes : 8);
+}
 
-int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes)
-{
+int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
     FEM_TRY(device_alloc(d, p, bytes));
     if (bytes) FEM_TRY(d->ops.upload(d, *p, host, bytes));
     return FEM_OK;
 }
 
-void device_free(Device *d, void *p)
-{
+void device_free(Device *d, void *p) {
     if (p) d->ops.free(d, p);
 }

@@ -18,9 +18,9 @@ FEM_EXTERN_C_BEGIN
 /* ---------------------------------------------------------------- any element (full tables) */
 
 /* uq = B ue (if uq), duq = G ue (if duq). B[q][i], G[q][i][dim]. */
-FEM_HD static inline void eo_interp(int tid, int nt, int nq, int ndof, int dim, const double *B, const double *G,
-                                    const double *ue, double *uq, int us, double *duq, int gs)
-{
+FEM_HD static inline void eo_interp(int tid, int nt, int nq, int ndof, int dim, const double *B,
+                                    const double *G, const double *ue, double *uq, int us, double *duq,
+                                    int gs) {
     for (int q = tid; q < nq; q += nt) {
         if (uq) {
             double v = 0.0;
@@ -38,9 +38,9 @@ FEM_HD static inline void eo_interp(int tid, int nt, int nq, int ndof, int dim, 
 }
 
 /* re[i] = sum_q B[q][i] s_q + sum_q,d G[q][i][d] f_q,d (either input may be NULL). */
-FEM_HD static inline void eo_integ(int tid, int nt, int nq, int ndof, int dim, const double *B, const double *G,
-                                   const double *sq, int ss, const double *fq, int fs, double *re)
-{
+FEM_HD static inline void eo_integ(int tid, int nt, int nq, int ndof, int dim, const double *B,
+                                   const double *G, const double *sq, int ss, const double *fq, int fs,
+                                   double *re) {
     for (int i = tid; i < ndof; i += nt) {
         double r = 0.0;
         for (int q = 0; q < nq; q++) {
@@ -56,8 +56,7 @@ FEM_HD static inline void eo_integ(int tid, int nt, int nq, int ndof, int dim, c
  * ue[j][i] (nd x nd), q = qx + nq qy. B1[q][i], G1[q][i] are nq x nd. Scratch: A (2 nd nq). */
 
 FEM_HD static inline void eo_q2_interp1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *ue, double *AB, double *AG)
-{
+                                        const double *ue, double *AB, double *AG) {
     for (int k = tid; k < nd * nq; k += nt) {
         int qx = k % nq, j = k / nq;
         double b = 0.0, g = 0.0;
@@ -72,8 +71,8 @@ FEM_HD static inline void eo_q2_interp1(int tid, int nt, int nd, int nq, const d
 }
 
 FEM_HD static inline void eo_q2_interp2(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *AB, const double *AG, double *uq, int us, double *duq, int gs)
-{
+                                        const double *AB, const double *AG, double *uq, int us, double *duq,
+                                        int gs) {
     for (int k = tid; k < nq * nq; k += nt) {
         int qx = k % nq, qy = k / nq;
         double v = 0.0, d0 = 0.0, d1 = 0.0;
@@ -90,8 +89,8 @@ FEM_HD static inline void eo_q2_interp2(int tid, int nt, int nd, int nq, const d
 
 /* Stage 1: X[j][qx] = sum_qy B(qy,j) s + G(qy,j) f1 ; Y[j][qx] = sum_qy B(qy,j) f0 */
 FEM_HD static inline void eo_q2_integ1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                       const double *sq, int ss, const double *fq, int fs, double *X, double *Y)
-{
+                                       const double *sq, int ss, const double *fq, int fs, double *X,
+                                       double *Y) {
     for (int k = tid; k < nd * nq; k += nt) {
         int qx = k % nq, j = k / nq;
         double x = 0.0, y = 0.0;
@@ -107,12 +106,12 @@ FEM_HD static inline void eo_q2_integ1(int tid, int nt, int nd, int nq, const do
 }
 
 FEM_HD static inline void eo_q2_integ2(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                       const double *X, const double *Y, double *re)
-{
+                                       const double *X, const double *Y, double *re) {
     for (int k = tid; k < nd * nd; k += nt) {
         int i = k % nd, j = k / nd;
         double r = 0.0;
-        for (int qx = 0; qx < nq; qx++) r += B1[qx * nd + i] * X[j * nq + qx] + G1[qx * nd + i] * Y[j * nq + qx];
+        for (int qx = 0; qx < nq; qx++)
+            r += B1[qx * nd + i] * X[j * nq + qx] + G1[qx * nd + i] * Y[j * nq + qx];
         re[k] = r;
     }
 }
@@ -122,8 +121,7 @@ FEM_HD static inline void eo_q2_integ2(int tid, int nt, int nd, int nq, const do
 
 /* AB, AG [k][j][qx] */
 FEM_HD static inline void eo_h3_interp1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *ue, double *AB, double *AG)
-{
+                                        const double *ue, double *AB, double *AG) {
     for (int k = tid; k < nd * nd * nq; k += nt) {
         int qx = k % nq, kj = k / nq;
         double b = 0.0, g = 0.0;
@@ -139,8 +137,8 @@ FEM_HD static inline void eo_h3_interp1(int tid, int nt, int nd, int nq, const d
 
 /* CBB, CBG (G in x), CGB (G in y) [k][qy][qx] */
 FEM_HD static inline void eo_h3_interp2(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *AB, const double *AG, double *CBB, double *CBG, double *CGB)
-{
+                                        const double *AB, const double *AG, double *CBB, double *CBG,
+                                        double *CGB) {
     for (int k = tid; k < nd * nq * nq; k += nt) {
         int qx = k % nq, qy = (k / nq) % nq, kk = k / (nq * nq);
         double bb = 0.0, bg = 0.0, gb = 0.0;
@@ -158,9 +156,8 @@ FEM_HD static inline void eo_h3_interp2(int tid, int nt, int nd, int nq, const d
 }
 
 FEM_HD static inline void eo_h3_interp3(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *CBB, const double *CBG, const double *CGB, double *uq, int us,
-                                        double *duq, int gs)
-{
+                                        const double *CBB, const double *CBG, const double *CGB, double *uq,
+                                        int us, double *duq, int gs) {
     for (int k = tid; k < nq * nq * nq; k += nt) {
         int qxy = k % (nq * nq), qz = k / (nq * nq);
         double v = 0.0, d0 = 0.0, d1 = 0.0, d2 = 0.0;
@@ -179,9 +176,8 @@ FEM_HD static inline void eo_h3_interp3(int tid, int nt, int nd, int nq, const d
 
 /* Stage 1 (qz -> k): Xs = B s + G f2, X0 = B f0, X1 = B f1, each [k][qy][qx] */
 FEM_HD static inline void eo_h3_integ1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                       const double *sq, int ss, const double *fq, int fs, double *Xs, double *X0,
-                                       double *X1)
-{
+                                       const double *sq, int ss, const double *fq, int fs, double *Xs,
+                                       double *X0, double *X1) {
     for (int k = tid; k < nd * nq * nq; k += nt) {
         int qxy = k % (nq * nq), kk = k / (nq * nq);
         double xs = 0.0, x0 = 0.0, x1 = 0.0;
@@ -203,8 +199,8 @@ FEM_HD static inline void eo_h3_integ1(int tid, int nt, int nd, int nq, const do
 
 /* Stage 2 (qy -> j): Ya = B Xs + G X1, Yb = B X0, each [k][j][qx] */
 FEM_HD static inline void eo_h3_integ2(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                       const double *Xs, const double *X0, const double *X1, double *Ya, double *Yb)
-{
+                                       const double *Xs, const double *X0, const double *X1, double *Ya,
+                                       double *Yb) {
     for (int k = tid; k < nd * nd * nq; k += nt) {
         int qx = k % nq, j = (k / nq) % nd, kk = k / (nq * nd);
         double ya = 0.0, yb = 0.0;
@@ -221,12 +217,12 @@ FEM_HD static inline void eo_h3_integ2(int tid, int nt, int nd, int nq, const do
 
 /* Stage 3 (qx -> i): re[k][j][i] = B Ya + G Yb */
 FEM_HD static inline void eo_h3_integ3(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                       const double *Ya, const double *Yb, double *re)
-{
+                                       const double *Ya, const double *Yb, double *re) {
     for (int k = tid; k < nd * nd * nd; k += nt) {
         int i = k % nd, kj = k / nd;
         double r = 0.0;
-        for (int qx = 0; qx < nq; qx++) r += B1[qx * nd + i] * Ya[kj * nq + qx] + G1[qx * nd + i] * Yb[kj * nq + qx];
+        for (int qx = 0; qx < nq; qx++)
+            r += B1[qx * nd + i] * Ya[kj * nq + qx] + G1[qx * nd + i] * Yb[kj * nq + qx];
         re[k] = r;
     }
 }

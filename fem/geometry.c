@@ -11,8 +11,7 @@ typedef struct {
     double *val, *grad;
 } GeoTables;
 
-static int geo_tables(const MeshBlock *b, const Quadrature *q, GeoTables *t)
-{
+static int geo_tables(const MeshBlock *b, const Quadrature *q, GeoTables *t) {
     t->n = b->nnodes;
     t->npts = q->npts;
     t->dim = shape_dim(b->shape);
@@ -29,8 +28,7 @@ static int geo_tables(const MeshBlock *b, const Quadrature *q, GeoTables *t)
 
 /* x and dX/dxi (3 x dim, row-major by physical axis) of element c at q-point k. */
 static void map_point(const Mesh *m, const MeshBlock *b, int64_t c, const GeoTables *t, int k, double x[3],
-                      double J[9])
-{
+                      double J[9]) {
     memset(J, 0, sizeof(double) * 9);
     x[0] = x[1] = x[2] = 0.0;
     for (int i = 0; i < t->n; i++) {
@@ -43,9 +41,8 @@ static void map_point(const Mesh *m, const MeshBlock *b, int64_t c, const GeoTab
     }
 }
 
-int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count, const fem_idx *list, double *geo,
-                   double *xq)
-{
+int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count, const fem_idx *list,
+                   double *geo, double *xq) {
     const MeshBlock *b = &m->cells[block];
     GeoTables t;
     FEM_TRY(geo_tables(b, q, &t));
@@ -60,7 +57,8 @@ int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count,
             double *g = &geo[(e * q->npts + k) * stride];
             double det = geometry_invert(d, J, g + 1);
             if (!(det > 0.0)) {
-                status = fem_fail(FEM_ERR_INPUT, "%s: element %lld (%s) has a non-positive Jacobian determinant (%.3g) "
+                status = fem_fail(FEM_ERR_INPUT,
+                                  "%s: element %lld (%s) has a non-positive Jacobian determinant (%.3g) "
                                   "at a quadrature point: it is inverted or too curved",
                                   m->path, (long long)b->tag[c], b->type->name, det);
                 break;
@@ -74,16 +72,14 @@ int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count,
     return status;
 }
 
-static void cross(const double *a, const double *b, double *c)
-{
+static void cross(const double *a, const double *b, double *c) {
     c[0] = a[1] * b[2] - a[2] * b[1];
     c[1] = a[2] * b[0] - a[0] * b[2];
     c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, const fem_idx *list, double *fgeo,
-                    double *xq)
-{
+int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, const fem_idx *list,
+                    double *fgeo, double *xq) {
     const MeshBlock *b = &m->facets[fb];
     GeoTables t;
     FEM_TRY(geo_tables(b, q, &t));
@@ -96,17 +92,24 @@ int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, c
         int nv = shape_nvertices(cb->shape), nfv = shape_nvertices(b->shape);
         for (int v = 0; v < nv; v++)
             for (int a = 0; a < 3; a++)
-                centre[a] += m->x[3 * (int64_t)cb->nodes[(int64_t)fc->cell * cb->nnodes + lattice_vertex(cb->shape, cb->order, v)] + a] / nv;
+                centre[a] += m->x[3 * (int64_t)cb->nodes[(int64_t)fc->cell * cb->nnodes +
+                                                         lattice_vertex(cb->shape, cb->order, v)] +
+                                  a] /
+                             nv;
         for (int v = 0; v < nfv; v++)
             for (int a = 0; a < 3; a++)
-                fcentre[a] += m->x[3 * (int64_t)b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, v)] + a] / nfv;
+                fcentre[a] +=
+                    m->x[3 * (int64_t)b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, v)] + a] /
+                    nfv;
         double sign = 0.0;
         for (int k = 0; k < q->npts; k++) {
             double x[3], J[9], T1[3], T2[3] = {0, 0, 0}, area[3];
             map_point(m, b, c, &t, k, x, J);
             for (int a = 0; a < 3; a++) T1[a] = J[a * 3], T2[a] = t.dim > 1 ? J[a * 3 + 1] : 0.0;
-            if (t.dim == 1) area[0] = T1[1], area[1] = -T1[0], area[2] = 0.0;
-            else cross(T1, T2, area);
+            if (t.dim == 1)
+                area[0] = T1[1], area[1] = -T1[0], area[2] = 0.0;
+            else
+                cross(T1, T2, area);
             if (sign == 0.0) {
                 double out = 0.0;
                 for (int a = 0; a < 3; a++) out += area[a] * (fcentre[a] - centre[a]);

@@ -18,15 +18,14 @@ enum { FGEO_STRIDE = 11, FGEO_WDA = 0, FGEO_N = 1, FGEO_T1 = 4, FGEO_T2 = 7, FGE
 
 /* geo[count][nq][GEO_STRIDE], xq[count][nq][3] (xq may be NULL) for the cells `list` of a block (NULL: all).
  * A non-positive det J at a q-point is an error naming the element. */
-int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count, const fem_idx *list, double *geo,
-                   double *xq);
+int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count, const fem_idx *list,
+                   double *geo, double *xq);
 /* fgeo[count][nq][FGEO_STRIDE], xq[count][nq][3] for the facets `list` of facet block fb (NULL: all). */
-int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, const fem_idx *list, double *fgeo,
-                    double *xq);
+int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, const fem_idx *list,
+                    double *fgeo, double *xq);
 
 /* Inverse and determinant of a d x d matrix (d = 1, 2, 3), row-major. */
-FEM_HD static inline double geometry_invert(int d, const double *J, double *Jinv)
-{
+FEM_HD static inline double geometry_invert(int d, const double *J, double *Jinv) {
     if (d == 1) {
         Jinv[0] = 1.0 / J[0];
         return J[0];

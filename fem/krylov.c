@@ -12,16 +12,27 @@
 #define OPS (k->dev->ops)
 #define BYTES(k) (sizeof(double) * (size_t)(k)->n)
 
-const char *ksp_name(KspType t) { return t == KSP_CG ? "CG" : t == KSP_GMRES ? "GMRES" : "BiCGStab"; }
-const char *pc_name(PcType t) { return t == PC_JACOBI ? "Jacobi" : t == PC_CHEBYSHEV ? "Chebyshev-Jacobi" : "none"; }
+const char *ksp_name(KspType t) {
+    return t == KSP_CG ? "CG" : t == KSP_GMRES ? "GMRES" : "BiCGStab";
+}
+const char *pc_name(PcType t) {
+    return t == PC_JACOBI ? "Jacobi" : t == PC_CHEBYSHEV ? "Chebyshev-Jacobi" : "none";
+}
 
-static int dot(Ksp *k, const double *x, const double *y, double *out) { return OPS.dot(k->dev, k->n, x, y, out); }
-static int axpby(Ksp *k, double a, const double *x, double b, double *y) { return OPS.axpby(k->dev, k->n, a, x, b, y); }
-static int copy(Ksp *k, double *dst, const double *src) { return OPS.copy(k->dev, dst, src, BYTES(k)); }
-static int zero(Ksp *k, double *x) { return OPS.zero(k->dev, x, BYTES(k)); }
+static int dot(Ksp *k, const double *x, const double *y, double *out) {
+    return OPS.dot(k->dev, k->n, x, y, out);
+}
+static int axpby(Ksp *k, double a, const double *x, double b, double *y) {
+    return OPS.axpby(k->dev, k->n, a, x, b, y);
+}
+static int copy(Ksp *k, double *dst, const double *src) {
+    return OPS.copy(k->dev, dst, src, BYTES(k));
+}
+static int zero(Ksp *k, double *x) {
+    return OPS.zero(k->dev, x, BYTES(k));
+}
 
-int ksp_create(Ksp *k, Device *dev, int64_t n, const KspSettings *set)
-{
+int ksp_create(Ksp *k, Device *dev, int64_t n, const KspSettings *set) {
     memset(k, 0, sizeof *k);
     k->dev = dev;
     k->n = n;
@@ -38,8 +49,7 @@ int ksp_create(Ksp *k, Device *dev, int64_t n, const KspSettings *set)
     return FEM_OK;
 }
 
-void ksp_destroy(Ksp *k)
-{
+void ksp_destroy(Ksp *k) {
     if (!k->dev) return;
     for (int i = 0; i < 8; i++) device_free(k->dev, k->v[i]);
     device_free(k->dev, k->inv_diag);
@@ -53,8 +63,7 @@ void ksp_destroy(Ksp *k)
 /* z = M^-1 r. Chebyshev: k steps of the Chebyshev iteration for A z = r preconditioned by D^-1, on the
  * interval [lmin, lmax] of D^-1 A; a fixed symmetric positive polynomial in D^-1 A, so CG may use it.
  * Work vectors v[5..7]. */
-static int precondition(Ksp *k, LinOp A, const double *r, double *z)
-{
+static int precondition(Ksp *k, LinOp A, const double *r, double *z) {
     if (k->set.pc == PC_NONE) return copy(k, z, r);
     if (k->set.pc == PC_JACOBI) return OPS.mult(k->dev, k->n, k->inv_diag, r, z);
     double theta = 0.5 * (k->lmax + k->lmin), delta = 0.5 * (k->lmax - k->lmin), sigma = theta / delta;
@@ -77,8 +86,7 @@ static int precondition(Ksp *k, LinOp A, const double *r, double *z)
 }
 
 /* Extreme eigenvalues of D^-1 A from the Lanczos matrix of Jacobi-preconditioned CG on a random vector. */
-static int estimate_eigenvalues(Ksp *k, LinOp A)
-{
+static int estimate_eigenvalues(Ksp *k, LinOp A) {
     enum { STEPS = 16 };
     double alpha[STEPS], beta[STEPS];
     double *b = k->v[0], *x = k->v[1], *r = k->v[2], *z = k->v[3], *p = k->v[4], *Ap = k->v[5];
@@ -129,8 +137,7 @@ static int estimate_eigenvalues(Ksp *k, LinOp A)
     return FEM_OK;
 }
 
-int ksp_setup(Ksp *k, LinOp A, const double *diag)
-{
+int ksp_setup(Ksp *k, LinOp A, const double *diag) {
     if (k->set.pc == PC_NONE) return FEM_OK;
     FEM_TRY(OPS.recip(k->dev, k->n, diag, k->inv_diag));
     if (k->set.pc == PC_CHEBYSHEV) FEM_TRY(estimate_eigenvalues(k, A));
@@ -139,17 +146,16 @@ int ksp_setup(Ksp *k, LinOp A, const double *diag)
 
 /* ---------------------------------------------------------------- solvers */
 
-static int finish(KspResult *res, double target, int it)
-{
+static int finish(KspResult *res, double target, int it) {
     res->iterations = it;
     res->converged = res->rnorm <= target;
     if (!res->converged && !res->reason[0])
-        snprintf(res->reason, sizeof res->reason, "reached %d iterations with |r| = %.3e > %.3e", it, res->rnorm, target);
+        snprintf(res->reason, sizeof res->reason, "reached %d iterations with |r| = %.3e > %.3e", it,
+                 res->rnorm, target);
     return FEM_OK;
 }
 
-static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target)
-{
+static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target) {
     double *r = k->v[0], *z = k->v[1], *p = k->v[2], *Ap = k->v[3];
     FEM_TRY(zero(k, x));
     FEM_TRY(copy(k, r, b));
@@ -164,7 +170,8 @@ static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, doubl
         FEM_TRY(A.apply(A.ctx, p, Ap));
         FEM_TRY(dot(k, p, Ap, &pAp));
         if (!(pAp > 0.0)) {
-            snprintf(res->reason, sizeof res->reason, "CG breakdown: p.Ap = %g (the Jacobian is not positive definite)", pAp);
+            snprintf(res->reason, sizeof res->reason,
+                     "CG breakdown: p.Ap = %g (the Jacobian is not positive definite)", pAp);
             break;
         }
         double alpha = rz / pAp;
@@ -188,14 +195,14 @@ static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, doubl
 }
 
 /* Right-preconditioned restarted GMRES with modified Gram-Schmidt; Givens rotations on the host. */
-static int gmres(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target)
-{
+static int gmres(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target) {
     int m = k->set.restart, it = 0;
     double *r = k->v[0], *w = k->v[1], *z = k->v[2], *y_vec = k->v[3];
     double *H = calloc((size_t)(m + 1) * m, sizeof(double)), *cs = calloc((size_t)m, sizeof(double)),
            *sn = calloc((size_t)m, sizeof(double)), *g = calloc((size_t)m + 1, sizeof(double)),
            *y = calloc((size_t)m, sizeof(double));
-    int status = (H && cs && sn && g && y) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory in GMRES");
+    int status =
+        (H && cs && sn && g && y) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory in GMRES");
     if (!status) status = zero(k, x);
     if (!status) status = copy(k, r, b);
     double beta = 0.0;
@@ -272,8 +279,7 @@ static int gmres(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, do
 }
 
 /* Right-preconditioned BiCGStab. */
-static int bicgstab(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target)
-{
+static int bicgstab(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target) {
     double *r = k->v[0], *r0 = k->v[1], *p = k->v[2], *v = k->v[3], *s = k->v[4], *y = k->v[5], *t = k->v[6],
            *z = k->v[7];
     FEM_TRY(zero(k, x));
@@ -326,8 +332,7 @@ static int bicgstab(Ksp *k, LinOp A, const double *b, double *x, KspResult *res,
     return finish(res, target, it);
 }
 
-int ksp_solve(Ksp *k, LinOp A, const double *b, double *x, KspResult *res)
-{
+int ksp_solve(Ksp *k, LinOp A, const double *b, double *x, KspResult *res) {
     memset(res, 0, sizeof *res);
     double bb;
     FEM_TRY(dot(k, b, b, &bb));

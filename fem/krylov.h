@@ -19,27 +19,27 @@ typedef struct {
 typedef struct {
     KspType type;
     PcType pc;
-    double rtol, atol;   /* stop when ||r|| <= max(rtol ||b||, atol) */
+    double rtol, atol; /* stop when ||r|| <= max(rtol ||b||, atol) */
     int max_iterations;
-    int restart;         /* GMRES */
-    int cheb_degree;     /* Chebyshev polynomial degree (default 3) */
+    int restart;     /* GMRES */
+    int cheb_degree; /* Chebyshev polynomial degree (default 3) */
 } KspSettings;
 
 typedef struct {
     int iterations;
     double rnorm0, rnorm;
     int converged;
-    char reason[96];     /* why it stopped, when it did not converge */
+    char reason[96]; /* why it stopped, when it did not converge */
 } KspResult;
 
 typedef struct {
     Device *dev;
     int64_t n;
     KspSettings set;
-    double *inv_diag;    /* Jacobi */
-    double lmin, lmax;   /* Chebyshev interval for D^-1 A */
-    double *v[8];        /* work vectors */
-    double **basis;      /* GMRES: restart + 1 vectors */
+    double *inv_diag;  /* Jacobi */
+    double lmin, lmax; /* Chebyshev interval for D^-1 A */
+    double *v[8];      /* work vectors */
+    double **basis;    /* GMRES: restart + 1 vectors */
     int nbasis;
 } Ksp;
 

@@ -10,18 +10,19 @@
 FEM_EXTERN_C_BEGIN
 
 typedef struct {
-    double rtol, atol;    /* converged when ||R|| <= max(atol, rtol ||R_0||) */
+    double rtol, atol; /* converged when ||R|| <= max(atol, rtol ||R_0||) */
     int max_iterations;
     int line_search;
-    KspSettings ksp;      /* ksp.rtol is the loosest forcing term; Newton tightens it near convergence */
+    int linear;      /* the residual is affine: solve to the Newton tolerance in one step */
+    KspSettings ksp; /* ksp.rtol is the loosest forcing term; Newton tightens it near convergence */
 } NewtonSettings;
 
 typedef struct {
     int iteration;
-    double rnorm;         /* ||R|| after the step */
+    double rnorm; /* ||R|| after the step */
     int linear_iterations;
-    double step;          /* line-search step length */
-    double seconds;       /* since the solve began */
+    double step;    /* line-search step length */
+    double seconds; /* since the solve began */
 } NewtonStep;
 
 typedef struct {
@@ -30,7 +31,7 @@ typedef struct {
     int converged;
     char reason[256];
     int nhistory;
-    double history[64];   /* ||R_k|| */
+    double history[64]; /* ||R_k|| */
 } NewtonResult;
 
 typedef void (*NewtonReport)(void *ctx, const NewtonStep *step);

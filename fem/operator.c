@@ -9,23 +9,20 @@
 
 #define DEV(op) ((op)->dev)
 
-static int upload(Operator *op, OpBlock *b, int slot, void **dst, const void *src, size_t bytes)
-{
+static int upload(Operator *op, OpBlock *b, int slot, void **dst, const void *src, size_t bytes) {
     FEM_TRY(device_alloc_copy(op->dev, dst, src, bytes));
     b->owned[slot] = *dst;
     return FEM_OK;
 }
 
-static int alloc_zero(Operator *op, double **p, int64_t count)
-{
+static int alloc_zero(Operator *op, double **p, int64_t count) {
     FEM_TRY(device_alloc(op->dev, (void **)p, sizeof(double) * (size_t)(count > 0 ? count : 1)));
     return op->dev->ops.zero(op->dev, *p, sizeof(double) * (size_t)(count > 0 ? count : 1));
 }
 
 /* Device copies of a block's tables, dofs and transpose; fills b->view and b->aux_view. */
-static int block_views(Operator *op, OpBlock *b, const fem_idx *dofs_host, const int64_t *toff, const int32_t *tslots,
-                       int64_t nslots)
-{
+static int block_views(Operator *op, OpBlock *b, const fem_idx *dofs_host, const int64_t *toff,
+                       const int32_t *tslots, int64_t nslots) {
     const ElementTables *t = &b->tables;
     void *p;
     FEM_TRY(upload(op, b, 0, &p, dofs_host, sizeof(fem_idx) * (size_t)(b->nelem * t->ndof)));
@@ -58,8 +55,7 @@ static int block_views(Operator *op, OpBlock *b, const fem_idx *dofs_host, const
     return FEM_OK;
 }
 
-static int block_work(Operator *op, OpBlock *b, int nstate, int grads)
-{
+static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
     int64_t n = b->nelem * b->tables.nq, nc = op->phys.ncomp, rd = b->tables.dim;
     FEM_TRY(alloc_zero(op, &b->uq, n * nc));
     FEM_TRY(alloc_zero(op, &b->s, n * nc));
@@ -74,8 +70,8 @@ static int block_work(Operator *op, OpBlock *b, int nstate, int grads)
 }
 
 /* Transpose of a facet subset's dof map (the space's transposes cover whole blocks). */
-static int subset_transpose(const fem_idx *dofs, int64_t nelem, int ndof, int64_t nnodes, int64_t **off, int32_t **slots)
-{
+static int subset_transpose(const fem_idx *dofs, int64_t nelem, int ndof, int64_t nnodes, int64_t **off,
+                            int32_t **slots) {
     FEM_ALLOC(*off, nnodes + 1, "a facet dof map");
     FEM_ALLOC(*slots, nelem * ndof, "a facet dof map");
     for (int64_t k = 0; k < nelem * ndof; k++) (*off)[dofs[k] + 1]++;
@@ -88,8 +84,7 @@ static int subset_transpose(const fem_idx *dofs, int64_t nelem, int ndof, int64_
     return FEM_OK;
 }
 
-static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags)
-{
+static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags) {
     const Space *sp = op->space;
     const MeshBlock *mb = &sp->mesh->cells[bi];
     const SpaceBlock *sb = &sp->cells[bi];
@@ -107,8 +102,11 @@ static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags)
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point geometry");
     }
     int status = geometry_cells(sp->mesh, bi, &b->tables.quad, b->nelem, NULL, geo, x);
-    if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)(b->nelem * nq * GEO_STRIDE(d)));
-    if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(b->nelem * nq * 3));
+    if (!status)
+        status = device_alloc_copy(op->dev, (void **)&b->geo, geo,
+                                   sizeof(double) * (size_t)(b->nelem * nq * GEO_STRIDE(d)));
+    if (!status && x)
+        status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(b->nelem * nq * 3));
     free(geo);
     free(x);
     FEM_TRY(status);
@@ -116,8 +114,7 @@ static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags)
     return block_work(op, b, op->phys.nstate, 1);
 }
 
-static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags)
-{
+static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags) {
     const Space *sp = op->space;
     const MeshBlock *mb = &sp->mesh->facets[fi];
     const SpaceBlock *sb = &sp->facets[fi];
@@ -158,8 +155,11 @@ static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags)
     double *x = malloc(sizeof(double) * (size_t)(n * nq * 3));
     if (!fgeo || !x) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for facet geometry");
     if (!status) status = geometry_facets(sp->mesh, fi, &b->tables.quad, n, b->list, fgeo, x);
-    if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, fgeo, sizeof(double) * (size_t)(n * nq * FGEO_STRIDE));
-    if (!status) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(n * nq * 3));
+    if (!status)
+        status = device_alloc_copy(op->dev, (void **)&b->geo, fgeo,
+                                   sizeof(double) * (size_t)(n * nq * FGEO_STRIDE));
+    if (!status)
+        status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(n * nq * 3));
     free(fgeo);
     free(x);
     FEM_TRY(status);
@@ -167,8 +167,7 @@ static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags)
 }
 
 int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys, int qdegree,
-              int32_t *const *cell_tags, int32_t *const *facet_tags)
-{
+              int32_t *const *cell_tags, int32_t *const *facet_tags) {
     memset(op, 0, sizeof *op);
     op->dev = dev;
     op->space = sp;
@@ -181,13 +180,13 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
         if (facet_tags && facet_tags[b]) status = setup_facets(op, b, qdegree, facet_tags[b]);
     if (!status) status = alloc_zero(op, &op->work, sp->ndofs);
     if (!status && !phys->cell_residual[dev->kind])
-        status = fem_fail(FEM_ERR_DEVICE, "this physics has no q-point functions for the %s device", dev->name);
+        status =
+            fem_fail(FEM_ERR_DEVICE, "this physics has no q-point functions for the %s device", dev->name);
     if (status) op_destroy(op);
     return status;
 }
 
-static void block_free(Operator *op, OpBlock *b)
-{
+static void block_free(Operator *op, OpBlock *b) {
     Device *d = op->dev;
     for (int i = 0; i < 8; i++) device_free(d, b->owned[i]);
     double *arrays[] = {b->geo, b->x, b->state, b->src, b->uq, b->duq, b->s, b->f, b->auxq, b->evec};
@@ -198,8 +197,7 @@ static void block_free(Operator *op, OpBlock *b)
     memset(b, 0, sizeof *b);
 }
 
-void op_destroy(Operator *op)
-{
+void op_destroy(Operator *op) {
     if (!op->dev) return;
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) block_free(op, &op->cells[b]), block_free(op, &op->facets[b]);
     device_free(op->dev, op->ctx);
@@ -210,10 +208,11 @@ void op_destroy(Operator *op)
     memset(op, 0, sizeof *op);
 }
 
-int op_update_ctx(Operator *op) { return op->dev->ops.upload(op->dev, op->ctx, op->phys.ctx, op->phys.ctx_bytes); }
+int op_update_ctx(Operator *op) {
+    return op->dev->ops.upload(op->dev, op->ctx, op->phys.ctx, op->phys.ctx_bytes);
+}
 
-int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs)
-{
+int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs) {
     Device *d = op->dev;
     device_free(d, op->dir);
     device_free(d, op->dir_tmp);
@@ -229,8 +228,7 @@ int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs)
     return d->ops.fill(d, n, 1, &one, op->ones);
 }
 
-int op_set_source(Operator *op, int b, const double *src)
-{
+int op_set_source(Operator *op, int b, const double *src) {
     OpBlock *blk = &op->cells[b];
     device_free(op->dev, blk->src);
     blk->src = NULL;
@@ -239,8 +237,7 @@ int op_set_source(Operator *op, int b, const double *src)
                              sizeof(double) * (size_t)(blk->nelem * blk->tables.nq * op->phys.ncomp));
 }
 
-int op_qpoint_coordinates(const Operator *op, int b, double **x)
-{
+int op_qpoint_coordinates(const Operator *op, int b, double **x) {
     const OpBlock *blk = &op->cells[b];
     int nq = blk->tables.nq, d = op->space->mesh->dim;
     double *geo = malloc(sizeof(double) * (size_t)(blk->nelem * nq * GEO_STRIDE(d)));
@@ -256,8 +253,7 @@ int op_qpoint_coordinates(const Operator *op, int b, double **x)
     return status;
 }
 
-static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual)
-{
+static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
     QfArgs a = {0};
     a.n = b->nelem * b->tables.nq;
     a.nq = b->tables.nq;
@@ -282,8 +278,7 @@ static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int re
 }
 
 /* One block's contribution to out (+=): interpolate in, q-function, integrate. */
-static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out)
-{
+static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
     Device *d = op->dev;
     if (b->nelem == 0) return FEM_OK;
     int grads = !facet || op->phys.facet_grad;
@@ -296,8 +291,7 @@ static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const 
     return d->ops.integrate(d, &b->view, b->s, facet ? NULL : b->f, out, b->evec);
 }
 
-static int apply_all(Operator *op, int residual, const double *in, double *out)
-{
+static int apply_all(Operator *op, int residual, const double *in, double *out) {
     Device *d = op->dev;
     FEM_TRY(d->ops.zero(d, out, sizeof(double) * (size_t)op->space->ndofs));
     for (int b = 0; b < op->ncells; b++) FEM_TRY(apply_block(op, &op->cells[b], 0, residual, in, out));
@@ -305,16 +299,19 @@ static int apply_all(Operator *op, int residual, const double *in, double *out)
     return FEM_OK;
 }
 
-int op_residual(Operator *op, const double *u, double *r)
-{
+int op_residual(Operator *op, const double *u, double *r) {
     op->evaluations++;
     FEM_TRY(apply_all(op, 1, u, r));
     if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, r));
     return FEM_OK;
 }
 
-int op_jacobian(Operator *op, const double *v, double *Jv)
-{
+int op_residual_unconstrained(Operator *op, const double *u, double *r) {
+    op->evaluations++;
+    return apply_all(op, 1, u, r);
+}
+
+int op_jacobian(Operator *op, const double *v, double *Jv) {
     Device *d = op->dev;
     op->applications++;
     const double *in = v;
@@ -331,8 +328,7 @@ int op_jacobian(Operator *op, const double *v, double *Jv)
     return FEM_OK;
 }
 
-static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag)
-{
+static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
     Device *d = op->dev;
     if (b->nelem == 0) return FEM_OK;
     int nc = op->phys.ncomp, rd = b->tables.dim, grads = !facet || op->phys.facet_grad;
@@ -344,8 +340,10 @@ static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag)
     for (int c = 0; c < nc; c++)
         for (int slot = 0; slot <= (grads ? rd : 0); slot++) {
             double pu[QF_MAX_COMP] = {0}, pg[QF_MAX_COMP * 3] = {0};
-            if (slot == 0) pu[c] = 1.0;
-            else pg[c * rd + slot - 1] = 1.0;
+            if (slot == 0)
+                pu[c] = 1.0;
+            else
+                pg[c * rd + slot - 1] = 1.0;
             FEM_TRY(d->ops.fill(d, n, nc, pu, b->uq));
             if (grads) FEM_TRY(d->ops.fill(d, n, nc * rd, pg, b->duq));
             FEM_TRY(fn(&a));
@@ -354,8 +352,7 @@ static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag)
     return d->ops.assemble(d, &b->view, b->evec, diag);
 }
 
-int op_diagonal(Operator *op, double *diag)
-{
+int op_diagonal(Operator *op, double *diag) {
     Device *d = op->dev;
     FEM_TRY(d->ops.zero(d, diag, sizeof(double) * (size_t)op->space->ndofs));
     for (int b = 0; b < op->ncells; b++) FEM_TRY(diagonal_block(op, &op->cells[b], 0, diag));

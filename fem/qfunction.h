@@ -3,10 +3,10 @@
  *
  * The residual of a physics is R(u) = sum over cells of int s . v + f : grad v, plus sum over boundary
  * facets of int s . v. At each q-point a physics turns (u, grad u) into (s, f) and stores what its
- * linearisation needs (state); the Jacobian q-function turns a direction (du, grad du) into (ds, df) from that
- * state. The helpers below read inputs (gradients mapped to physical space) and write outputs (weighted by
- * w det J and mapped back to reference gradients), so a physics point function is a few lines of FEM_HD code
- * that both the CPU loop (FEM_QF_CPU) and a CUDA kernel (gpu/qfunction.cuh, FEM_QF_CUDA) run. */
+ * linearisation needs (state); the Jacobian q-function turns a direction (du, grad du) into (ds, df) from
+ * that state. The helpers below read inputs (gradients mapped to physical space) and write outputs (weighted
+ * by w det J and mapped back to reference gradients), so a physics point function is a few lines of FEM_HD
+ * code that both the CPU loop (FEM_QF_CPU) and a CUDA kernel (gpu/qfunction.cuh, FEM_QF_CUDA) run. */
 #ifndef FEMTO_QFUNCTION_H
 #define FEMTO_QFUNCTION_H
 
@@ -18,8 +18,8 @@ FEM_EXTERN_C_BEGIN
 enum { QF_MAX_COMP = 3 };
 
 typedef struct {
-    int64_t n;          /* q-points: elements x nq */
-    int nq, dim, rdim;  /* q-points per element, space dimension, reference dimension (dim - 1 on facets) */
+    int64_t n;         /* q-points: elements x nq */
+    int nq, dim, rdim; /* q-points per element, space dimension, reference dimension (dim - 1 on facets) */
     int ncomp, nstate;
     int threads;        /* CPU loops */
     int residual;       /* 1: residual (writes state, subtracts src); 0: Jacobian action */
@@ -42,8 +42,7 @@ typedef int (*QfFn)(const QfArgs *a);
 /* ---- cells */
 
 /* u[c] and physical gradients g[c][b] at q-point i. */
-FEM_HD static inline void qf_cell_in(const QfArgs *a, int64_t i, double *u, double *g)
-{
+FEM_HD static inline void qf_cell_in(const QfArgs *a, int64_t i, double *u, double *g) {
     int d = a->dim, nc = a->ncomp;
     const double *Jinv = a->geo + i * GEO_STRIDE(d) + 1;
     for (int c = 0; c < nc; c++) {
@@ -58,8 +57,7 @@ FEM_HD static inline void qf_cell_in(const QfArgs *a, int64_t i, double *u, doub
 }
 
 /* Writes s[c] and f[c][b] (physical) as reference-space integrand coefficients. */
-FEM_HD static inline void qf_cell_out(const QfArgs *a, int64_t i, const double *s, const double *f)
-{
+FEM_HD static inline void qf_cell_out(const QfArgs *a, int64_t i, const double *s, const double *f) {
     int d = a->dim, nc = a->ncomp;
     const double *geo = a->geo + i * GEO_STRIDE(d);
     double w = geo[0];
@@ -79,23 +77,25 @@ FEM_HD static inline void qf_cell_out(const QfArgs *a, int64_t i, const double *
 
 /* ---- facets: values only, plus the geometry a boundary condition may need */
 
-FEM_HD static inline const double *qf_facet_geo(const QfArgs *a, int64_t i) { return a->geo + i * FGEO_STRIDE; }
+FEM_HD static inline const double *qf_facet_geo(const QfArgs *a, int64_t i) {
+    return a->geo + i * FGEO_STRIDE;
+}
 
-FEM_HD static inline void qf_facet_out(const QfArgs *a, int64_t i, const double *s)
-{
+FEM_HD static inline void qf_facet_out(const QfArgs *a, int64_t i, const double *s) {
     double w = qf_facet_geo(a, i)[FGEO_WDA];
     for (int c = 0; c < a->ncomp; c++) a->s[i * a->ncomp + c] = w * s[c];
 }
 
 /* The element (for tag lookups) of q-point i. */
-FEM_HD static inline int32_t qf_tag(const QfArgs *a, int64_t i) { return a->tag ? a->tag[i / a->nq] : 0; }
+FEM_HD static inline int32_t qf_tag(const QfArgs *a, int64_t i) {
+    return a->tag ? a->tag[i / a->nq] : 0;
+}
 
 /* Defines `int name(const QfArgs *a)` running `point(a, i)` over every q-point on the CPU. */
 #define FEM_QF_CPU(name, point)                                                                              \
-    int name(const QfArgs *a)                                                                                \
-    {                                                                                                        \
+    int name(const QfArgs *a) {                                                                              \
         _Pragma("omp parallel for num_threads(a->threads) schedule(static)") for (int64_t i = 0; i < a->n;   \
-                                                                                 i++) point(a, i);           \
+                                                                                  i++) point(a, i);          \
         return 0;                                                                                            \
     }
 

@@ -10,13 +10,14 @@
  * the global vertex numbers of the element's corners. With local_interior, interior nodes of the element
  * itself keep their local order (no other element sees them); a facet's interior is shared, so facets pass 0.
  * Returns -1 for a vertex (nothing to place). */
-int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex, int local_interior)
-{
+int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex,
+                                 int local_interior) {
     LatticeSite site;
     lattice_site(s, p, lat, &site);
     int d = shape_dim(s);
     if (site.dim == 0) return -1;
-    if (site.dim == d && local_interior) { /* element interior: shift the lattice by one and number it as a lattice of lower order */
+    if (site.dim == d && local_interior) { /* element interior: shift the lattice by one and number it as a
+                                              lattice of lower order */
         int inner[3] = {lat[0] - 1, lat[1] - 1, lat[2] - 1};
         return lattice_index(s, shape_is_tensor(s) ? p - 2 : p - d - 1, inner);
     }
@@ -50,11 +51,12 @@ int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx
     return (int64_t)(a - 1) + (int64_t)(p - 1) * (b - 1);
 }
 
-static int entity_count(Shape entity_shape, int p) { return lattice_interior_count(entity_shape, p); }
+static int entity_count(Shape entity_shape, int p) {
+    return lattice_interior_count(entity_shape, p);
+}
 
 /* Finds the cell's local edge whose corners are {a, b} (cell corner numbers). */
-static int local_edge(Shape s, int a, int b)
-{
+static int local_edge(Shape s, int a, int b) {
     for (int e = 0; e < shape_nedges(s); e++) {
         const int *v = shape_edge(s, e);
         if ((v[0] == a && v[1] == b) || (v[0] == b && v[1] == a)) return e;
@@ -63,8 +65,7 @@ static int local_edge(Shape s, int a, int b)
 }
 
 /* The cell's local facet with exactly these corners. */
-static int local_facet(Shape s, const int *corners, int n)
-{
+static int local_facet(Shape s, const int *corners, int n) {
     for (int f = 0; f < shape_nfacets(s); f++) {
         int v[4], k = shape_facet_vertices(s, f, v), hits = 0;
         if (k != n) continue;
@@ -80,8 +81,7 @@ typedef struct {
     int64_t next;
 } Numbering;
 
-static fem_idx take(fem_idx *base, int64_t id, int count, Numbering *nb)
-{
+static fem_idx take(fem_idx *base, int64_t id, int count, Numbering *nb) {
     if (base[id] < 0) {
         base[id] = (fem_idx)nb->next;
         nb->next += count;
@@ -89,14 +89,12 @@ static fem_idx take(fem_idx *base, int64_t id, int count, Numbering *nb)
     return base[id];
 }
 
-static void element_corner_vertices(const Mesh *m, const MeshBlock *mb, int64_t c, fem_idx *cv)
-{
+static void element_corner_vertices(const Mesh *m, const MeshBlock *mb, int64_t c, fem_idx *cv) {
     for (int v = 0; v < shape_nvertices(mb->shape); v++)
         cv[v] = m->topo.vertex_of_node[mb->nodes[c * mb->nnodes + lattice_vertex(mb->shape, mb->order, v)]];
 }
 
-static int number_cells(Space *sp, Numbering *nb)
-{
+static int number_cells(Space *sp, Numbering *nb) {
     const Mesh *m = sp->mesh;
     int p = sp->order;
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
@@ -108,8 +106,10 @@ static int number_cells(Space *sp, Numbering *nb)
         b->ndof = lattice_count(s, p);
         b->count = mb->count;
         if ((int64_t)b->count * b->ndof >= INT32_MAX)
-            return fem_fail(FEM_ERR_INPUT, "%lld %s elements of order %d exceed femto's 2^31 element-dof slots per "
-                            "block", (long long)b->count, shape_name(s), p);
+            return fem_fail(FEM_ERR_INPUT,
+                            "%lld %s elements of order %d exceed femto's 2^31 element-dof slots per "
+                            "block",
+                            (long long)b->count, shape_name(s), p);
         FEM_ALLOC(b->dofs, b->count * b->ndof, "the element-to-dof map");
         int ne = shape_nedges(s), nf = shape_nfacets(s), d = shape_dim(s);
         int n_edge = entity_count(SHAPE_LINE, p), n_interior = lattice_interior_count(s, p);
@@ -135,7 +135,8 @@ static int number_cells(Space *sp, Numbering *nb)
                     base = take(nb->edge, m->topo.cell_edges[bi][c * ne + e], n_edge, nb);
                 } else {
                     int f = local_facet(s, site.corner, site.ncorners);
-                    base = take(nb->face, m->topo.cell_faces[bi][c * nf + f], entity_count(shape_facet(s), p), nb);
+                    base = take(nb->face, m->topo.cell_faces[bi][c * nf + f], entity_count(shape_facet(s), p),
+                                nb);
                 }
                 b->dofs[c * b->ndof + n] = base + (fem_idx)pos;
             }
@@ -145,8 +146,7 @@ static int number_cells(Space *sp, Numbering *nb)
 }
 
 /* Facet traces: the numbers were all given by the cells; find them through the cell each facet bounds. */
-static int number_facets(Space *sp, Numbering *nb)
-{
+static int number_facets(Space *sp, Numbering *nb) {
     const Mesh *m = sp->mesh;
     int p = sp->order;
     for (int fi = 0; fi < m->nfacet_blocks; fi++) {
@@ -195,8 +195,7 @@ static int number_facets(Space *sp, Numbering *nb)
     return FEM_OK;
 }
 
-static int build_transpose(SpaceBlock *b, int64_t nnodes)
-{
+static int build_transpose(SpaceBlock *b, int64_t nnodes) {
     FEM_ALLOC(b->t_offsets, nnodes + 1, "the dof-to-element map");
     FEM_ALLOC(b->t_slots, b->count * b->ndof, "the dof-to-element map");
     int64_t nslots = b->count * b->ndof;
@@ -205,20 +204,21 @@ static int build_transpose(SpaceBlock *b, int64_t nnodes)
     int64_t *fill = malloc(sizeof(int64_t) * (nnodes + 1));
     if (!fill) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the dof-to-element map");
     memcpy(fill, b->t_offsets, sizeof(int64_t) * (nnodes + 1));
-    for (int64_t k = 0; k < nslots; k++) b->t_slots[fill[b->dofs[k]]++] = (int32_t)k; /* ascending: deterministic */
+    for (int64_t k = 0; k < nslots; k++)
+        b->t_slots[fill[b->dofs[k]]++] = (int32_t)k; /* ascending: deterministic */
     free(fill);
     return FEM_OK;
 }
 
 /* Coordinates of every node: the geometry mapped at the node's reference position. */
-static int node_coordinates(Space *sp)
-{
+static int node_coordinates(Space *sp) {
     const Mesh *m = sp->mesh;
     FEM_ALLOC(sp->node_x, 3 * sp->nnodes, "node coordinates");
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
         const MeshBlock *mb = &m->cells[bi];
         const SpaceBlock *b = &sp->cells[bi];
-        double *pts = malloc(sizeof(double) * 3 * b->ndof), *val = malloc(sizeof(double) * b->ndof * mb->nnodes);
+        double *pts = malloc(sizeof(double) * 3 * b->ndof),
+               *val = malloc(sizeof(double) * b->ndof * mb->nnodes);
         if (!pts || !val) {
             free(pts);
             free(val);
@@ -235,7 +235,9 @@ static int node_coordinates(Space *sp)
                 double *x = &sp->node_x[3 * (int64_t)b->dofs[c * b->ndof + n]];
                 x[0] = x[1] = x[2] = 0.0;
                 for (int j = 0; j < mb->nnodes; j++)
-                    for (int a = 0; a < 3; a++) x[a] += val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
+                    for (int a = 0; a < 3; a++)
+                        x[a] +=
+                            val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
             }
         free(pts);
         free(val);
@@ -243,8 +245,7 @@ static int node_coordinates(Space *sp)
     return FEM_OK;
 }
 
-int space_create(const Mesh *m, int order, int ncomp, Space *sp)
-{
+int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
     memset(sp, 0, sizeof *sp);
     sp->mesh = m;
     sp->order = order;
@@ -261,7 +262,8 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp)
     nb.vertex = malloc(sizeof(fem_idx) * (m->topo.nvertices + 1));
     nb.edge = malloc(sizeof(fem_idx) * (m->topo.nedges + 1));
     nb.face = malloc(sizeof(fem_idx) * (m->topo.nfaces + 1));
-    if (!nb.vertex || !nb.edge || !nb.face) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory numbering dofs");
+    if (!nb.vertex || !nb.edge || !nb.face)
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory numbering dofs");
     if (!status) {
         memset(nb.vertex, 0xff, sizeof(fem_idx) * (m->topo.nvertices + 1));
         memset(nb.edge, 0xff, sizeof(fem_idx) * (m->topo.nedges + 1));
@@ -271,11 +273,13 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp)
     if (!status) {
         sp->nnodes = nb.next;
         sp->ndofs = nb.next * ncomp;
-        if (sp->ndofs >= INT32_MAX) status = fem_fail(FEM_ERR_INPUT, "%lld dofs exceed femto's limit of 2^31", (long long)sp->ndofs);
+        if (sp->ndofs >= INT32_MAX)
+            status = fem_fail(FEM_ERR_INPUT, "%lld dofs exceed femto's limit of 2^31", (long long)sp->ndofs);
     }
     if (!status) status = number_facets(sp, &nb);
     for (int b = 0; b < sp->ncell_blocks && !status; b++) status = build_transpose(&sp->cells[b], sp->nnodes);
-    for (int b = 0; b < sp->nfacet_blocks && !status; b++) status = build_transpose(&sp->facets[b], sp->nnodes);
+    for (int b = 0; b < sp->nfacet_blocks && !status; b++)
+        status = build_transpose(&sp->facets[b], sp->nnodes);
     if (!status) status = node_coordinates(sp);
     free(nb.vertex);
     free(nb.edge);
@@ -284,28 +288,24 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp)
     return status;
 }
 
-static void block_free(SpaceBlock *b)
-{
+static void block_free(SpaceBlock *b) {
     free(b->dofs);
     free(b->t_offsets);
     free(b->t_slots);
 }
 
-void space_destroy(Space *sp)
-{
+void space_destroy(Space *sp) {
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) block_free(&sp->cells[b]), block_free(&sp->facets[b]);
     free(sp->node_x);
     memset(sp, 0, sizeof *sp);
 }
 
-static int cmp_idx(const void *a, const void *b)
-{
+static int cmp_idx(const void *a, const void *b) {
     fem_idx x = *(const fem_idx *)a, y = *(const fem_idx *)b;
     return (x > y) - (x < y);
 }
 
-int space_group_nodes(const Space *sp, const PhysicalGroup *g, fem_idx **nodes, int64_t *count)
-{
+int space_group_nodes(const Space *sp, const PhysicalGroup *g, fem_idx **nodes, int64_t *count) {
     const Mesh *m = sp->mesh;
     int64_t n = 0;
     for (int fi = 0; fi < sp->nfacet_blocks; fi++)
@@ -317,7 +317,8 @@ int space_group_nodes(const Space *sp, const PhysicalGroup *g, fem_idx **nodes, 
     for (int fi = 0; fi < sp->nfacet_blocks; fi++)
         for (int64_t c = 0; c < sp->facets[fi].count; c++)
             if (mesh_group_has_entity(g, m->facets[fi].entity[c]))
-                for (int i = 0; i < sp->facets[fi].ndof; i++) list[k++] = sp->facets[fi].dofs[c * sp->facets[fi].ndof + i];
+                for (int i = 0; i < sp->facets[fi].ndof; i++)
+                    list[k++] = sp->facets[fi].dofs[c * sp->facets[fi].ndof + i];
     qsort(list, (size_t)k, sizeof(fem_idx), cmp_idx);
     int64_t u = 0;
     for (int64_t i = 0; i < k; i++)

@@ -3,8 +3,8 @@
  * A node of order p sits on a vertex, an edge, a face or a cell interior (fem/element.h, lattice_site). Its
  * number depends only on that entity and on the node's position measured in a frame fixed by the entity's
  * global vertex numbers (from the lower-numbered vertex along an edge; from the lowest vertex towards its
- * lower neighbour on a quadrilateral face; by sorted vertex numbers on a triangle), so two cells that share an
- * edge or face agree on its nodes whatever their local orientation: fields are continuous for every p.
+ * lower neighbour on a quadrilateral face; by sorted vertex numbers on a triangle), so two cells that share
+ * an edge or face agree on its nodes whatever their local orientation: fields are continuous for every p.
  * Entities receive their numbers in first-touch order over the cells, which keeps an element's dofs close
  * together in memory.
  *
@@ -19,10 +19,10 @@ FEM_EXTERN_C_BEGIN
 
 typedef struct {
     Shape shape;
-    int order;          /* p */
-    int ndof;           /* nodes per element (scalar) */
-    int64_t count;      /* elements */
-    fem_idx *dofs;      /* [count][ndof] node numbers, lattice order: the restriction */
+    int order;     /* p */
+    int ndof;      /* nodes per element (scalar) */
+    int64_t count; /* elements */
+    fem_idx *dofs; /* [count][ndof] node numbers, lattice order: the restriction */
     /* transpose of the restriction for deterministic gather assembly: for node n, the element slots
      * (e * ndof + i) that hold it are t_slots[t_offsets[n] .. t_offsets[n+1]) */
     int64_t *t_offsets; /* [nnodes + 1] */
@@ -32,12 +32,12 @@ typedef struct {
 typedef struct Space {
     const Mesh *mesh;
     int order, ncomp;
-    int64_t nnodes;     /* scalar nodes */
-    int64_t ndofs;      /* nnodes * ncomp */
+    int64_t nnodes;                  /* scalar nodes */
+    int64_t ndofs;                   /* nnodes * ncomp */
     int ncell_blocks, nfacet_blocks; /* as in the mesh */
     SpaceBlock cells[MESH_MAX_BLOCKS];
     SpaceBlock facets[MESH_MAX_BLOCKS]; /* the trace of the space on each facet block */
-    double *node_x;     /* [nnodes][3] coordinates of the nodes */
+    double *node_x;                     /* [nnodes][3] coordinates of the nodes */
 } Space;
 
 /* A space of order p with ncomp components on m (which must outlive it and have its topology built). */
@@ -50,7 +50,8 @@ int space_group_nodes(const Space *s, const PhysicalGroup *g, fem_idx **nodes, i
 /* Where a lattice node of an element sits inside its entity, in the entity's canonical frame, given the
  * element's corner vertex numbers (local_interior: the element's own interior keeps its local order). Exposed
  * for tests (continuity across randomly oriented cells). */
-int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex, int local_interior);
+int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex,
+                                 int local_interior);
 
 FEM_EXTERN_C_END
 

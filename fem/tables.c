@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fill(ElementTables *t, Shape s, int p, int npts, const double *pts)
-{
+static int fill(ElementTables *t, Shape s, int p, int npts, const double *pts) {
     t->shape = s;
     t->order = p;
     t->dim = shape_dim(s);
@@ -19,8 +18,7 @@ static int fill(ElementTables *t, Shape s, int p, int npts, const double *pts)
     return FEM_OK;
 }
 
-int tables_create(Shape s, int p, int degree, ElementTables *t)
-{
+int tables_create(Shape s, int p, int degree, ElementTables *t) {
     memset(t, 0, sizeof *t);
     FEM_TRY(quadrature_create(s, degree, &t->quad));
     int status = fill(t, s, p, t->quad.npts, t->quad.xi);
@@ -30,23 +28,23 @@ int tables_create(Shape s, int p, int degree, ElementTables *t)
         t->nq1 = t->quad.n1d;
         t->B1 = malloc(sizeof(double) * t->nd1 * t->nq1);
         t->G1 = malloc(sizeof(double) * t->nd1 * t->nq1);
-        if (!t->B1 || !t->G1) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for shape-function tables");
-        else basis_tabulate_1d(p, t->nq1, t->quad.xi1d, t->B1, t->G1);
+        if (!t->B1 || !t->G1)
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for shape-function tables");
+        else
+            basis_tabulate_1d(p, t->nq1, t->quad.xi1d, t->B1, t->G1);
     }
     if (status) tables_destroy(t);
     return status;
 }
 
-int tables_create_at(Shape s, int p, int npts, const double *pts, ElementTables *t)
-{
+int tables_create_at(Shape s, int p, int npts, const double *pts, ElementTables *t) {
     memset(t, 0, sizeof *t);
     int status = fill(t, s, p, npts, pts);
     if (status) tables_destroy(t);
     return status;
 }
 
-void tables_destroy(ElementTables *t)
-{
+void tables_destroy(ElementTables *t) {
     quadrature_destroy(&t->quad);
     free(t->B);
     free(t->G);

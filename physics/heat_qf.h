@@ -1,5 +1,6 @@
 /* Heat transfer at one q-point: -div(k(T) A grad T) + rho c dT/dt = Q, with flux, convection and radiation on
- * boundaries. FEM_HD: physics/heat.c runs these on the CPU, physics/heat_cuda.cu on the GPU.
+ * boundaries (the radiation term's linearisation, 4 eps sigma T^3, is symmetric). FEM_HD: physics/heat.c runs
+ * these on the CPU, physics/heat_cuda.cu on the GPU.
  *
  * Weak form (per unit test function v): R(T) = int rho c (a T + h) v + theta (k A grad T . grad v - Q v)
  *                                             + theta int_boundary g(T) v,
@@ -14,35 +15,35 @@
 
 enum { HEAT_MAX_MATERIALS = 32, HEAT_MAX_BCS = 64, HEAT_TABLE_MAX = 64 };
 enum { HEAT_K_CONSTANT = 0, HEAT_K_POLYNOMIAL = 1, HEAT_K_TABLE = 2 };
-enum { HEAT_BC_FLUX_IN = 1, HEAT_BC_CONVECT = 2, HEAT_BC_RADIATE = 3 };
 
 #define HEAT_STEFAN_BOLTZMANN 5.670374419e-8 /* W m^-2 K^-4 (CODATA 2018, exact by SI definition) */
 
 typedef struct {
-    int kind, n;                  /* conductivity: constant (c[0]), polynomial (c[0..n)), table (T[i], c[i]) */
+    int kind, n; /* conductivity: constant (c[0]), polynomial (c[0..n)), table (T[i], c[i]) */
     double c[HEAT_TABLE_MAX], T[HEAT_TABLE_MAX];
     int anisotropic;
-    double A[9];                  /* multiplier of k, row-major dim x dim (identity when isotropic) */
-    double rhoc;                  /* rho c [J/(m^3 K)] */
-    double Q;                     /* source [W/m^3] */
+    double A[9]; /* multiplier of k, row-major dim x dim (identity when isotropic) */
+    double rhoc; /* rho c [J/(m^3 K)] */
+    double Q;    /* source [W/m^3] */
 } HeatMaterial_;
 
+/* The natural conditions acting on a facet, summed (a surface may both convect and radiate):
+ * g(T) = -q + h T - hT + sigma (e T^4 - eT4), with h = sum h_i, hT = sum h_i T_inf,i, e = sum eps_i,
+ * eT4 = sum eps_i T_inf,i^4. */
 typedef struct {
-    int kind;
-    double q, h, eps, Tinf;
+    double q, h, hT, e, eT4;
 } HeatBc_;
 
 typedef struct {
     int dim, nmat, nbc;
-    double a;      /* mass coefficient of the time derivative */
-    double theta;  /* weight of the spatial terms */
+    double a;     /* mass coefficient of the time derivative */
+    double theta; /* weight of the spatial terms */
     HeatMaterial_ mat[HEAT_MAX_MATERIALS];
     HeatBc_ bc[HEAT_MAX_BCS];
 } HeatCtx;
 
 /* k(T) and dk/dT */
-FEM_HD static inline void heat_conductivity(const HeatMaterial_ *m, double T, double *k, double *dk)
-{
+FEM_HD static inline void heat_conductivity(const HeatMaterial_ *m, double T, double *k, double *dk) {
     if (m->kind == HEAT_K_CONSTANT) {
         *k = m->c[0];
         *dk = 0.0;
@@ -73,8 +74,7 @@ FEM_HD static inline void heat_conductivity(const HeatMaterial_ *m, double T, do
 }
 
 /* y = A x for the material's anisotropy (dim x dim) */
-FEM_HD static inline void heat_aniso(const HeatMaterial_ *m, int dim, const double *x, double *y)
-{
+FEM_HD static inline void heat_aniso(const HeatMaterial_ *m, int dim, const double *x, double *y) {
     for (int i = 0; i < dim; i++) {
         y[i] = x[i];
         if (m->anisotropic) {
@@ -85,12 +85,11 @@ FEM_HD static inline void heat_aniso(const HeatMaterial_ *m, int dim, const doub
 }
 
 /* state: k, then dk * A grad T (dim) */
-FEM_HD static inline void heat_cell_residual(const QfArgs *a, int64_t i)
-{
+FEM_HD static inline void heat_cell_residual(const QfArgs *a, int64_t i) {
     const HeatCtx *ctx = (const HeatCtx *)a->ctx;
     const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
     int d = a->dim;
-    double T, g[3], Ag[3], k, dk, s, f[3];
+    double T = 0.0, g[3] = {0, 0, 0}, Ag[3], k, dk, s, f[3];
     qf_cell_in(a, i, &T, g);
     heat_conductivity(m, T, &k, &dk);
     heat_aniso(m, d, g, Ag);
@@ -103,12 +102,11 @@ FEM_HD static inline void heat_cell_residual(const QfArgs *a, int64_t i)
     qf_cell_out(a, i, &s, f);
 }
 
-FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i)
-{
+FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i) {
     const HeatCtx *ctx = (const HeatCtx *)a->ctx;
     const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
     int d = a->dim;
-    double dT, g[3], Ag[3], s, f[3];
+    double dT = 0.0, g[3] = {0, 0, 0}, Ag[3], s, f[3];
     qf_cell_in(a, i, &dT, g);
     heat_aniso(m, d, g, Ag);
     const double *st = a->state + i * a->nstate;
@@ -117,24 +115,14 @@ FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i)
     qf_cell_out(a, i, &s, f);
 }
 
-/* g(T) and dg/dT of a boundary condition */
-FEM_HD static inline void heat_boundary(const HeatBc_ *bc, double T, double *g, double *dg)
-{
-    if (bc->kind == HEAT_BC_FLUX_IN) {
-        *g = -bc->q;
-        *dg = 0.0;
-    } else if (bc->kind == HEAT_BC_CONVECT) {
-        *g = bc->h * (T - bc->Tinf);
-        *dg = bc->h;
-    } else {
-        double c = bc->eps * HEAT_STEFAN_BOLTZMANN;
-        *g = c * (T * T * T * T - bc->Tinf * bc->Tinf * bc->Tinf * bc->Tinf);
-        *dg = 4.0 * c * T * T * T;
-    }
+/* g(T) and dg/dT of the conditions on a facet */
+FEM_HD static inline void heat_boundary(const HeatBc_ *bc, double T, double *g, double *dg) {
+    double T3 = T * T * T;
+    *g = -bc->q + bc->h * T - bc->hT + HEAT_STEFAN_BOLTZMANN * (bc->e * T3 * T - bc->eT4);
+    *dg = bc->h + 4.0 * HEAT_STEFAN_BOLTZMANN * bc->e * T3;
 }
 
-FEM_HD static inline void heat_facet_residual(const QfArgs *a, int64_t i)
-{
+FEM_HD static inline void heat_facet_residual(const QfArgs *a, int64_t i) {
     const HeatCtx *ctx = (const HeatCtx *)a->ctx;
     double T = a->u[i], g, dg;
     heat_boundary(&ctx->bc[qf_tag(a, i)], T, &g, &dg);
@@ -143,8 +131,7 @@ FEM_HD static inline void heat_facet_residual(const QfArgs *a, int64_t i)
     qf_facet_out(a, i, &s);
 }
 
-FEM_HD static inline void heat_facet_jacobian(const QfArgs *a, int64_t i)
-{
+FEM_HD static inline void heat_facet_jacobian(const QfArgs *a, int64_t i) {
     double s = a->state[i] * a->u[i];
     qf_facet_out(a, i, &s);
 }

@@ -1,0 +1,163 @@
+/* Host-side functionals of a solution (see functional.h). */
+#include "functional.h"
+
+#include "error.h"
+#include "geometry.h"
+#include "tables.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]) {
+    xi[0] = xi[1] = xi[2] = 0.0;
+    for (int a = 0; a < shape_dim(s); a++) xi[a] = (double)lat[a] / p;
+}
+
+/* Field values and physical gradients of one element at the points of `t`; geometry from geo (GEO_STRIDE). */
+static void field_at(const Space *sp, const SpaceBlock *b, const ElementTables *t, int64_t c, const double *u,
+                     const double *geo, int q, double *uq, double *gq) {
+    int nc = sp->ncomp, d = t->dim, nd = t->ndof;
+    double gr[3 * 3] = {0};
+    for (int k = 0; k < nc; k++) uq[k] = 0.0;
+    for (int i = 0; i < nd; i++) {
+        fem_idx node = b->dofs[c * nd + i];
+        for (int k = 0; k < nc; k++) {
+            double v = u[(int64_t)node * nc + k];
+            uq[k] += t->B[q * nd + i] * v;
+            for (int r = 0; r < d; r++) gr[k * d + r] += t->G[(q * nd + i) * d + r] * v;
+        }
+    }
+    const double *Jinv = geo + 1;
+    for (int k = 0; k < nc; k++)
+        for (int bb = 0; bb < d; bb++) {
+            double v = 0.0;
+            for (int r = 0; r < d; r++) v += gr[k * d + r] * Jinv[r * d + bb];
+            gq[k * d + bb] = v;
+        }
+}
+
+int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, int degree, CellFn fn,
+                     void *ctx, int nout, double *result) {
+    const Mesh *m = sp->mesh;
+    int d = m->dim, status = FEM_OK;
+    for (int k = 0; k < nout; k++) result[k] = 0.0;
+    for (int bi = 0; bi < sp->ncell_blocks && !status; bi++) {
+        const SpaceBlock *b = &sp->cells[bi];
+        ElementTables t;
+        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->cells[bi].order) + 2;
+        FEM_TRY(tables_create(b->shape, sp->order, deg, &t));
+        int nq = t.nq;
+        double *geo = malloc(sizeof(double) * nq * GEO_STRIDE(d)), *x = malloc(sizeof(double) * nq * 3);
+        double *out = malloc(sizeof(double) * (nout + 1));
+        if (!geo || !x || !out) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory in a functional");
+        for (int64_t c = 0; c < b->count && !status; c++) {
+            if (g && !mesh_group_has_entity(g, m->cells[bi].entity[c])) continue;
+            fem_idx cell = (fem_idx)c;
+            status = geometry_cells(m, bi, &t.quad, 1, &cell, geo, x);
+            for (int q = 0; q < nq && !status; q++) {
+                double uq[3], gq[9];
+                field_at(sp, b, &t, c, u, &geo[q * GEO_STRIDE(d)], q, uq, gq);
+                CellPoint p = {bi, c, &x[3 * q], uq, gq};
+                fn(ctx, &p, out);
+                for (int k = 0; k < nout; k++) result[k] += geo[q * GEO_STRIDE(d)] * out[k];
+            }
+        }
+        free(geo);
+        free(x);
+        free(out);
+        tables_destroy(&t);
+    }
+    return status;
+}
+
+int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, int degree, FacetFn fn,
+                      void *ctx, int nout, double *result) {
+    const Mesh *m = sp->mesh;
+    int status = FEM_OK, nc = sp->ncomp;
+    for (int k = 0; k < nout; k++) result[k] = 0.0;
+    for (int fi = 0; fi < sp->nfacet_blocks && !status; fi++) {
+        const SpaceBlock *b = &sp->facets[fi];
+        ElementTables t;
+        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->facets[fi].order) + 2;
+        FEM_TRY(tables_create(b->shape, sp->order, deg, &t));
+        int nq = t.nq;
+        double *fgeo = malloc(sizeof(double) * nq * FGEO_STRIDE), *x = malloc(sizeof(double) * nq * 3);
+        double *out = malloc(sizeof(double) * (nout + 1));
+        if (!fgeo || !x || !out) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory in a functional");
+        for (int64_t c = 0; c < b->count && !status; c++) {
+            if (g && !mesh_group_has_entity(g, m->facets[fi].entity[c])) continue;
+            fem_idx facet = (fem_idx)c;
+            status = geometry_facets(m, fi, &t.quad, 1, &facet, fgeo, x);
+            for (int q = 0; q < nq && !status; q++) {
+                double uq[3] = {0, 0, 0};
+                for (int i = 0; i < t.ndof; i++)
+                    for (int k = 0; k < nc; k++)
+                        uq[k] += t.B[q * t.ndof + i] * u[(int64_t)b->dofs[c * t.ndof + i] * nc + k];
+                FacetPoint p = {fi, c, &x[3 * q], &fgeo[q * FGEO_STRIDE + FGEO_N], uq};
+                fn(ctx, &p, out);
+                for (int k = 0; k < nout; k++) result[k] += fgeo[q * FGEO_STRIDE + FGEO_WDA] * out[k];
+            }
+        }
+        free(fgeo);
+        free(x);
+        free(out);
+        tables_destroy(&t);
+    }
+    return status;
+}
+
+int functional_nodal(const Space *sp, const double *u, int equispaced, CellFn fn, void *ctx, int nout,
+                     double *result) {
+    const Mesh *m = sp->mesh;
+    int d = m->dim, status = FEM_OK;
+    int *count = calloc((size_t)sp->nnodes + 1, sizeof(int));
+    if (!count) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal values");
+    memset(result, 0, sizeof(double) * (size_t)(sp->nnodes * nout));
+    for (int bi = 0; bi < sp->ncell_blocks && !status; bi++) {
+        const SpaceBlock *b = &sp->cells[bi];
+        int nd = b->ndof;
+        double *pts = malloc(sizeof(double) * 3 * nd);
+        ElementTables t;
+        memset(&t, 0, sizeof t);
+        if (!pts) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal values");
+        for (int n = 0; n < nd && !status; n++) {
+            int lat[3];
+            lattice_node(b->shape, b->order, n, lat);
+            if (equispaced)
+                lattice_position_equispaced(b->shape, b->order, lat, &pts[3 * n]);
+            else
+                lattice_position(b->shape, b->order, lat, &pts[3 * n]);
+        }
+        if (!status) status = tables_create_at(b->shape, b->order, nd, pts, &t);
+        Quadrature at = {.shape = b->shape, .npts = nd, .xi = pts, .w = NULL};
+        double *w1 = malloc(sizeof(double) * nd), *geo = malloc(sizeof(double) * nd * GEO_STRIDE(d)),
+               *x = malloc(sizeof(double) * nd * 3), *out = malloc(sizeof(double) * (nout + 1));
+        if (!w1 || !geo || !x || !out)
+            status = status ? status : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        for (int n = 0; n < nd && w1; n++) w1[n] = 1.0;
+        at.w = w1;
+        for (int64_t c = 0; c < b->count && !status; c++) {
+            fem_idx cell = (fem_idx)c;
+            status = geometry_cells(m, bi, &at, 1, &cell, geo, x);
+            for (int n = 0; n < nd && !status; n++) {
+                double uq[3], gq[9];
+                field_at(sp, b, &t, c, u, &geo[n * GEO_STRIDE(d)], n, uq, gq);
+                CellPoint p = {bi, c, &x[3 * n], uq, gq};
+                fn(ctx, &p, out);
+                fem_idx node = b->dofs[c * nd + n];
+                for (int k = 0; k < nout; k++) result[(int64_t)node * nout + k] += out[k];
+                count[node]++;
+            }
+        }
+        tables_destroy(&t);
+        free(pts);
+        free(w1);
+        free(geo);
+        free(x);
+        free(out);
+    }
+    for (int64_t n = 0; n < sp->nnodes && !status; n++)
+        for (int k = 0; k < nout; k++) result[n * nout + k] /= count[n] ? count[n] : 1;
+    free(count);
+    return status;
+}

@@ -1,0 +1,44 @@
+/* Host-side evaluations of a finished solution: integrals over cells or over the facets of a physical group
+ * (error norms, boundary heat flows, applied loads, strain energy), and values derived from the solution at
+ * every node of the space's lattice (flux or stress for output), averaged over the cells that share a node.
+ * Not on the solver's hot path: these run once per output. */
+#ifndef FEMTO_FUNCTIONAL_H
+#define FEMTO_FUNCTIONAL_H
+
+#include "space.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* A point of a cell: where, which cell, and the field (u[ncomp], physical gradient g[ncomp][dim]). */
+typedef struct {
+    int block;
+    int64_t cell;
+    const double *x, *u, *g;
+} CellPoint;
+typedef void (*CellFn)(void *ctx, const CellPoint *p, double *out);
+
+/* A point of a boundary facet: where, the unit outward normal, the field values. */
+typedef struct {
+    int block;
+    int64_t facet;
+    const double *x, *n, *u;
+} FacetPoint;
+typedef void (*FacetFn)(void *ctx, const FacetPoint *p, double *out);
+
+/* result[k] = integral over the cells of group g (NULL: all cells) of out[k], k < nout; degree 0: default. */
+int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, int degree, CellFn fn,
+                     void *ctx, int nout, double *result);
+/* result[k] = integral over the facets of group g of out[k]. */
+int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, int degree, FacetFn fn,
+                      void *ctx, int nout, double *result);
+/* out[node][k] = average over the cells sharing a node of fn at the node, evaluated at the equispaced lattice
+ * position of order p (equispaced = 1, the points femto writes for ParaView) or at the space's own nodes. */
+int functional_nodal(const Space *sp, const double *u, int equispaced, CellFn fn, void *ctx, int nout,
+                     double *out);
+
+/* Equispaced reference position of a lattice node (lat / p): where VTK's Lagrange cells place their nodes. */
+void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]);
+
+FEM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,230 @@
+/* The heat model (see heat.h); the q-point physics is in heat_qf.h. */
+#include "heat.h"
+
+#include "fem/error.h"
+#include "fem/functional.h"
+#include "heat_qf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+FEM_QF_CPU(heat_cell_residual_cpu, heat_cell_residual)
+FEM_QF_CPU(heat_cell_jacobian_cpu, heat_cell_jacobian)
+FEM_QF_CPU(heat_facet_residual_cpu, heat_facet_residual)
+FEM_QF_CPU(heat_facet_jacobian_cpu, heat_facet_jacobian)
+
+#ifdef FEMTO_HAVE_CUDA
+int heat_cell_residual_cuda(const QfArgs *a);
+int heat_cell_jacobian_cuda(const QfArgs *a);
+int heat_facet_residual_cuda(const QfArgs *a);
+int heat_facet_jacobian_cuda(const QfArgs *a);
+#define CUDA_FN(f) f
+#else
+#define CUDA_FN(f) NULL
+#endif
+
+static void fill_material(HeatMaterial_ *hm, const HeatMaterial *pm, int dim) {
+    memset(hm, 0, sizeof *hm);
+    hm->kind = pm->k_kind == CONDUCTIVITY_POLYNOMIAL ? HEAT_K_POLYNOMIAL
+               : pm->k_kind == CONDUCTIVITY_TABLE    ? HEAT_K_TABLE
+                                                     : HEAT_K_CONSTANT;
+    if (hm->kind == HEAT_K_CONSTANT) {
+        hm->n = 1;
+        hm->c[0] = pm->k;
+    } else if (hm->kind == HEAT_K_POLYNOMIAL) {
+        hm->n = pm->k_ncoef;
+        memcpy(hm->c, pm->k_coef, sizeof(double) * pm->k_ncoef);
+    } else {
+        hm->n = pm->k_npoints;
+        memcpy(hm->T, pm->k_T, sizeof(double) * pm->k_npoints);
+        memcpy(hm->c, pm->k_val, sizeof(double) * pm->k_npoints);
+    }
+    hm->anisotropic = pm->anisotropic;
+    if (pm->anisotropic) { /* xx yy zz xy yz xz, symmetric */
+        const double *t = pm->k_tensor;
+        double A[9] = {t[0], t[3], t[5], t[3], t[1], t[4], t[5], t[4], t[2]};
+        memcpy(hm->A, A, sizeof A);
+        if (dim == 2) hm->A[2] = hm->A[5] = hm->A[6] = hm->A[7] = hm->A[8] = 0.0;
+    }
+    hm->rhoc = pm->density * pm->specific_heat;
+    hm->Q = pm->source;
+}
+
+/* facet_tags: one record per distinct set of natural conditions acting on a facet */
+static int natural_conditions(const Problem *pb, const Space *sp, Model *md, HeatCtx *ctx) {
+    const Mesh *m = sp->mesh;
+    const HeatProblem *hp = &pb->heat;
+    const PhysicalGroup *groups[HEAT_MAX_BCS] = {0};
+    for (int i = 0; i < hp->nbcs; i++)
+        if (hp->bcs[i].kind != HEAT_BC_TEMPERATURE)
+            FEM_TRY(model_boundary(pb, m, hp->bcs[i].boundary, hp->bcs[i].at.line, &groups[i]));
+    uint64_t sets[HEAT_MAX_BCS];
+    ctx->nbc = 0;
+    for (int fb = 0; fb < m->nfacet_blocks; fb++) {
+        const MeshBlock *b = &m->facets[fb];
+        FEM_ALLOC(md->facet_tags[fb], b->count, "boundary-condition tags");
+        for (int64_t c = 0; c < b->count; c++) {
+            uint64_t set = 0;
+            for (int i = 0; i < hp->nbcs; i++)
+                if (groups[i] && mesh_group_has_entity(groups[i], b->entity[c])) set |= 1ull << i;
+            int tag = -1;
+            for (int k = 0; k < ctx->nbc && set; k++)
+                if (sets[k] == set) tag = k;
+            if (set && tag < 0) {
+                if (ctx->nbc == HEAT_MAX_BCS)
+                    return fem_fail(FEM_ERR_INPUT, "%s: too many overlapping boundary conditions", pb->path);
+                tag = ctx->nbc++;
+                sets[tag] = set;
+                HeatBc_ *r = &ctx->bc[tag];
+                memset(r, 0, sizeof *r);
+                for (int i = 0; i < hp->nbcs; i++) {
+                    if (!(set >> i & 1)) continue;
+                    const HeatBc *bc = &hp->bcs[i];
+                    if (bc->kind == HEAT_BC_FLUX) r->q += bc->value;
+                    if (bc->kind == HEAT_BC_CONVECTION) r->h += bc->h, r->hT += bc->h * bc->ambient;
+                    if (bc->kind == HEAT_BC_RADIATION) {
+                        double T2 = bc->ambient * bc->ambient;
+                        r->e += bc->emissivity;
+                        r->eT4 += bc->emissivity * T2 * T2;
+                    }
+                }
+            }
+            md->facet_tags[fb][c] = tag;
+        }
+    }
+    return FEM_OK;
+}
+
+int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
+    memset(md, 0, sizeof *md);
+    const HeatProblem *hp = &pb->heat;
+    const Mesh *m = sp->mesh;
+    if (hp->nmaterials > HEAT_MAX_MATERIALS || hp->nbcs > HEAT_MAX_BCS)
+        return fem_fail(FEM_ERR_INPUT, "%s: at most %d heat materials and %d boundary conditions", pb->path,
+                        HEAT_MAX_MATERIALS, HEAT_MAX_BCS);
+    HeatCtx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    md->ctx = ctx;
+    md->name = "heat";
+    md->ncomp = 1;
+    ctx->dim = m->dim;
+    ctx->nmat = hp->nmaterials;
+    ctx->theta = 1.0;
+    md->symmetric = 1;
+    const char *names[HEAT_MAX_MATERIALS];
+    int lines[HEAT_MAX_MATERIALS];
+    for (int i = 0; i < hp->nmaterials; i++) {
+        fill_material(&ctx->mat[i], &hp->materials[i], m->dim);
+        md->symmetric &= ctx->mat[i].kind == HEAT_K_CONSTANT;
+        names[i] = hp->materials[i].region;
+        lines[i] = hp->materials[i].at.line;
+    }
+    int status = model_cell_tags(pb, m, hp->nmaterials, names, lines, md->cell_tags);
+    if (!status) status = natural_conditions(pb, sp, md, ctx);
+    for (int i = 0; i < hp->nbcs && !status; i++) {
+        const HeatBc *bc = &hp->bcs[i];
+        if (bc->kind != HEAT_BC_TEMPERATURE) continue;
+        const PhysicalGroup *g;
+        status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
+        if (!status) status = model_add_dirichlet(md, sp, g, 1, &bc->value);
+    }
+    if (!status) status = model_finish_dirichlet(md);
+    md->phys = (OpPhysics){
+        .ncomp = 1,
+        .nstate = 1 + m->dim,
+        .nfstate = 1,
+        .cell_residual = {NULL, heat_cell_residual_cpu, CUDA_FN(heat_cell_residual_cuda)},
+        .cell_jacobian = {NULL, heat_cell_jacobian_cpu, CUDA_FN(heat_cell_jacobian_cuda)},
+        .facet_residual = {NULL, heat_facet_residual_cpu, CUDA_FN(heat_facet_residual_cuda)},
+        .facet_jacobian = {NULL, heat_facet_jacobian_cpu, CUDA_FN(heat_facet_jacobian_cuda)},
+        .uses_aux = 1,
+        .ctx = ctx,
+        .ctx_bytes = sizeof *ctx,
+    };
+    if (status) model_destroy(md);
+    return status;
+}
+
+void heat_set_time(Model *md, double a, double theta) {
+    HeatCtx *ctx = md->ctx;
+    ctx->a = a;
+    ctx->theta = theta;
+}
+
+typedef struct {
+    const Model *md;
+    const HeatCtx *ctx;
+    int dim;
+} FluxCtx;
+
+static void flux_at(void *vctx, const CellPoint *p, double *out) {
+    const FluxCtx *fc = vctx;
+    const HeatMaterial_ *m = &fc->ctx->mat[fc->md->cell_tags[p->block][p->cell]];
+    double k, dk, Ag[3];
+    heat_conductivity(m, p->u[0], &k, &dk);
+    heat_aniso(m, fc->dim, p->g, Ag);
+    for (int b = 0; b < 3; b++) out[b] = b < fc->dim ? -k * Ag[b] : 0.0;
+}
+
+int heat_flux_nodes(const Model *md, const Space *sp, const double *T, double *out) {
+    FluxCtx fc = {md, md->ctx, sp->mesh->dim};
+    return functional_nodal(sp, T, 1, flux_at, &fc, 3, out);
+}
+
+typedef struct {
+    const HeatBc *bc;
+} BcFlowCtx;
+
+static void natural_flow_at(void *vctx, const FacetPoint *p, double *out) {
+    const HeatBc *bc = ((const BcFlowCtx *)vctx)->bc;
+    double T = p->u[0];
+    if (bc->kind == HEAT_BC_FLUX)
+        out[0] = bc->value;
+    else if (bc->kind == HEAT_BC_CONVECTION)
+        out[0] = -bc->h * (T - bc->ambient);
+    else
+        out[0] = -bc->emissivity * HEAT_STEFAN_BOLTZMANN * (pow(T, 4) - pow(bc->ambient, 4));
+}
+
+static void source_at(void *vctx, const CellPoint *p, double *out) {
+    const FluxCtx *fc = vctx;
+    out[0] = fc->ctx->mat[fc->md->cell_tags[p->block][p->cell]].Q;
+}
+
+int heat_balance(const Model *md, const Problem *pb, const Space *sp, const double *T, const double *reaction,
+                 HeatFlow *flows, double *source) {
+    const HeatProblem *hp = &pb->heat;
+    const Mesh *m = sp->mesh;
+    char *claimed = calloc((size_t)sp->nnodes + 1, 1); /* a node shared by two Dirichlet groups counts once */
+    if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status = FEM_OK;
+    static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
+    for (int i = 0; i < hp->nbcs && !status; i++) {
+        const HeatBc *bc = &hp->bcs[i];
+        HeatFlow *f = &flows[i];
+        snprintf(f->boundary, sizeof f->boundary, "%s", bc->boundary);
+        f->kind = kinds[bc->kind];
+        const PhysicalGroup *g;
+        status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
+        if (status) break;
+        if (bc->kind == HEAT_BC_TEMPERATURE) {
+            fem_idx *nodes;
+            int64_t n;
+            status = space_group_nodes(sp, g, &nodes, &n);
+            double sum = 0.0;
+            for (int64_t k = 0; k < n && !status; k++)
+                if (!claimed[nodes[k]]) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
+            if (!status) free(nodes);
+            f->watts = -sum;
+        } else {
+            BcFlowCtx bctx = {bc};
+            status = functional_facets(sp, T, g, 0, natural_flow_at, &bctx, 1, &f->watts);
+        }
+    }
+    free(claimed);
+    FluxCtx fc = {md, md->ctx, m->dim};
+    if (!status) status = functional_cells(sp, T, NULL, 0, source_at, &fc, 1, source);
+    return status;
+}

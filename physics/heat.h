@@ -1,0 +1,30 @@
+/* Heat transfer: the model (materials, boundary conditions, time discretisation) and its derived results. */
+#ifndef FEMTO_HEAT_H
+#define FEMTO_HEAT_H
+
+#include "physics/model.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* The heat model of pb on the scalar space sp. */
+int heat_model_create(const Problem *pb, const Space *sp, Model *md);
+/* Time discretisation: the time derivative is a T + h (h: the auxiliary field), spatial terms weigh theta. */
+void heat_set_time(Model *md, double a, double theta);
+/* Heat flux -k A grad T [W/m^2] at every node (equispaced lattice positions), out[nnodes][3]. */
+int heat_flux_nodes(const Model *md, const Space *sp, const double *T, double *out);
+
+typedef struct {
+    char boundary[PROBLEM_NAME_MAX];
+    const char *kind; /* "temperature", "flux", "convection", "radiation" */
+    double watts;     /* heat into the body [W] (per metre of depth in 2D) */
+} HeatFlow;
+
+/* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
+ * `reaction`, natural ones by integrating their flux) and the source integral. flows has room for
+ * pb->heat.nbcs entries. */
+int heat_balance(const Model *md, const Problem *pb, const Space *sp, const double *T, const double *reaction,
+                 HeatFlow *flows, double *source);
+
+FEM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,132 @@
+/* Mapping a problem's names onto a mesh (see model.h). */
+#include "model.h"
+
+#include "fem/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void model_destroy(Model *md) {
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(md->cell_tags[b]), free(md->facet_tags[b]);
+    free(md->dir_dofs);
+    free(md->dir_values);
+    free(md->ctx);
+    memset(md, 0, sizeof *md);
+}
+
+static int missing_group(const Problem *pb, const Mesh *m, int line, const char *what, const char *name,
+                         int dim) {
+    char list[2048];
+    mesh_group_names(m, dim, list, sizeof list);
+    return fem_fail(FEM_ERR_INPUT,
+                    "%s:%d: the mesh '%s' has no %s named '%s' (a %dD physical group); it has: %s", pb->path,
+                    line, m->path, what, name, dim, list);
+}
+
+int model_boundary(const Problem *pb, const Mesh *m, const char *name, int line, const PhysicalGroup **g) {
+    *g = mesh_find_group(m, name, m->dim - 1);
+    if (!*g) return missing_group(pb, m, line, "boundary", name, m->dim - 1);
+    return FEM_OK;
+}
+
+int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *names, const int *lines,
+                    int32_t **cell_tags) {
+    const PhysicalGroup **groups = calloc((size_t)n + 1, sizeof *groups);
+    if (!groups) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status = FEM_OK;
+    for (int i = 0; i < n && !status; i++) {
+        if (!names[i][0]) continue;
+        groups[i] = mesh_find_group(m, names[i], m->dim);
+        if (!groups[i]) status = missing_group(pb, m, lines[i], "region", names[i], m->dim);
+    }
+    for (int b = 0; b < m->ncell_blocks && !status; b++) {
+        const MeshBlock *mb = &m->cells[b];
+        cell_tags[b] = malloc(sizeof(int32_t) * (size_t)(mb->count + 1));
+        if (!cell_tags[b]) {
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+            break;
+        }
+        for (int64_t c = 0; c < mb->count && !status; c++) {
+            int found = -1;
+            for (int i = 0; i < n; i++) {
+                if (groups[i] ? !mesh_group_has_entity(groups[i], mb->entity[c]) : n != 1) continue;
+                if (found >= 0 && found != i) {
+                    status = fem_fail(FEM_ERR_INPUT,
+                                      "%s:%d: element %lld of '%s' belongs to two materials, '%s' "
+                                      "(line %d) and '%s'",
+                                      pb->path, lines[i], (long long)mb->tag[c], m->path, names[found],
+                                      lines[found], names[i]);
+                    break;
+                }
+                found = i;
+            }
+            if (!status && found < 0) {
+                char list[2048];
+                mesh_group_names(m, m->dim, list, sizeof list);
+                status = fem_fail(FEM_ERR_INPUT,
+                                  "%s: element %lld of '%s' (entity %d) has no material: give every "
+                                  "region a <material>; the mesh's regions are: %s",
+                                  pb->path, (long long)mb->tag[c], m->path, mb->entity[c], list);
+            }
+            cell_tags[b][c] = found;
+        }
+    }
+    free(groups);
+    return status;
+}
+
+int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int components,
+                        const double *values) {
+    fem_idx *nodes;
+    int64_t count;
+    FEM_TRY(space_group_nodes(sp, g, &nodes, &count));
+    int nc = 0;
+    for (int c = 0; c < sp->ncomp; c++) nc += (components >> c) & 1;
+    int64_t n = md->ndir + count * nc;
+    int32_t *dofs = realloc(md->dir_dofs, sizeof(int32_t) * (size_t)(n + 1));
+    if (dofs) md->dir_dofs = dofs;
+    double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
+    if (vals) md->dir_values = vals;
+    if (!dofs || !vals) {
+        free(nodes);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+    }
+    for (int64_t i = 0; i < count; i++)
+        for (int c = 0; c < sp->ncomp; c++)
+            if ((components >> c) & 1) {
+                md->dir_dofs[md->ndir] = (int32_t)(nodes[i] * sp->ncomp + c);
+                md->dir_values[md->ndir] = values[c];
+                md->ndir++;
+            }
+    free(nodes);
+    return FEM_OK;
+}
+
+typedef struct {
+    int32_t dof;
+    int64_t order;
+    double value;
+} DirEntry;
+
+static int cmp_dir(const void *a, const void *b) {
+    const DirEntry *x = a, *y = b;
+    if (x->dof != y->dof) return (x->dof > y->dof) - (x->dof < y->dof);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+int model_finish_dirichlet(Model *md) {
+    if (md->ndir == 0) return FEM_OK;
+    DirEntry *e = malloc(sizeof(DirEntry) * (size_t)md->ndir);
+    if (!e) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+    for (int64_t i = 0; i < md->ndir; i++) e[i] = (DirEntry){md->dir_dofs[i], i, md->dir_values[i]};
+    qsort(e, (size_t)md->ndir, sizeof *e, cmp_dir);
+    int64_t u = 0;
+    for (int64_t i = 0; i < md->ndir; i++) {
+        if (u > 0 && e[u - 1].dof == e[i].dof) u--; /* later entry wins */
+        e[u++] = e[i];
+    }
+    for (int64_t i = 0; i < u; i++) md->dir_dofs[i] = e[i].dof, md->dir_values[i] = e[i].value;
+    md->ndir = u;
+    free(e);
+    return FEM_OK;
+}

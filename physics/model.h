@@ -1,0 +1,47 @@
+/* A physics set up for one problem on one mesh: the operator's q-point functions and constants, each cell's
+ * material, each boundary facet's condition, the Dirichlet dofs and values. physics/heat.c and
+ * physics/elasticity.c build one from the Problem; app/ runs it. The helpers here map the problem's region
+ * and boundary names onto the mesh, with one clear error for every name the mesh does not have. */
+#ifndef FEMTO_MODEL_H
+#define FEMTO_MODEL_H
+
+#include "fem/operator.h"
+#include "io/problem.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef struct Model {
+    const char *name; /* "heat", "elasticity" */
+    int ncomp;
+    int symmetric; /* the Jacobian is symmetric (CG applies) */
+    OpPhysics phys;
+    int32_t *cell_tags[MESH_MAX_BLOCKS];  /* material index per cell */
+    int32_t *facet_tags[MESH_MAX_BLOCKS]; /* natural-condition record per facet, -1 none */
+    int64_t ndir;
+    int32_t *dir_dofs;  /* constrained dofs (host) */
+    double *dir_values; /* their values at full load (host) */
+    void *ctx;          /* the physics' constants (owned) */
+} Model;
+
+void model_destroy(Model *md);
+
+/* cell_tags[b][c] = index i of the region names[i] whose physical group holds cell c. One unnamed region
+ * (names[i] = "") takes every cell. Errors: a region the mesh lacks (lists the groups it has), a cell with no
+ * region or with two. */
+int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *names, const int *lines,
+                    int32_t **cell_tags);
+
+/* The boundary group named `name` (error naming the problem file and line and listing the mesh's boundary
+ * groups when absent). */
+int model_boundary(const Problem *pb, const Mesh *m, const char *name, int line, const PhysicalGroup **g);
+
+/* Appends the dofs node * ncomp + c (c in the bit mask `components`) of the nodes on group g, with value
+ * values[c], to the model's Dirichlet list (later entries win on shared nodes). */
+int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int components,
+                        const double *values);
+/* Sorts the Dirichlet list and removes duplicates (keeping the last value given). */
+int model_finish_dirichlet(Model *md);
+
+FEM_EXTERN_C_END
+
+#endif

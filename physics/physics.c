@@ -1,2 +1,0 @@
-/* Physics registry (filled in by the heat and elasticity work). */
-int physics_placeholder(void) { return 0; }

@@ -1,0 +1,65 @@
+#include "femto_test.h"
+
+#include "fem/error.h"
+#ifdef FEMTO_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
+
+#include <string.h>
+
+int test_failures = 0;
+
+int test_result(const char *name) {
+    if (test_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
+
+int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly) {
+#ifdef FEMTO_HAVE_CUDA
+    device_register_cuda(gpu_device_create);
+#endif
+    if (device_create(d, kind, threads, assembly)) {
+        printf("skipped: %s\n", fem_last_error());
+        return TEST_SKIP;
+    }
+    return 0;
+}
+
+const char *test_mesh(const char *name) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", FEMTO_TEST_MESHES, name);
+    return path;
+}
+
+int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, TestSolve *ts) {
+    Operator op;
+    FEM_TRY(op_create(&op, d, sp, &md->phys, 0, md->cell_tags, md->facet_tags));
+    int status = op_set_dirichlet(&op, md->ndir, md->dir_dofs);
+    for (int b = 0; src && b < sp->ncell_blocks && !status; b++) status = op_set_source(&op, b, src[b]);
+    for (int64_t i = 0; i < md->ndir; i++) u[md->dir_dofs[i]] = md->dir_values[i];
+    double *du = NULL;
+    size_t bytes = sizeof(double) * (size_t)sp->ndofs;
+    if (!status) status = device_alloc_copy(d, (void **)&du, u, bytes);
+    NewtonSettings ns = {.rtol = 1e-11,
+                         .atol = 1e-12,
+                         .max_iterations = 20,
+                         .line_search = 1,
+                         .linear = ts->linear,
+                         .ksp = {.type = ts->ksp ? ts->ksp : KSP_CG,
+                                 .pc = ts->pc,
+                                 .rtol = 1e-10,
+                                 .atol = 0,
+                                 .max_iterations = 20000,
+                                 .restart = 100}};
+    if (ts->rtol > 0) ns.rtol = ts->rtol;
+    if (!status) status = newton_solve(&op, du, NULL, &ns, &ts->newton, NULL, NULL);
+    if (!status) status = d->ops.download(d, u, du, bytes);
+    ts->linear_iterations = ts->newton.linear_iterations;
+    device_free(d, du);
+    op_destroy(&op);
+    return status;
+}

@@ -1,0 +1,60 @@
+/* Helpers for femto's test programs: checks that print what was expected and what came out, and a small
+ * driver that solves a Model on a device. */
+#ifndef FEMTO_TEST_H
+#define FEMTO_TEST_H
+
+#include "fem/device.h"
+#include "fem/newton.h"
+#include "physics/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern int test_failures;
+
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            test_failures++;                                                                                 \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+        }                                                                                                    \
+    } while (0)
+
+/* Fails the test with the library's message when a femto call fails. */
+#define CHECK_OK(call)                                                                                       \
+    do {                                                                                                     \
+        int check_ok_rc_ = (call);                                                                           \
+        if (check_ok_rc_) {                                                                                  \
+            fprintf(stderr, "FAIL %s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #call, check_ok_rc_,     \
+                    fem_last_error());                                                                       \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+#define TEST_SKIP 77
+
+/* Exit status of a test program. */
+int test_result(const char *name);
+
+/* Creates a device of this kind (registering the CUDA backend when built in). Returns TEST_SKIP with a line
+ * on stdout when a CUDA device was asked for and there is none. */
+int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly);
+
+/* The path of a mesh in tests/meshes (FEMTO_TEST_MESHES is set by CMake). */
+const char *test_mesh(const char *name);
+
+/* Solves the model with Newton + Krylov on device d, from u (host, ndofs; overwritten with the solution).
+ * The Dirichlet values are set from md->dir_values. src: optional per-cell-block q-point sources. */
+typedef struct {
+    KspType ksp;
+    PcType pc;
+    double rtol;
+    int linear;
+    NewtonResult newton;
+    int linear_iterations;
+} TestSolve;
+int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, TestSolve *ts);
+
+#endif
