@@ -1,15 +1,84 @@
-/* `femto-app run` and `femto-app check`. */
-#include "app.h"
+/* `femto-app run` and `femto-app check`: read the problem and mesh, set up the physics, and (run) solve and
+ * write results. The physics-specific steps live in run_heat.c and run_elasticity.c. */
+#include "run.h"
 
 #include "fem/error.h"
 
-int app_check(const AppOptions *o) {
-    Problem pb;
-    FEM_TRY(problem_read(o->file, &pb));
-    problem_destroy(&pb);
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+double app_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static DevKind dev_kind(DeviceKind k) { return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO; }
+
+/* Problem, overrides, mesh: the part `check` and `run` share. */
+static int setup(const AppOptions *o, Run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    r->t0 = app_seconds();
+    FEM_TRY(problem_read(o->file, &r->pb));
+    Problem *pb = &r->pb;
+    if (o->order) pb->order = o->order;
+    if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
+    if (o->threads) pb->device.threads = o->threads;
+    if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
+    MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
+    app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
+    FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
+    const Mesh *m = &r->mesh;
+    int64_t ncells = 0;
+    for (int b = 0; b < m->ncell_blocks; b++) ncells += m->cells[b].count;
+    app_say(o, 1, "mesh %s: %dD, %lld nodes, %lld cells", pb->mesh_file, m->dim, (long long)m->nnodes,
+            (long long)ncells);
+    for (int b = 0; b < m->ncell_blocks; b++)
+        app_say(o, 1, "%s %lld %s", b ? "," : " (", (long long)m->cells[b].count, m->cells[b].type->name);
+    app_say(o, 1, ")\n");
     return FEM_OK;
 }
 
-int app_run(const AppOptions *o) {
-    return app_check(o);
+static void teardown(Run *r)
+{
+    mesh_destroy(&r->mesh);
+    problem_destroy(&r->pb);
+}
+
+int app_check(const AppOptions *o)
+{
+    Run r;
+    int status = setup(o, &r);
+    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 1);
+    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 1);
+    if (!status) app_say(o, 1, "%s: the problem and its mesh are consistent\n", o->file);
+    teardown(&r);
+    return status;
+}
+
+int app_run(const AppOptions *o)
+{
+    Run r;
+    int status = setup(o, &r);
+    if (!status) {
+        status = device_create(&r.dev, dev_kind(r.pb.device.kind), r.pb.device.threads,
+                               r.pb.device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
+        if (!status) {
+            r.have_dev = 1;
+            app_say(o, 1, "device: %s\n", r.dev.description);
+        }
+    }
+    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
+    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
+    if (!status)
+        app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
+                r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");
+    run_release_temperature(&r);
+    if (r.have_dev) device_destroy(&r.dev);
+    teardown(&r);
+    return status;
 }

@@ -123,6 +123,8 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     }
     int status = model_cell_tags(pb, m, hp->nmaterials, names, lines, md->cell_tags);
     if (!status) status = natural_conditions(pb, sp, md, ctx);
+    md->linear = md->symmetric;
+    for (int k = 0; k < ctx->nbc; k++) md->linear &= ctx->bc[k].e == 0.0; /* radiation is nonlinear */
     for (int i = 0; i < hp->nbcs && !status; i++) {
         const HeatBc *bc = &hp->bcs[i];
         if (bc->kind != HEAT_BC_TEMPERATURE) continue;

@@ -1,0 +1,40 @@
+/* State shared by the steps of `femto-app run` and `check`. */
+#ifndef FEMTO_RUN_H
+#define FEMTO_RUN_H
+
+#include "app.h"
+
+#include "fem/device.h"
+#include "fem/newton.h"
+#include "io/mesh_read.h"
+#include "io/results.h"
+#include "physics/model.h"
+
+typedef struct {
+    const AppOptions *o;
+    Problem pb;
+    Mesh mesh;
+    Device dev;
+    int have_dev;
+    double t0;
+    /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
+    Space *temperature_space;
+    double *temperature;
+} Run;
+
+double app_seconds(void);
+
+/* Heat (then elasticity): with check_only, set up and validate everything, solve nothing. */
+int run_heat(Run *r, int check_only);
+int run_elasticity(Run *r, int check_only);
+void run_release_temperature(Run *r);
+
+/* Newton settings from the problem file; symmetric picks CG for the automatic choice, else GMRES. */
+NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear);
+/* Prints Newton's per-iteration line (a NewtonReport). */
+void run_report(void *ctx, const NewtonStep *st);
+/* The physical tag of each cell's region for output (from a model's material tags and region names). */
+int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out);
+void run_free_tags(int32_t **tags);
+
+#endif

@@ -1,0 +1,286 @@
+/* The heat step of `femto-app run`: steady or transient, then output and a summary with the energy balance. */
+#include "run.h"
+
+#include "fem/error.h"
+#include "physics/heat.h"
+#include "physics/heat_qf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear)
+{
+    const SolverSettings *s = &pb->solver;
+    KspType ksp = s->krylov == KRYLOV_CG         ? KSP_CG
+                  : s->krylov == KRYLOV_GMRES    ? KSP_GMRES
+                  : s->krylov == KRYLOV_BICGSTAB ? KSP_BICGSTAB
+                  : symmetric                    ? KSP_CG
+                                                 : KSP_GMRES;
+    PcType pc = s->precond == PRECOND_NONE ? PC_NONE : s->precond == PRECOND_CHEBYSHEV ? PC_CHEBYSHEV : PC_JACOBI;
+    return (NewtonSettings){.rtol = s->rtol,
+                            .atol = s->atol,
+                            .max_iterations = s->max_iterations,
+                            .line_search = s->line_search,
+                            .linear = linear,
+                            .ksp = {.type = ksp,
+                                    .pc = pc,
+                                    .rtol = s->linear_rtol,
+                                    .max_iterations = s->linear_max_iterations,
+                                    .restart = s->restart}};
+}
+
+void run_report(void *ctx, const NewtonStep *st)
+{
+    const AppOptions *o = ctx;
+    app_say(o, 2, "    Newton %2d: |R| = %.3e, %4d linear iterations, step %.3g, %.2f s\n", st->iteration, st->rnorm,
+            st->linear_iterations, st->step, st->seconds);
+}
+
+int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out)
+{
+    for (int b = 0; b < m->ncell_blocks; b++) {
+        FEM_ALLOC(out[b], m->cells[b].count, "region tags");
+        for (int64_t c = 0; c < m->cells[b].count; c++) {
+            int mat = md->cell_tags[b][c];
+            const PhysicalGroup *g = mat >= 0 && mat < n && names[mat][0] ? mesh_find_group(m, names[mat], m->dim) : NULL;
+            out[b][c] = g ? g->tag : 0;
+        }
+    }
+    return FEM_OK;
+}
+
+void run_free_tags(int32_t **tags)
+{
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(tags[b]), tags[b] = NULL;
+}
+
+void run_release_temperature(Run *r)
+{
+    if (r->temperature && r->have_dev) device_free(&r->dev, r->temperature);
+    if (r->temperature_space) space_destroy(r->temperature_space), free(r->temperature_space);
+    r->temperature = NULL;
+    r->temperature_space = NULL;
+}
+
+typedef struct {
+    Run *r;
+    Space *sp;
+    Model *md;
+    Operator op;
+    ResultSeries rs;
+    OutFrame frame;
+    double *u;      /* device: temperature */
+    double *host;   /* host copy */
+    int newton_its, linear_its;
+} Heat;
+
+static int heat_output(Heat *h, double time)
+{
+    Device *d = &h->r->dev;
+    const Space *sp = h->sp;
+    size_t bytes = sizeof(double) * (size_t)sp->ndofs;
+    FEM_TRY(d->ops.download(d, h->host, h->u, bytes));
+    double *tmp = malloc(sizeof(double) * (size_t)sp->nnodes * 3);
+    if (!tmp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for output");
+    int status = results_nodal_field(sp, h->host, 1, tmp);
+    if (!status) status = results_add_point_array(&h->frame, "temperature", "K", 1, sp->nnodes, tmp);
+    if (!status && h->r->pb.output.flux) {
+        status = heat_flux_nodes(h->md, sp, h->host, tmp);
+        if (!status) status = results_add_point_array(&h->frame, "heat_flux", "W/m^2", 3, sp->nnodes, tmp);
+    }
+    free(tmp);
+    if (!status) status = results_write(&h->rs, time, &h->frame);
+    for (int i = 0; i < h->frame.npoint_arrays; i++) free(h->frame.point[i].data);
+    h->frame.npoint_arrays = 0;
+    return status;
+}
+
+static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, const char *what)
+{
+    NewtonResult res;
+    int status = newton_solve(&h->op, h->u, extra, ns, &res, run_report, (void *)h->r->o);
+    h->newton_its += res.iterations;
+    h->linear_its += res.linear_iterations;
+    app_say(h->r->o, what ? 1 : 2, "%s%sNewton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n", what ? what : "",
+            what ? ": " : "  ", res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm,
+            res.linear_iterations, ksp_name(ns->ksp.type));
+    return status;
+}
+
+/* Transient: backward Euler, BDF2 (first step backward Euler) or Crank-Nicolson. The initial field is written
+ * at t = start as given; the boundary temperatures hold from the first step on. */
+static int heat_transient(Heat *h, const NewtonSettings *ns)
+{
+    Run *r = h->r;
+    Device *d = &r->dev;
+    const TimeSettings *ts = &r->pb.time;
+    int64_t n = h->sp->ndofs;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *un = NULL, *unm1 = NULL, *aux = NULL, *extra = NULL, *vals = NULL;
+    int32_t *idx = NULL;
+    int status = device_alloc(d, (void **)&un, bytes);
+    if (!status) status = device_alloc(d, (void **)&unm1, bytes);
+    if (!status) status = device_alloc(d, (void **)&aux, bytes);
+    if (!status && ts->scheme == TIME_CRANK_NICOLSON) status = device_alloc(d, (void **)&extra, bytes);
+    if (!status && h->md->ndir) {
+        status = device_alloc_copy(d, (void **)&idx, h->md->dir_dofs, sizeof(int32_t) * (size_t)h->md->ndir);
+        if (!status) status = device_alloc_copy(d, (void **)&vals, h->md->dir_values, sizeof(double) * (size_t)h->md->ndir);
+    }
+    int nsteps = (int)ceil((ts->end - ts->start) / ts->step - 1e-9);
+    double dt = (ts->end - ts->start) / nsteps;
+    if (!status) status = heat_output(h, ts->start);
+    if (!status) status = d->ops.copy(d, un, h->u, bytes);
+    if (!status && h->md->ndir) status = d->ops.scatter(d, h->md->ndir, idx, vals, h->u);
+    for (int step = 1; step <= nsteps && !status; step++) {
+        double t = ts->start + step * dt;
+        if (step > 1) {
+            status = d->ops.copy(d, unm1, un, bytes);
+            if (!status) status = d->ops.copy(d, un, h->u, bytes);
+            if (status) break;
+        }
+        if (ts->scheme == TIME_BDF2 && step > 1) { /* (3 T - 4 T_n + T_n-1) / (2 dt) */
+            heat_set_time(h->md, 1.5 / dt, 1.0);
+            status = d->ops.axpby(d, n, -2.0 / dt, un, 0.0, aux);
+            if (!status) status = d->ops.axpby(d, n, 0.5 / dt, unm1, 1.0, aux);
+        } else if (ts->scheme == TIME_CRANK_NICOLSON) { /* (T - T_n)/dt + (F(T) + F(T_n))/2 */
+            heat_set_time(h->md, 0.0, 0.5);
+            h->op.aux = NULL;
+            status = op_update_ctx(&h->op);
+            if (!status) status = op_residual(&h->op, un, extra);
+            heat_set_time(h->md, 1.0 / dt, 0.5);
+            if (!status) status = d->ops.axpby(d, n, -1.0 / dt, un, 0.0, aux);
+        } else {
+            heat_set_time(h->md, 1.0 / dt, 1.0);
+            status = d->ops.axpby(d, n, -1.0 / dt, un, 0.0, aux);
+        }
+        h->op.aux = aux;
+        if (!status) status = op_update_ctx(&h->op);
+        char what[96];
+        snprintf(what, sizeof what, "step %d/%d, t = %.6g s", step, nsteps, t);
+        if (!status) status = heat_solve(h, ns, extra, what);
+        if (!status && (step % ts->output_every == 0 || step == nsteps)) status = heat_output(h, t);
+    }
+    h->op.aux = NULL;
+    double *bufs[] = {un, unm1, aux, extra, vals};
+    for (int i = 0; i < 5; i++) device_free(d, bufs[i]);
+    device_free(d, idx);
+    return status;
+}
+
+static void heat_summary(Heat *h)
+{
+    Run *r = h->r;
+    const AppOptions *o = r->o;
+    const Problem *pb = &r->pb;
+    const Space *sp = h->sp;
+    Device *d = &r->dev;
+    d->ops.download(d, h->host, h->u, sizeof(double) * (size_t)sp->ndofs);
+    int64_t imin = 0, imax = 0;
+    for (int64_t i = 0; i < sp->nnodes; i++) {
+        if (h->host[i] < h->host[imin]) imin = i;
+        if (h->host[i] > h->host[imax]) imax = i;
+    }
+    const double *xl = &sp->node_x[3 * imin], *xh = &sp->node_x[3 * imax];
+    app_say(o, 1, "summary (heat):\n  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n",
+            h->host[imin], xl[0], xl[1], xl[2], h->host[imax], xh[0], xh[1], xh[2]);
+    app_say(o, 1, "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n",
+            h->newton_its, h->linear_its, (long long)h->op.evaluations, (long long)h->op.applications);
+    if (pb->time.scheme != TIME_STEADY) return;
+    /* energy balance: heat into the body through every boundary plus the sources must vanish */
+    double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs), *rdev = NULL;
+    HeatFlow *flows = calloc((size_t)pb->heat.nbcs + 1, sizeof *flows);
+    double source = 0.0;
+    int status = reaction && flows ? device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)sp->ndofs) : 1;
+    if (!status) status = op_residual_unconstrained(&h->op, h->u, rdev);
+    if (!status) status = d->ops.download(d, reaction, rdev, sizeof(double) * (size_t)sp->ndofs);
+    if (!status) status = heat_balance(h->md, pb, sp, h->host, reaction, flows, &source);
+    const char *unit = sp->mesh->dim == 2 ? "W/m" : "W";
+    if (!status) {
+        double total = source, scale = fabs(source);
+        for (int i = 0; i < pb->heat.nbcs; i++) {
+            app_say(o, 1, "  heat into the body through '%s' (%s): %.6g %s\n", flows[i].boundary, flows[i].kind,
+                    flows[i].watts, unit);
+            total += flows[i].watts;
+            scale = fmax(scale, fabs(flows[i].watts));
+        }
+        app_say(o, 1, "  heat from sources: %.6g %s\n  energy balance: %.3g %s (%.2g of the largest term)\n", source,
+                unit, total, unit, scale > 0 ? fabs(total) / scale : 0.0);
+    } else {
+        app_say(o, 1, "  (energy balance not available: %s)\n", fem_last_error());
+    }
+    device_free(d, rdev);
+    free(reaction);
+    free(flows);
+}
+
+int run_heat(Run *r, int check_only)
+{
+    Problem *pb = &r->pb;
+    const AppOptions *o = r->o;
+    Heat h;
+    memset(&h, 0, sizeof h);
+    h.r = r;
+    h.sp = calloc(1, sizeof *h.sp);
+    h.md = calloc(1, sizeof *h.md);
+    if (!h.sp || !h.md) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status = space_create(&r->mesh, pb->order, 1, h.sp);
+    if (!status) status = heat_model_create(pb, h.sp, h.md);
+    if (!status && pb->time.scheme != TIME_STEADY)
+        for (int i = 0; i < pb->heat.nmaterials && !status; i++)
+            if (!(pb->heat.materials[i].density > 0 && pb->heat.materials[i].specific_heat > 0))
+                status = fem_fail(FEM_ERR_INPUT, "%s:%d: a transient run needs density and specific-heat on material '%s'",
+                                  pb->path, pb->heat.materials[i].at.line, pb->heat.materials[i].region);
+    if (status || check_only) goto done;
+
+    NewtonSettings ns = run_newton_settings(pb, h.md->symmetric, h.md->linear);
+    app_say(o, 1, "heat: order %d, %lld dofs (%lld fixed), %s with %s preconditioning, %s\n", pb->order,
+            (long long)h.sp->ndofs, (long long)h.md->ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc),
+            pb->time.scheme == TIME_STEADY ? "steady" : "transient");
+    Device *d = &r->dev;
+    status = op_create(&h.op, d, h.sp, &h.md->phys, pb->quadrature_degree, h.md->cell_tags, h.md->facet_tags);
+    if (!status) status = op_set_dirichlet(&h.op, h.md->ndir, h.md->dir_dofs);
+    size_t bytes = sizeof(double) * (size_t)h.sp->ndofs;
+    h.host = malloc(bytes);
+    if (!status && !h.host) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    if (status) goto done;
+    for (int64_t i = 0; i < h.sp->ndofs; i++) h.host[i] = pb->heat.initial_temperature;
+    if (pb->time.scheme == TIME_STEADY)
+        for (int64_t i = 0; i < h.md->ndir; i++) h.host[h.md->dir_dofs[i]] = h.md->dir_values[i];
+    status = device_alloc_copy(d, (void **)&h.u, h.host, bytes);
+    int32_t *regions[MESH_MAX_BLOCKS] = {0};
+    const char *names[HEAT_MAX_MATERIALS];
+    for (int i = 0; i < pb->heat.nmaterials && i < HEAT_MAX_MATERIALS; i++) names[i] = pb->heat.materials[i].region;
+    if (!status) status = run_region_tags(&r->mesh, h.md, pb->heat.nmaterials, names, regions);
+    if (!status) status = results_frame(h.sp, (const int32_t *const *)regions, pb->path, &h.frame);
+    run_free_tags(regions);
+    if (!status) status = results_open(&h.rs, pb, &h.frame);
+    int opened = !status;
+    if (!status && pb->time.scheme == TIME_STEADY) {
+        status = heat_solve(&h, &ns, NULL, "steady solve");
+        if (!status) status = heat_output(&h, 0.0);
+    } else if (!status) {
+        status = heat_transient(&h, &ns);
+    }
+    if (opened) {
+        int cs = results_close(&h.rs, status == FEM_OK);
+        if (!status) status = cs;
+    }
+    if (!status) heat_summary(&h);
+    if (!status && pb->elasticity.coupled_temperature) { /* hand the temperature to the elasticity step */
+        r->temperature = h.u;
+        r->temperature_space = h.sp;
+        h.u = NULL;
+        h.sp = NULL;
+    }
+done:
+    outframe_destroy(&h.frame);
+    if (h.op.dev) op_destroy(&h.op);
+    if (h.u) device_free(&r->dev, h.u);
+    free(h.host);
+    model_destroy(h.md);
+    free(h.md);
+    if (h.sp) space_destroy(h.sp), free(h.sp);
+    return status;
+}

@@ -1,0 +1,250 @@
+/* Results as files (see results.h). */
+#include "results.h"
+
+#include "fem/error.h"
+#include "fem/functional.h"
+#include "fem/tables.h"
+#include "io/fileutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Equispaced reference positions of the lattice of order p on shape s: pts[n][3]. */
+static double *equispaced_points(Shape s, int p, int n)
+{
+    double *pts = malloc(sizeof(double) * 3 * (size_t)n);
+    for (int i = 0; pts && i < n; i++) {
+        int lat[3];
+        lattice_node(s, p, i, lat);
+        lattice_position_equispaced(s, p, lat, &pts[3 * i]);
+    }
+    return pts;
+}
+
+static int frame_points(const Space *sp, OutFrame *f)
+{
+    const Mesh *m = sp->mesh;
+    FEM_ALLOC(f->x, 3 * sp->nnodes, "output points");
+    for (int bi = 0; bi < sp->ncell_blocks; bi++) {
+        const SpaceBlock *b = &sp->cells[bi];
+        const MeshBlock *mb = &m->cells[bi];
+        double *pts = equispaced_points(b->shape, b->order, b->ndof);
+        double *val = malloc(sizeof(double) * (size_t)b->ndof * mb->nnodes);
+        if (!pts || !val) {
+            free(pts);
+            free(val);
+            return fem_fail(FEM_ERR_INTERNAL, "out of host memory for output points");
+        }
+        basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
+        for (int64_t c = 0; c < b->count; c++)
+            for (int n = 0; n < b->ndof; n++) {
+                double *x = &f->x[3 * (int64_t)b->dofs[c * b->ndof + n]];
+                x[0] = x[1] = x[2] = 0.0;
+                for (int j = 0; j < mb->nnodes; j++)
+                    for (int a = 0; a < 3; a++)
+                        x[a] += val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
+            }
+        free(pts);
+        free(val);
+    }
+    return FEM_OK;
+}
+
+static int add_string(OutFrame *f, const char *name, const char *value)
+{
+    if (f->nstrings >= OUT_MAX_STRINGS) return FEM_OK;
+    snprintf(f->string_name[f->nstrings], sizeof f->string_name[0], "%s", name);
+    f->string_value[f->nstrings] = strdup(value ? value : "");
+    if (!f->string_value[f->nstrings]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    f->nstrings++;
+    return FEM_OK;
+}
+
+int results_frame(const Space *sp, const int32_t *const *cell_region, const char *problem_path, OutFrame *f)
+{
+    const Mesh *m = sp->mesh;
+    memset(f, 0, sizeof *f);
+    f->dim = m->dim;
+    f->npoints = sp->nnodes;
+    int status = frame_points(sp, f);
+    int64_t ncells = 0;
+    for (int bi = 0; bi < sp->ncell_blocks && !status; bi++) {
+        const SpaceBlock *b = &sp->cells[bi];
+        OutCellBlock *ob = &f->blocks[f->nblocks++];
+        int perm[1024];
+        ob->shape = b->shape;
+        ob->order = b->order;
+        ob->vtk_type = vtk_cell_type(b->shape, b->order);
+        ob->nodes_per_cell = vtk_node_order(b->shape, b->order, perm);
+        ob->ncells = b->count;
+        ob->conn = malloc(sizeof(int64_t) * (size_t)(b->count * ob->nodes_per_cell + 1));
+        if (!ob->conn) {
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for output cells");
+            break;
+        }
+        for (int64_t c = 0; c < b->count; c++)
+            for (int k = 0; k < ob->nodes_per_cell; k++)
+                ob->conn[c * ob->nodes_per_cell + k] = b->dofs[c * b->ndof + perm[k]];
+        ncells += b->count;
+    }
+    /* cell data: region (physical tag) and quality (min/max Jacobian determinant over the cell's nodes) */
+    double *region = status ? NULL : malloc(sizeof(double) * (size_t)(ncells + 1));
+    double *quality = status ? NULL : malloc(sizeof(double) * (size_t)(ncells + 1));
+    if (!status && (!region || !quality)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for cell data");
+    for (int bi = 0, k = 0; bi < sp->ncell_blocks && !status; bi++)
+        for (int64_t c = 0; c < m->cells[bi].count; c++, k++) {
+            double lo, hi;
+            mesh_cell_jacobian_range(m, bi, c, &lo, &hi);
+            region[k] = cell_region ? cell_region[bi][c] : 0;
+            quality[k] = hi > 0 ? lo / hi : 0.0;
+        }
+    if (!status) {
+        OutArray *a = &f->cell[f->ncell_arrays++];
+        snprintf(a->name, sizeof a->name, "region");
+        a->ncomp = 1;
+        a->units = "";
+        a->data = region;
+        a = &f->cell[f->ncell_arrays++];
+        snprintf(a->name, sizeof a->name, "quality");
+        a->ncomp = 1;
+        a->units = "";
+        a->data = quality;
+    } else {
+        free(region);
+        free(quality);
+    }
+    if (!status) {
+        char *groups = calloc((size_t)m->ngroups + 1, MESH_NAME_MAX + 32);
+        if (!groups) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        for (int g = 0; g < m->ngroups && !status; g++)
+            sprintf(groups + strlen(groups), "%s%d %dD %s", g ? "; " : "", m->groups[g].tag, m->groups[g].dim,
+                    m->groups[g].name[0] ? m->groups[g].name : "(unnamed)");
+        if (!status) status = add_string(f, "physical_groups", groups);
+        free(groups);
+    }
+    if (!status) status = add_string(f, "femto_version", FEMTO_VERSION);
+    if (!status) status = add_string(f, "problem_file", problem_path);
+    if (status) outframe_destroy(f);
+    return status;
+}
+
+int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out)
+{
+    if (sp->order <= 2) { /* GLL and equispaced nodes coincide */
+        memcpy(out, u, sizeof(double) * (size_t)(sp->nnodes * ncomp));
+        return FEM_OK;
+    }
+    for (int bi = 0; bi < sp->ncell_blocks; bi++) {
+        const SpaceBlock *b = &sp->cells[bi];
+        double *pts = equispaced_points(b->shape, b->order, b->ndof);
+        ElementTables t;
+        int status = pts ? tables_create_at(b->shape, b->order, b->ndof, pts, &t)
+                         : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        free(pts);
+        FEM_TRY(status);
+        for (int64_t c = 0; c < b->count; c++)
+            for (int n = 0; n < b->ndof; n++) {
+                double *o = &out[(int64_t)b->dofs[c * b->ndof + n] * ncomp];
+                for (int k = 0; k < ncomp; k++) o[k] = 0.0;
+                for (int i = 0; i < b->ndof; i++)
+                    for (int k = 0; k < ncomp; k++)
+                        o[k] += t.B[n * b->ndof + i] * u[(int64_t)b->dofs[c * b->ndof + i] * ncomp + k];
+            }
+        tables_destroy(&t);
+    }
+    return FEM_OK;
+}
+
+int results_add_point_array(OutFrame *f, const char *name, const char *units, int ncomp, int64_t n, const double *data)
+{
+    if (f->npoint_arrays >= OUT_MAX_ARRAYS) return fem_fail(FEM_ERR_INTERNAL, "too many output arrays");
+    OutArray *a = &f->point[f->npoint_arrays];
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->ncomp = ncomp;
+    a->units = units;
+    FEM_ALLOC(a->data, n * ncomp, "an output array");
+    memcpy(a->data, data, sizeof(double) * (size_t)(n * ncomp));
+    f->npoint_arrays++;
+    return FEM_OK;
+}
+
+int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh)
+{
+    memset(rs, 0, sizeof *rs);
+    snprintf(rs->dir, sizeof rs->dir, "%s", pb->output.directory);
+    snprintf(rs->base, sizeof rs->base, "%s", pb->output.basename);
+    rs->vtu = pb->output.vtu;
+    rs->compress = pb->output.vtu_compress;
+    rs->subdivide = pb->output.vtu_subdivide;
+    rs->hdf5 = pb->output.hdf5;
+    FEM_TRY(fileutil_mkdir_p(rs->dir));
+    if (rs->hdf5) {
+        char h5[PROBLEM_PATH_MAX + 160], xdmf[PROBLEM_PATH_MAX + 160];
+        snprintf(h5, sizeof h5, "%s/%s.h5", rs->dir, rs->base);
+        snprintf(xdmf, sizeof xdmf, "%s/%s.xdmf", rs->dir, rs->base);
+        H5Out *h = NULL;
+        FEM_TRY(h5out_open(&h, h5, xdmf, mesh, pb->text));
+        rs->h5 = h;
+    }
+    return FEM_OK;
+}
+
+int results_write(ResultSeries *rs, double time, const OutFrame *frame)
+{
+    double *times = realloc(rs->times, sizeof(double) * (size_t)(rs->nsteps + 1));
+    if (times) rs->times = times;
+    char **files = realloc(rs->files, sizeof(char *) * (size_t)(rs->nsteps + 1));
+    if (files) rs->files = files;
+    if (!times || !files) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    char name[PROBLEM_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s_%04d.vtu", rs->base, rs->nsteps);
+    rs->times[rs->nsteps] = time;
+    rs->files[rs->nsteps] = strdup(name);
+    if (!rs->files[rs->nsteps]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    rs->nsteps++;
+    if (rs->vtu) {
+        char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
+        snprintf(path, sizeof path, "%s/%s", rs->dir, name);
+        if (rs->subdivide) {
+            OutFrame sub;
+            FEM_TRY(outframe_subdivide(frame, &sub));
+            int status = vtu_write(path, &sub, rs->compress);
+            outframe_destroy_shallow(&sub);
+            FEM_TRY(status);
+        } else {
+            FEM_TRY(vtu_write(path, frame, rs->compress));
+        }
+    }
+    if (rs->h5) FEM_TRY(h5out_write_step((H5Out *)rs->h5, time, frame));
+    return FEM_OK;
+}
+
+int results_close(ResultSeries *rs, int ok)
+{
+    int status = FEM_OK;
+    char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
+    if (ok && rs->vtu && rs->nsteps) {
+        snprintf(path, sizeof path, "%s/%s.pvd", rs->dir, rs->base);
+        status = pvd_write(path, rs->nsteps, rs->times, rs->files);
+    }
+    if (rs->h5) {
+        H5Out *h = rs->h5;
+        if (ok && !status) status = h5out_close(&h);
+        else h5out_abort(&h);
+        rs->h5 = NULL;
+    }
+    if (!ok || status) /* a failed run leaves no results behind */
+        for (int i = 0; rs->vtu && i < rs->nsteps; i++) {
+            snprintf(path, sizeof path, "%s/%s", rs->dir, rs->files[i]);
+            unlink(path);
+        }
+    for (int i = 0; i < rs->nsteps; i++) free(rs->files[i]);
+    free(rs->files);
+    free(rs->times);
+    rs->files = NULL;
+    rs->times = NULL;
+    return status;
+}

@@ -1,0 +1,47 @@
+/* Results of a run as files: builds OutFrames (io/output.h) from femto's spaces and writes the series of a
+ * run (VTU per output time + PVD, one HDF5 + XDMF), under temporary names renamed when complete.
+ *
+ * Output points are the nodes of the space's lattice at their equispaced reference positions, which is where
+ * VTK's Lagrange cells expect them; point ids equal the space's node numbers, so nodal fields (solution,
+ * derived flux or stress) are written as they are. */
+#ifndef FEMTO_RESULTS_H
+#define FEMTO_RESULTS_H
+
+#include "fem/space.h"
+#include "io/output.h"
+#include "io/problem.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* The mesh part of a frame for space sp: points, cells (VTK order), cell data "region" (the physical tag of
+ * each cell's region, from cell_tags and region_tags) and "quality" (min/max Jacobian determinant ratio),
+ * field data (physical group names, femto version, problem file). */
+int results_frame(const Space *sp, const int32_t *const *cell_region, const char *problem_path, OutFrame *f);
+
+/* Values of a nodal field (ncomp per node, in the space's node numbering) at the output points: the field
+ * interpolated from the space's nodes to the equispaced positions (they differ for p >= 3). */
+int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out);
+
+/* Adds a point array (copied) to a frame. */
+int results_add_point_array(OutFrame *f, const char *name, const char *units, int ncomp, int64_t n, const double *data);
+
+/* A run's result series. */
+typedef struct {
+    char dir[PROBLEM_PATH_MAX], base[PROBLEM_NAME_MAX];
+    int vtu, compress, subdivide, hdf5;
+    int nsteps;
+    double *times;
+    char **files;    /* VTU names relative to dir */
+    void *h5;        /* H5Out */
+    int64_t bytes;   /* written so far */
+} ResultSeries;
+
+int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh);
+/* Writes one output time (the frame holds mesh and arrays). */
+int results_write(ResultSeries *rs, double time, const OutFrame *frame);
+/* Writes the PVD and closes the HDF5/XDMF; on failure (or ok == 0) removes what is incomplete. */
+int results_close(ResultSeries *rs, int ok);
+
+FEM_EXTERN_C_END
+
+#endif
