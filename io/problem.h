@@ -113,6 +113,7 @@ typedef struct {
     int has_temperature;     /* uniform temperature for thermal strain */
     double temperature;      /* [K] */
     int coupled_temperature; /* 1: thermal strain from the temperature field solved in the same run */
+    SourceLine temperature_at; /* the <temperature> element, when there is one */
 } ElasticProblem;
 
 /* ---- Run settings */
