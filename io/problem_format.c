@@ -203,6 +203,14 @@ static int stray_text(const ProblemDoc *d, xmlNode *parent, xmlNode *text) {
 static int check_children(const ProblemDoc *d, xmlNode *node, const ProblemElementSpec *spec, char *path,
                           size_t path_len, size_t path_cap);
 
+/* xsi:noNamespaceSchemaLocation on the root tells an XML editor where the schema is, for completion and
+ * checking while typing. femto always validates against its embedded schema, so the hint changes nothing. */
+static int is_schema_hint(const xmlNode *node, const xmlAttr *a) {
+    return node->parent && node->parent->type == XML_DOCUMENT_NODE && a->ns &&
+           strcmp((const char *)a->ns->href, "http://www.w3.org/2001/XMLSchema-instance") == 0 &&
+           strcmp((const char *)a->name, "noNamespaceSchemaLocation") == 0;
+}
+
 static int check_attributes(const ProblemDoc *d, xmlNode *node, const ProblemElementSpec *spec) {
     const char *elem = (const char *)node->name;
     for (xmlAttr *a = node->properties; a; a = a->next) {
@@ -211,6 +219,7 @@ static int check_attributes(const ProblemDoc *d, xmlNode *node, const ProblemEle
             snprintf(name, sizeof name, "%s:%s", (const char *)a->ns->prefix, (const char *)a->name);
         else
             snprintf(name, sizeof name, "%s", (const char *)a->name);
+        if (is_schema_hint(node, a)) continue;
         const ProblemAttrSpec *as = a->ns ? NULL : problem_format_attr(spec, name);
         if (!as) {
             int line = problem_attr_line(d, node, name);

@@ -299,6 +299,14 @@ static void quiet_end(const XmlHandlers *saved) {
     xmlSetGenericErrorFunc(saved->generic_ctx, saved->generic);
 }
 
+/* The last line with text on it: where a problem "at the end of the file" is, rather than the empty line
+ * after the last newline. */
+static int last_text_line(const ProblemDoc *d) {
+    size_t last = d->len;
+    while (last > 0 && is_space(d->text[last - 1])) last--;
+    return last > 0 ? line_of_offset(d, last - 1) : 1;
+}
+
 /* One sentence for a document that is not well-formed. */
 static int malformed(const ProblemDoc *d, const XmlComplaint *c) {
     const char *f = d->path;
@@ -306,14 +314,10 @@ static int malformed(const ProblemDoc *d, const XmlComplaint *c) {
      * comment) and then about the end itself, on the same line; a real error earlier in the file comes first
      * and is followed by the same complaint about the end, which is then only a consequence. */
     if (c->truncated && c->truncated_line == c->line && c->code != XML_ERR_TAG_NAME_MISMATCH) {
-        size_t last =
-            d->len; /* name the last line with text on it, not the empty one after the last newline */
-        while (last > 0 && is_space(d->text[last - 1])) last--;
-        int line = last > 0 ? line_of_offset(d, last - 1) : 1;
         return fem_fail(FEM_ERR_INPUT,
                         "%s:%d: the file ends inside <%s> (opened on line %d); expected </%s> "
                         "(is the file truncated?)",
-                        f, line, c->truncated_name, c->truncated_open_line, c->truncated_name);
+                        f, last_text_line(d), c->truncated_name, c->truncated_open_line, c->truncated_name);
     }
     switch (c->code) {
     case XML_ERR_TAG_NAME_MISMATCH:
@@ -322,7 +326,7 @@ static int malformed(const ProblemDoc *d, const XmlComplaint *c) {
                         c->line, c->str2, c->str1, c->int1, c->str1);
     case XML_ERR_DOCUMENT_EMPTY:
         return fem_fail(FEM_ERR_INPUT, "%s:%d: the file has no root element; expected a <femto> element", f,
-                        c->line);
+                        last_text_line(d));
     case XML_ERR_DOCUMENT_END:
         return fem_fail(FEM_ERR_INPUT,
                         "%s:%d: content after the end of the root element; expected a single "
