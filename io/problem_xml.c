@@ -57,6 +57,12 @@ static const char *find_str(const char *p, const char *end, const char *s) {
     return end;
 }
 
+/* The position just after the next `s`, or `end`. */
+static const char *skip_past(const char *p, const char *end, const char *s) {
+    const char *found = find_str(p, end, s);
+    return found == end ? end : found + strlen(s);
+}
+
 /* Records where every start tag begins. Only called on a well-formed document without a DOCTYPE, in which the
  * start tags in the text are exactly the document's elements in document order. */
 static size_t scan_start_tags(const char *text, size_t len, size_t *starts, size_t cap) {
@@ -68,11 +74,11 @@ static size_t scan_start_tags(const char *text, size_t len, size_t *starts, size
             continue;
         }
         if (end - p >= 4 && memcmp(p, "<!--", 4) == 0) {
-            p = find_str(p + 4, end, "-->") + 3;
+            p = skip_past(p + 4, end, "-->");
         } else if (end - p >= 9 && memcmp(p, "<![CDATA[", 9) == 0) {
-            p = find_str(p + 9, end, "]]>") + 3;
+            p = skip_past(p + 9, end, "]]>");
         } else if (end - p >= 2 && p[1] == '?') {
-            p = find_str(p + 2, end, "?>") + 2;
+            p = skip_past(p + 2, end, "?>");
         } else if (end - p >= 2 && (p[1] == '/' || p[1] == '!')) {
             p = skip_start_tag(p + 2, end);
         } else {
@@ -169,8 +175,8 @@ int problem_attr_line(const ProblemDoc *d, xmlNode *node, const char *attr) {
 
 /* ---- Text checks before parsing: libxml2's own messages for these are cryptic ("indicate encoding !"). */
 
-/* The first byte at which the text stops being UTF-8, or `len`. *cp receives a disallowed control character
- * (or U+FFFE/U+FFFF) found before that, if any, with its offset. */
+/* The first byte at which the text stops being UTF-8, or `len`. *bad_char receives a character XML forbids
+ * (a control character, U+FFFE, U+FFFF) found before that, if any, and *bad_char_at its offset. */
 static size_t check_utf8(const unsigned char *s, size_t len, long *bad_char, size_t *bad_char_at) {
     *bad_char = -1;
     size_t i = 0;
@@ -350,7 +356,7 @@ static int malformed(const ProblemDoc *d, const XmlComplaint *c) {
                         c->line, c->str1, c->str1);
     default: {
         char reason[512];
-        copy_str(reason, sizeof reason, c->message);
+        copy_str(reason, sizeof reason, c->count ? c->message : "libxml2 gave no reason");
         if (reason[0] >= 'A' && reason[0] <= 'Z') reason[0] = (char)(reason[0] - 'A' + 'a');
         return fem_fail(FEM_ERR_INPUT, "%s:%d: malformed XML: %s; expected well-formed XML", f, c->line,
                         reason);
