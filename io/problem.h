@@ -36,7 +36,8 @@ typedef struct {
     char region[PROBLEM_NAME_MAX]; /* physical group name of dimension = mesh dimension */
     SourceLine at;
     ConductivityKind k_kind;
-    double k;                          /* constant conductivity [W/(m K)] (scale of the tensor when anisotropic) */
+    double k;                          /* constant conductivity [W/(m K)] (scale of the tensor when anisotropic);
+                                        * 0 for a polynomial or table law */
     int k_ncoef;                       /* polynomial: k(T) = sum c_i T^i, T in K */
     double k_coef[PROBLEM_TABLE_MAX];
     int k_npoints;                     /* table: piecewise linear in T, constant beyond the ends */
@@ -113,6 +114,7 @@ typedef struct {
     int has_temperature;     /* uniform temperature for thermal strain */
     double temperature;      /* [K] */
     int coupled_temperature; /* 1: thermal strain from the temperature field solved in the same run */
+    SourceLine temperature_at; /* the <temperature> element, when there is one */
 } ElasticProblem;
 
 /* ---- Run settings */
@@ -136,7 +138,8 @@ typedef struct {
 } SolverSettings;
 
 typedef struct {
-    char directory[PROBLEM_PATH_MAX]; /* absolute, or relative to the problem file; default "results" */
+    char directory[PROBLEM_PATH_MAX]; /* as given if absolute, else joined to the problem file's directory;
+                                       * default "results" (so "<dir>/results") */
     char basename[PROBLEM_NAME_MAX];  /* default: the problem file's name without .xml */
     int vtu;          /* default 1 */
     int vtu_compress; /* default 1 (zlib) */
@@ -155,7 +158,7 @@ typedef struct {
 
 typedef struct {
     char path[PROBLEM_PATH_MAX]; /* the problem file as given */
-    char dir[PROBLEM_PATH_MAX];  /* its directory: relative paths inside it resolve from here */
+    char dir[PROBLEM_PATH_MAX];  /* its directory, absolute: relative paths inside it resolve from here */
     char *text;                  /* the file's whole text (stored into the HDF5 output) */
 
     char mesh_file[PROBLEM_PATH_MAX]; /* resolved path of the .msh or .geo */
@@ -177,7 +180,8 @@ typedef struct {
 } Problem;
 
 /* Reads and validates `path`. On failure returns FEM_ERR_INPUT with a message "path:line: what was wrong;
- * what was expected". Cross-references to the mesh (region and boundary names) are checked later by
+ * what was expected" (FEM_ERR_INTERNAL when out of memory), and leaves *pb empty: problem_destroy is harmless.
+ * The mesh file must exist and be readable; it is not read. Cross-references to the mesh (region and boundary names) are checked later by
  * problem_check_mesh (app/), since reading the problem does not read the mesh. */
 int problem_read(const char *path, Problem *pb);
 void problem_destroy(Problem *pb);

@@ -1,0 +1,136 @@
+/* Shared between the files of the problem-file reader (io/problem*.c), not part of femto's API.
+ *
+ * The reader works in four stages: problem_xml.c parses the text safely and validates it against the embedded
+ * schema; problem_format.c checks the document against femto's table of elements and attributes (which names
+ * are allowed where, which are required, what type each value has) and reads typed values; the section files
+ * (problem_heat.c, problem_elasticity.c, problem_settings.c) turn the tree into a Problem and check ranges.
+ *
+ * The table exists because a schema validator can say that something is wrong but not what would have been
+ * right: the table lets every message list the valid names. tests/problem proves that the table and
+ * io/problem.xsd describe the same elements and attributes. */
+#ifndef FEMTO_PROBLEM_INTERNAL_H
+#define FEMTO_PROBLEM_INTERNAL_H
+
+#include "problem.h"
+
+#include <libxml/tree.h>
+
+#include <stddef.h>
+
+/* ---- The format table (problem_format.c) */
+typedef enum {
+    PF_STRING,     /* any non-empty text (paths) */
+    PF_NAME,       /* a region, boundary or file name: non-empty, shorter than PROBLEM_NAME_MAX bytes */
+    PF_NUMBER,     /* a finite decimal number: 1, -2.5, 2.1e11 */
+    PF_NUMBERS,    /* one or more numbers separated by white space */
+    PF_INTEGER,    /* a whole number that fits an int */
+    PF_BOOLEAN,    /* true, false, 1, 0 */
+    PF_ENUM,       /* one of the words in `choices` */
+    PF_COMPONENTS, /* a non-empty set of x, y, z: "x", "xz", "xyz" */
+} ProblemAttrType;
+
+enum { PROBLEM_MAX_ATTRS = 10 };
+
+typedef struct {
+    const char *name;
+    ProblemAttrType type;
+    int required;
+    const char *choices;      /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
+    const int *choice_values; /* PF_ENUM: the C enum value of each word */
+} ProblemAttrSpec;
+
+typedef struct {
+    const char *path;     /* "femto/heat/material": element names from the root */
+    const char *children; /* "material+ temperature* initial?": a name and how often: ! one, ? at most one,
+                           * * any number, + at least one; in the order messages list them */
+    ProblemAttrSpec attrs[PROBLEM_MAX_ATTRS]; /* in the order messages list them; ends at name == NULL */
+} ProblemElementSpec;
+
+extern const ProblemElementSpec problem_format[];
+extern const int problem_format_count;
+
+/* The spec of the element at `path`, or NULL; the spec of one of its attributes, or NULL. */
+const ProblemElementSpec *problem_format_find(const char *path);
+const ProblemAttrSpec *problem_format_attr(const ProblemElementSpec *spec, const char *name);
+
+/* Whether `name` may be a child of `spec`'s element; *min and *max (-1: unbounded) say how often. */
+int problem_format_child(const ProblemElementSpec *spec, const char *name, int *min, int *max);
+
+/* ---- The parsed document */
+typedef struct {
+    const char *path; /* the problem file as given to problem_read: every message starts with it */
+    const char *text; /* the file's bytes (NUL-terminated) */
+    size_t len;
+    xmlDocPtr doc;
+    /* Where each element's start tag begins in `text`, in document order, so that messages can name the line
+     * of an element's `<` and of an attribute even when a start tag spans several lines (libxml2 only knows
+     * the line where a start tag ends). */
+    size_t nelements;
+    xmlNode **elements;
+    size_t *starts;
+} ProblemDoc;
+
+/* Reads `text` into d->doc. Fails (FEM_ERR_INPUT) on malformed XML, bad UTF-8, a DOCTYPE, or an encoding
+ * other than UTF-8. *schema_valid is set to whether the document passes io/problem.xsd; *schema_message holds
+ * the first schema complaint in femto's words, used only when femto's own checks find nothing. */
+int problem_xml_parse(ProblemDoc *d, int *schema_valid, char *schema_message, size_t cap);
+void problem_xml_free(ProblemDoc *d);
+
+/* The line of an element's start tag, and of one of its attributes (the element's line when not found). */
+int problem_line(const ProblemDoc *d, xmlNode *node);
+int problem_attr_line(const ProblemDoc *d, xmlNode *node, const char *attr);
+
+/* ---- Checks and typed reads (problem_format.c) */
+
+/* Checks every element and attribute against the table, in document order: names, namespaces, how often a
+ * child occurs, required attributes, the form of every value, and that there is no stray text. */
+int problem_check_structure(const ProblemDoc *d);
+
+/* Checks the form of one attribute's value against its spec (a number, a word from a list...). */
+int problem_check_value(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec *spec);
+
+/* Typed attribute reads. Each returns FEM_OK, or FEM_ERR_INPUT for a malformed value. An absent attribute
+ * gives the default. Every read marks the attribute as consumed; problem_check_consumed() then proves that
+ * the reader looked at everything the table allows (a bug otherwise, never the user's fault). */
+int problem_has(xmlNode *node, const char *attr);
+int problem_get_number(const ProblemDoc *d, xmlNode *node, const char *attr, double dflt, double *out);
+int problem_get_numbers(const ProblemDoc *d, xmlNode *node, const char *attr, double *out, int cap,
+                        int *count);
+int problem_get_integer(const ProblemDoc *d, xmlNode *node, const char *attr, int dflt, int *out);
+int problem_get_boolean(const ProblemDoc *d, xmlNode *node, const char *attr, int dflt, int *out);
+int problem_get_enum(const ProblemDoc *d, xmlNode *node, const char *attr, int dflt, int *out);
+int problem_get_components(const ProblemDoc *d, xmlNode *node, const char *attr, int dflt, int *out);
+int problem_get_string(const ProblemDoc *d, xmlNode *node, const char *attr, const char *dflt, char *out,
+                       size_t cap);
+
+/* Element children in document order, marking each as visited. */
+xmlNode *problem_first_child(xmlNode *node);
+xmlNode *problem_next_child(xmlNode *node);
+int problem_is(xmlNode *node, const char *name);
+
+/* FEM_ERR_INTERNAL when an element or attribute was never read: the table and the reader disagree. */
+int problem_check_consumed(const ProblemDoc *d);
+
+/* "FILE:LINE: ATTR=\"VALUE\" on <ELEM>: " followed by fmt, for values out of range; always FEM_ERR_INPUT. */
+int problem_range_error(const ProblemDoc *d, xmlNode *node, const char *attr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* "FILE:LINE: " followed by fmt, with the line of `node`; always FEM_ERR_INPUT. */
+int problem_node_error(const ProblemDoc *d, xmlNode *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- Sections (problem_heat.c, problem_elasticity.c, problem_settings.c) */
+int problem_read_heat(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_mesh(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_discretization(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_solver(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_output(const ProblemDoc *d, xmlNode *node, Problem *pb);
+int problem_read_device(const ProblemDoc *d, xmlNode *node, Problem *pb);
+
+/* Joins `dir` and a path from the file: absolute paths stay as they are. FEM_ERR_INPUT when too long. */
+int problem_resolve_path(const ProblemDoc *d, xmlNode *node, const char *attr, const char *dir,
+                         const char *rel, char *out, size_t cap);
+
+#endif
