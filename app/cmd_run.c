@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include "fem/error.h"
+#include "io/fileutil.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,29 @@ double app_seconds(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+void summary_add(Summary *s, const char *key, double value, const char *unit)
+{
+    if (s->n >= SUMMARY_MAX) return;
+    snprintf(s->key[s->n], sizeof s->key[0], "%s", key);
+    for (char *c = s->key[s->n]; *c; c++)
+        if (*c == ' ') *c = '_';
+    s->value[s->n] = value;
+    snprintf(s->unit[s->n], sizeof s->unit[0], "%s", unit);
+    s->n++;
+}
+
+static int write_summary(const Run *r)
+{
+    char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->pb.output.basename);
+    FileOut fo;
+    FEM_TRY(fileout_open(&fo, path));
+    fileout_printf(&fo, "# femto %s summary of %s\n", FEMTO_VERSION, r->pb.path);
+    for (int i = 0; i < r->summary.n; i++)
+        fileout_printf(&fo, "%s %.12g %s\n", r->summary.key[i], r->summary.value[i], r->summary.unit[i]);
+    return fileout_commit(&fo);
 }
 
 static DevKind dev_kind(DeviceKind k) { return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO; }
@@ -74,6 +98,7 @@ int app_run(const AppOptions *o)
     }
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
+    if (!status) status = write_summary(&r);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

@@ -10,8 +10,21 @@
 #include "io/results.h"
 #include "physics/model.h"
 
+/* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
+ * per line), which the sample regression tests compare with inputs/<sample>/expected.txt. */
+enum { SUMMARY_MAX = 64 };
+typedef struct {
+    int n;
+    char key[SUMMARY_MAX][96];
+    double value[SUMMARY_MAX];
+    char unit[SUMMARY_MAX][16];
+} Summary;
+
+void summary_add(Summary *s, const char *key, double value, const char *unit);
+
 typedef struct {
     const AppOptions *o;
+    Summary summary;
     Problem pb;
     Mesh mesh;
     Device dev;

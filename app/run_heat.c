@@ -183,6 +183,9 @@ static void heat_summary(Heat *h)
         if (h->host[i] > h->host[imax]) imax = i;
     }
     const double *xl = &sp->node_x[3 * imin], *xh = &sp->node_x[3 * imax];
+    summary_add(&r->summary, "temperature_min", h->host[imin], "K");
+    summary_add(&r->summary, "temperature_max", h->host[imax], "K");
+    summary_add(&r->summary, "heat_newton_iterations", h->newton_its, "");
     app_say(o, 1, "summary (heat):\n  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n",
             h->host[imin], xl[0], xl[1], xl[2], h->host[imax], xh[0], xh[1], xh[2]);
     app_say(o, 1, "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n",
@@ -203,8 +206,13 @@ static void heat_summary(Heat *h)
             app_say(o, 1, "  heat into the body through '%s' (%s): %.6g %s\n", flows[i].boundary, flows[i].kind,
                     flows[i].watts, unit);
             total += flows[i].watts;
+            char key[PROBLEM_NAME_MAX + 16];
+            snprintf(key, sizeof key, "heat_in:%s", flows[i].boundary);
+            summary_add(&r->summary, key, flows[i].watts, unit);
             scale = fmax(scale, fabs(flows[i].watts));
         }
+        summary_add(&r->summary, "heat_source", source, unit);
+        summary_add(&r->summary, "energy_imbalance", scale > 0 ? fabs(total) / scale : 0.0, "");
         app_say(o, 1, "  heat from sources: %.6g %s\n  energy balance: %.3g %s (%.2g of the largest term)\n", source,
                 unit, total, unit, scale > 0 ? fabs(total) / scale : 0.0);
     } else {

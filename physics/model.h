@@ -14,6 +14,7 @@ typedef struct Model {
     const char *name; /* "heat", "elasticity" */
     int ncomp;
     int symmetric; /* the Jacobian is symmetric (CG applies) */
+    int linear;    /* the residual is affine in the unknown (one Newton step solves it) */
     OpPhysics phys;
     int32_t *cell_tags[MESH_MAX_BLOCKS];  /* material index per cell */
     int32_t *facet_tags[MESH_MAX_BLOCKS]; /* natural-condition record per facet, -1 none */
