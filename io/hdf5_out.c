@@ -13,10 +13,11 @@
  *   /mesh/field_data/<name>      its strings (physical group names, ...)
  *   /fields/<name>               attributes center ("Node"/"Cell"), units, components (6-component arrays)
  *       /<step>                  "000000", "000001", ...: [n] or [n][c], attributes time and step
- *   /xdmf/...                    what only the XDMF needs: the topology when it is not a block's connectivity
- *                                as stored (Mixed, Hexahedron_27's order, subdivided order >= 3), and cell
- * arrays repeated onto subcells Datasets are chunked and compressed (shuffle + deflate); 6-component arrays
- * keep VTK's XX YY ZZ XY YZ XZ order, which ParaView's XDMF reader passes through unchanged.
+ *   /xdmf/...                    only what the XDMF needs beyond the above: its topology when that is not
+ *                                one block's connectivity as stored (several blocks, subdivided blocks), and
+ *                                cell arrays repeated onto subcells
+ * Datasets are chunked and compressed (shuffle + deflate). 6-component arrays keep VTK's XX YY ZZ XY YZ XZ
+ * order, which ParaView's XDMF reader passes through unchanged.
  *
  * The XDMF names the HDF5 file by its absolute path. A relative name would survive moving the folder, but
  * ParaView 5.11's XDMF3 reader joins it to the XDMF's path textually, so opening "beam.xdmf" without a
@@ -277,11 +278,18 @@ static void write_mesh(H5Out *h, const OutFrame *mesh)
     h5_close_group(g);
 }
 
-/* The XDMF's view of the mesh: order >= 3 split into linear subcells, order 2 kept (see xdmf.h). */
+/* The XDMF's view of the mesh (see xdmf.h): order >= 3 split into linear subcells, order 2 kept, except that
+ * quadratic hexahedra are split too when the mesh has several blocks: ParaView 5.11 misreads a Hexahedron_27
+ * inside a Mixed topology unless it is the very last cell (it crashes on two). */
 static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
 {
     OutFrame view;
-    FEM_TRY(outframe_subdivide_above(mesh, 2, &view));
+    int split_block[OUT_MAX_BLOCKS];
+    for (int b = 0; b < mesh->nblocks; b++) {
+        const OutCellBlock *blk = &mesh->blocks[b];
+        split_block[b] = blk->order > 2 || (mesh->nblocks > 1 && blk->shape == SHAPE_HEX && blk->order == 2);
+    }
+    FEM_TRY(outframe_subdivide_blocks(mesh, split_block, &view));
     int status = xdmf_topology(&view, &h->topology), split = 0;
     h->xdmf_ncells = 0;
     for (int b = 0; b < view.nblocks; b++) {
@@ -329,6 +337,10 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
     h->npoints = mesh->npoints;
     for (int b = 0; b < mesh->nblocks; b++) h->ncells += mesh->blocks[b].ncells;
     *hp = h;
+    /* HDF5's exit handler closes files left open, and 1.10 crashes doing so for a file whose close failed:
+     * that file is h5out_abort's to discard, and what HDF5 still holds is the operating system's to free.
+     * This must come before any other HDF5 call, which would start the library. */
+    H5dont_atexit();
     /* errors become one sentence; HDF5's own stack dump would only confuse a user */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     h->status = fileutil_temp_name(h5_path, h->tmp, sizeof h->tmp);
@@ -439,7 +451,7 @@ int h5out_close(H5Out **hp)
     if (!h->status) {
         errno = 0;
         herr_t ret = H5Fclose(h->file);
-        h->file = H5I_INVALID_HID;
+        h->file = H5I_INVALID_HID; /* even when it failed: HDF5 cannot close a file twice */
         h5_check(h, ret, "finish the file");
     }
     if (h->status) {

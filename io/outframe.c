@@ -137,7 +137,7 @@ int outframe_subcells(Shape s, int p, int *local)
     return nsub;
 }
 
-int outframe_subdivide_above(const OutFrame *in, int keep_order, OutFrame *out)
+int outframe_subdivide_blocks(const OutFrame *in, const int *split_block, OutFrame *out)
 {
     int local[SUB_MAX_CORNERS];
     memset(out, 0, sizeof *out);
@@ -154,7 +154,7 @@ int outframe_subdivide_above(const OutFrame *in, int keep_order, OutFrame *out)
     for (int b = 0; b < in->nblocks; b++) {
         const OutCellBlock *ib = &in->blocks[b];
         OutCellBlock *ob = &out->blocks[b];
-        int split = ib->order > keep_order;
+        int split = split_block[b] && ib->order > 1;
         nsub[b] = split ? outframe_subcells(ib->shape, ib->order, local) : 1;
         if (nsub[b] < 0)
             return fem_fail(FEM_ERR_INTERNAL, "cannot subdivide a %s cell of order %d", shape_name(ib->shape),
@@ -200,4 +200,9 @@ fail:
     return FEM_ERR_INTERNAL;
 }
 
-int outframe_subdivide(const OutFrame *in, OutFrame *out) { return outframe_subdivide_above(in, 1, out); }
+int outframe_subdivide(const OutFrame *in, OutFrame *out)
+{
+    int all[OUT_MAX_BLOCKS];
+    for (int b = 0; b < OUT_MAX_BLOCKS; b++) all[b] = 1;
+    return outframe_subdivide_blocks(in, all, out);
+}

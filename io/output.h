@@ -72,8 +72,8 @@ void outframe_destroy(OutFrame *f);
  * be destroyed with outframe_destroy_shallow. */
 int outframe_subdivide(const OutFrame *in, OutFrame *out);
 void outframe_destroy_shallow(OutFrame *f);
-/* The same, splitting only blocks of order > keep_order (XDMF keeps its quadratic cells). */
-int outframe_subdivide_above(const OutFrame *in, int keep_order, OutFrame *out);
+/* The same, splitting only the blocks b with split[b] != 0 (XDMF keeps its quadratic cells). */
+int outframe_subdivide_blocks(const OutFrame *in, const int *split, OutFrame *out);
 /* The linear subcells of one cell of shape s and order p: local[sub * nv + v] is the VTK node (0 <= . <
  * lattice_count) of corner v of subcell sub, in the linear VTK cell's corner order. Returns the number of
  * subcells (p^d), or -1 for an unsupported order. `local` holds p^d * shape_nvertices(s) entries. */

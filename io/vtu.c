@@ -19,8 +19,14 @@
 #include <string.h>
 #include <zlib.h>
 
-/* VTK's own default; readers allocate one block at a time. */
-enum { VTU_BLOCK = 32768, VTU_MAX_ARRAYS = OUT_MAX_STRINGS + 1 + 2 * OUT_MAX_ARRAYS + 4 };
+/* VTK's own default block size; readers allocate one block at a time. Arrays of fewer blocks are deflated by
+ * one thread: a parallel region costs more than it saves there, and much more when other processes hold the
+ * cores (threads then spin at the region's barrier). */
+enum {
+    VTU_BLOCK = 32768,
+    VTU_PARALLEL_BLOCKS = 16,
+    VTU_MAX_ARRAYS = OUT_MAX_STRINGS + 1 + 2 * OUT_MAX_ARRAYS + 4,
+};
 
 /* zlib level 1: on floating-point data it gets most of level 6's ratio at several times the speed, and a
  * result file is written at every output step. */
@@ -161,7 +167,7 @@ static int compress_array(VtuArray *a)
     int failed = 0;
     if (!scratch || !sizes) failed = 1;
     else {
-#pragma omp parallel for schedule(dynamic) reduction(| : failed)
+#pragma omp parallel for schedule(dynamic) reduction(| : failed) if (nblocks >= VTU_PARALLEL_BLOCKS)
         for (int64_t b = 0; b < (int64_t)nblocks; b++) {
             uint64_t start = (uint64_t)b * VTU_BLOCK;
             uint64_t len = a->nbytes - start < VTU_BLOCK ? a->nbytes - start : VTU_BLOCK;

@@ -3,10 +3,11 @@
  * The XML is a temporal collection with one uniform grid per output time; each grid points at the same mesh
  * datasets and at that time's field datasets, so the mesh is stored once however many steps there are. Facts
  * of the format used here: cell type names and the ids that prefix each cell of a Mixed topology (Polyline
- * also carries its node count), and Hexahedron_27's node order, which ParaView reads as VTK's triquadratic
- * hexahedron: it lists the vertical edges at (x,y) = (0,0) (1,0) (1,1) (0,1), where VTK's Lagrange hexahedron
- * of file version 2.2 has (0,0) (1,0) (0,1) (1,1). tests/io checks both against ParaView's reader with a
- * curved cell. */
+ * also carries its node count). ParaView's XDMF3 reader hands XDMF's quadratic cells to VTK's quadratic cells
+ * unchanged (Hexahedron_27 becomes VTK's triquadratic hexahedron), and those number their nodes as VTK's
+ * Lagrange cells of order 2 in file version 2.2: corners, edges (the hexahedron's vertical ones at (x,y) =
+ * (0,0) (1,0) (1,1) (0,1)), faces x=0, x=1, y=0, y=1, z=0, z=1, centre. So the VTK order serves XDMF as it
+ * is; tests/io proves it for every cell with ParaView's reader and a curved cell. */
 #include "xdmf.h"
 
 #include "fem/error.h"
@@ -30,24 +31,17 @@ static const XdmfCellType xdmf_linear[] = {
     {"Hexahedron", 9, 0},
 };
 static const XdmfCellType xdmf_quadratic[] = {
-    {"", 0, 0}, {"Edge_3", 34, 0}, {"Tri_6", 36, 0}, {"Quad_9", 35, 0}, {"Tet_10", 38, 0}, {"Hex_27", 50, 0},
+    {"", 0, 0},
+    {"Edge_3", 34, 0},
+    {"Triangle_6", 36, 0},
+    {"Quadrilateral_9", 35, 0},
+    {"Tetrahedron_10", 38, 0},
+    {"Hexahedron_27", 50, 0},
 };
-
-/* XDMF node k of a Hex_27 is VTK Lagrange node hex27_from_vtk[k] (see the file comment). */
-static const int hex27_from_vtk[27] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
-                                       14, 15, 16, 17, 19, 18, 20, 21, 22, 23, 24, 25, 26};
 
 static const XdmfCellType *cell_type(const OutCellBlock *b)
 {
     return b->order == 1 ? &xdmf_linear[b->shape] : &xdmf_quadratic[b->shape];
-}
-
-/* Cell c of block b in XDMF's node order. */
-static void copy_cell(const OutCellBlock *b, int64_t c, int64_t *out)
-{
-    const int64_t *in = &b->conn[c * b->nodes_per_cell];
-    int hex27 = b->shape == SHAPE_HEX && b->order == 2;
-    for (int k = 0; k < b->nodes_per_cell; k++) out[k] = in[hex27 ? hex27_from_vtk[k] : k];
 }
 
 int xdmf_topology(const OutFrame *f, XdmfTopology *t)
@@ -77,11 +71,6 @@ int xdmf_topology(const OutFrame *f, XdmfTopology *t)
         t->rank = 2;
         t->dims[0] = b->ncells;
         t->dims[1] = b->nodes_per_cell;
-        if (b->shape == SHAPE_HEX && b->order == 2) {
-            t->conn = fem_malloc(sizeof(int64_t) * (size_t)(b->ncells * 27), "XDMF topology");
-            if (!t->conn) return FEM_ERR_INTERNAL;
-            for (int64_t c = 0; c < b->ncells; c++) copy_cell(b, c, &t->conn[c * 27]);
-        }
         return FEM_OK;
     }
     int64_t len = 0;
@@ -102,7 +91,7 @@ int xdmf_topology(const OutFrame *f, XdmfTopology *t)
         for (int64_t c = 0; c < blk->ncells; c++) {
             *out++ = ct->mixed_id;
             if (ct->counted) *out++ = blk->nodes_per_cell;
-            copy_cell(blk, c, out);
+            memcpy(out, &blk->conn[c * blk->nodes_per_cell], sizeof(int64_t) * (size_t)blk->nodes_per_cell);
             out += blk->nodes_per_cell;
         }
     }

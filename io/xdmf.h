@@ -1,10 +1,10 @@
 /* The XDMF3 sidecar of an HDF5 results file (internal to io/): how a mesh looks to XDMF, and the XML text.
  *
- * XDMF names cells only up to order 2, so io/hdf5_out gives it a view of the mesh in which blocks of order >=
- * 3 are split into linear cells (outframe_subdivide_above). Order 2 keeps XDMF's quadratic cells, whose node
- * order is VTK's Lagrange order except for Hexahedron_27 (see xdmf.c). Several blocks become one Mixed
- * topology, so that cell arrays, numbered block after block, need no slicing (ParaView's XDMF3 reader does
- * not read hyperslabs). */
+ * XDMF names cells only up to order 2, so io/hdf5_out gives it a view of the mesh in which blocks of order 3
+ * and more are split into linear cells (outframe_subdivide_blocks). Order 2 keeps XDMF's quadratic cells,
+ * whose node order, as ParaView reads them, is VTK's Lagrange order (see xdmf.c). Several blocks become one
+ * Mixed topology, so that cell arrays, numbered block after block, need no slicing (ParaView's XDMF3 reader
+ * does not read hyperslabs). */
 #ifndef FEMTO_XDMF_H
 #define FEMTO_XDMF_H
 

@@ -112,6 +112,14 @@ def expected_point_arrays(points, t):
     }
 
 
+def lattice_count(shape, p):
+    """Nodes of a cell of order p (fem/element.c's lattice_count)."""
+    d = SHAPE_DIM[shape]
+    if shape in TENSOR:
+        return (p + 1) ** d
+    return (p + 1) * (p + 2) // 2 if d == 2 else (p + 1) * (p + 2) * (p + 3) // 6
+
+
 def cell_layout(case):
     """(block, cell in block, shape, order) for each cell of the frame, block after block."""
     cells = []

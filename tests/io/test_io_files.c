@@ -123,7 +123,7 @@ int main(int argc, char **argv)
     path_of(manifest, "%s/manifest.json", dir);
     FILE *m = fopen(manifest, "w");
     if (!m) return 1;
-    fprintf(m, "{\"cases\": [");
+    fprintf(m, "{\"version\": \"%s\",\n\"cases\": [", FEMTO_VERSION);
     for (int k = 0; k < ncases; k++) {
         const IoCase *c = &cases[k];
         OutFrame f, sub;
