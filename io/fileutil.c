@@ -128,15 +128,6 @@ int fileout_commit(FileOut *fo)
     return FEM_OK;
 }
 
-void fileout_discard(FileOut *fo)
-{
-    if (fo->fp) {
-        fclose(fo->fp);
-        fo->fp = NULL;
-        unlink(fo->tmp);
-    }
-}
-
 int fileutil_mkdir_p(const char *dir)
 {
     char buf[FILEUTIL_PATH_MAX];

@@ -1,9 +1,8 @@
 /* Writing result files safely: temporary names, atomic renames, one error sentence per failure.
  *
  * Every result file (VTU, PVD, XDMF, HDF5) is first written under a hidden temporary name in its final
- * directory
- * (".beam_0003.vtu.tmp.PID") and renamed over the final name only once it is complete and synced, so a reader
- * never sees half a file and a failed run leaves nothing behind. FileOut is the buffered writer for text and
+ * directory (".beam_0003.vtu.tmp.PID") and renamed over the final name only once it is complete and synced,
+ * so a reader never sees half a file and a failed run leaves nothing behind. FileOut is the buffered writer for text and
  * binary formats; HDF5, which opens files itself, uses fileutil_temp_name/fileutil_publish directly.
  *
  * Failures are FEM_ERR_INPUT with one sentence naming the final file and the system's reason:
@@ -32,8 +31,6 @@ void fileout_printf(FileOut *fo, const char *fmt, ...) __attribute__((format(pri
 void fileout_xml_text(FileOut *fo, const char *text);
 /* Flushes, syncs, closes and renames to the final name; on any failure removes the temporary file. */
 int fileout_commit(FileOut *fo);
-/* Closes and removes the temporary file (after an error elsewhere); safe to call twice. */
-void fileout_discard(FileOut *fo);
 
 /* The temporary name for `path`: same directory, ".NAME.tmp.PID". Fails if the result would not fit. */
 int fileutil_temp_name(const char *path, char *tmp, size_t size);

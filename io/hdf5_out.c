@@ -86,59 +86,43 @@ static void h5_close_group(hid_t g)
     if (g >= 0) H5Gclose(g);
 }
 
-/* A string attribute (variable-length UTF-8, which h5py reads as str). */
-static void h5_attr_string(H5Out *h, hid_t loc, const char *name, const char *value)
-{
-    if (h->status) return;
-    errno = 0;
-    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR);
-    H5Tset_size(type, H5T_VARIABLE);
-    H5Tset_cset(type, H5T_CSET_UTF8);
-    hid_t attr = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(h, attr, "create an attribute");
-    if (attr >= 0) {
-        h5_check(h, H5Awrite(attr, type, &value), "write an attribute");
-        H5Aclose(attr);
-    }
-    H5Sclose(space);
-    H5Tclose(type);
-}
-
-static void h5_attr_number(H5Out *h, hid_t loc, const char *name, hid_t type, const void *value)
+/* One scalar value: an attribute of `loc`, or (as_dataset) a dataset in it. */
+static void h5_scalar(H5Out *h, hid_t loc, const char *name, hid_t type, const void *value, int as_dataset)
 {
     if (h->status) return;
     errno = 0;
     hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(h, attr, "create an attribute");
-    if (attr >= 0) {
-        h5_check(h, H5Awrite(attr, type, value), "write an attribute");
-        H5Aclose(attr);
+    hid_t obj = as_dataset ? H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                           : H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    h5_check(h, obj, as_dataset ? "create a dataset" : "create an attribute");
+    if (obj >= 0) {
+        herr_t ret = as_dataset ? H5Dwrite(obj, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value)
+                                : H5Awrite(obj, type, value);
+        h5_check(h, ret, as_dataset ? "write a dataset" : "write an attribute");
+        if (as_dataset) H5Dclose(obj);
+        else H5Aclose(obj);
     }
     H5Sclose(space);
+}
+
+/* A string (variable-length UTF-8, which h5py reads as str): an attribute, or (as_dataset) a dataset. */
+static void h5_string(H5Out *h, hid_t loc, const char *name, const char *value, int as_dataset)
+{
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    H5Tset_cset(type, H5T_CSET_UTF8);
+    h5_scalar(h, loc, name, type, &value, as_dataset);
+    H5Tclose(type);
+}
+
+static void h5_attr_string(H5Out *h, hid_t loc, const char *name, const char *value)
+{
+    h5_string(h, loc, name, value, 0);
 }
 
 static void h5_attr_int(H5Out *h, hid_t loc, const char *name, int64_t v)
 {
-    h5_attr_number(h, loc, name, H5T_NATIVE_INT64, &v);
-}
-
-/* A string dataset of one variable-length string. */
-static void h5_string_dataset(H5Out *h, hid_t loc, const char *name, const char *value)
-{
-    if (h->status) return;
-    errno = 0;
-    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR);
-    H5Tset_size(type, H5T_VARIABLE);
-    H5Tset_cset(type, H5T_CSET_UTF8);
-    hid_t ds = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(h, ds, "create a dataset");
-    if (ds >= 0) {
-        h5_check(h, H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), "write a dataset");
-        H5Dclose(ds);
-    }
-    H5Sclose(space);
-    H5Tclose(type);
+    h5_scalar(h, loc, name, H5T_NATIVE_INT64, &v, 0);
 }
 
 /* A [rows] (cols = 0) or [rows][cols] dataset, chunked and compressed; returns it open (for attributes), or a
@@ -175,7 +159,7 @@ static void h5_close_dataset(hid_t ds)
     if (ds >= 0) H5Dclose(ds);
 }
 
-/* Cell array `data` [ncells][ncomp] repeated onto the XDMF's subcells; NULL when no block was split. */
+/* Cell array `data` [ncells][ncomp] repeated onto the XDMF's subcells (NULL when out of memory). */
 static double *expand_cells(H5Out *h, const double *data, int ncomp)
 {
     double *out = fem_malloc(sizeof(double) * (size_t)(h->xdmf_ncells * ncomp), "XDMF cell array");
@@ -271,8 +255,7 @@ static void write_mesh(H5Out *h, const OutFrame *mesh)
         hid_t fg = h5_group(h, g, "field_data");
         for (int s = 0; s < mesh->nstrings; s++)
             if (!h->status && (h->status = check_name(mesh->string_name[s])) == FEM_OK)
-                h5_string_dataset(h, fg, mesh->string_name[s],
-                                  mesh->string_value[s] ? mesh->string_value[s] : "");
+                h5_string(h, fg, mesh->string_name[s], mesh->string_value[s] ? mesh->string_value[s] : "", 1);
         h5_close_group(fg);
     }
     h5_close_group(g);
@@ -337,9 +320,9 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
     h->npoints = mesh->npoints;
     for (int b = 0; b < mesh->nblocks; b++) h->ncells += mesh->blocks[b].ncells;
     *hp = h;
-    /* HDF5's exit handler closes files left open, and 1.10 crashes doing so for a file whose close failed:
-     * that file is h5out_abort's to discard, and what HDF5 still holds is the operating system's to free.
-     * This must come before any other HDF5 call, which would start the library. */
+    /* HDF5's exit handler closes the files it still holds, and 1.10 crashes on one whose H5Fclose failed (a
+     * full disk); such a file is discarded already, so the handler has nothing to do for us. This must come
+     * before any other HDF5 call, which would start the library. */
     H5dont_atexit();
     /* errors become one sentence; HDF5's own stack dump would only confuse a user */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -352,7 +335,7 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
     }
     h5_attr_string(h, h->file, "femto_version", FEMTO_VERSION);
     h5_attr_int(h, h->file, "dimension", mesh->dim);
-    if (problem_text) h5_string_dataset(h, h->file, "problem", problem_text);
+    if (problem_text) h5_string(h, h->file, "problem", problem_text, 1);
     h5_close_group(h5_group(h, h->file, "/fields"));
     if (!h->status) h->status = prepare_xdmf(h, mesh);
     write_mesh(h, mesh);
@@ -399,7 +382,7 @@ static int write_step(H5Out *h, double time, const OutFrame *fields)
         hid_t g = h5_group(h, h->file, path);
         if (!h->status && H5Aexists(g, "center") <= 0) array_attributes(h, g, a, cell);
         hid_t ds = write_array(h, g, path, step_name, a, cell, xdmf_path, &h->attrs[h->nattrs++]);
-        h5_attr_number(h, ds, "time", H5T_NATIVE_DOUBLE, &time);
+        h5_scalar(h, ds, "time", H5T_NATIVE_DOUBLE, &time, 0);
         h5_attr_int(h, ds, "step", step);
         h5_close_dataset(ds);
         h5_close_group(g);
@@ -471,7 +454,8 @@ int h5out_close(H5Out **hp)
         .step_first = h->step_first,
         .attrs = h->attrs,
     };
-    /* the HDF5 file first: an XDMF must never name a file that is not there */
+    /* the HDF5 file first: an XDMF must never name a file that is not there (if the XDMF then fails, the
+     * complete HDF5 file stays, a result in itself) */
     int status = fileutil_publish(h->tmp, h->path);
     h->tmp[0] = '\0';
     if (status == FEM_OK) status = xdmf_write(h->xdmf_path, &v);

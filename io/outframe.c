@@ -5,10 +5,10 @@
  * copy and the picture is the piecewise-linear interpolant on that lattice.
  *   - Tensor cells split into the p^d small cells of the lattice.
  *   - Simplices use Kuhn's (Freudenthal's) subdivision in the coordinates u_a = x_a + ... + x_d, where the
- * simplex becomes p >= u_1 >= ... >= u_d >= 0 and the lattice stays the integer lattice: every unit cube of u
- * splits into d! simplices along its monotone paths from corner to corner, and the ones inside the simplex
- * are those whose path respects the order of equal coordinates. That gives p^d simplices of equal volume, all
- * with the parent's orientation once odd paths have two corners swapped. */
+ *     simplex becomes p >= u_1 >= ... >= u_d >= 0 and the lattice stays the integer lattice: every unit cube
+ *     of u splits into d! simplices along its monotone paths from corner to corner, and the ones inside the
+ *     simplex are those whose path respects the order of equal coordinates. That gives p^d simplices of equal
+ *     volume, all with the parent's orientation once odd paths have two corners swapped. */
 #include "output.h"
 
 #include "fem/error.h"
@@ -156,9 +156,11 @@ int outframe_subdivide_blocks(const OutFrame *in, const int *split_block, OutFra
         OutCellBlock *ob = &out->blocks[b];
         int split = split_block[b] && ib->order > 1;
         nsub[b] = split ? outframe_subcells(ib->shape, ib->order, local) : 1;
-        if (nsub[b] < 0)
-            return fem_fail(FEM_ERR_INTERNAL, "cannot subdivide a %s cell of order %d", shape_name(ib->shape),
-                            ib->order);
+        if (nsub[b] < 0) {
+            fem_fail(FEM_ERR_INTERNAL, "cannot subdivide a %s cell of order %d", shape_name(ib->shape),
+                     ib->order);
+            goto fail;
+        }
         *ob = *ib;
         if (split) {
             ob->order = 1;

@@ -3,20 +3,19 @@
  * VTK numbers the nodes of a cell by entity: corners, then the interior nodes of each edge, then of each
  * face, then of the cell. For p = 1 that is the linear cell (VTK_TRIANGLE, VTK_HEXAHEDRON, ...); for p >= 2
  * the Lagrange cell of VTK XML file version 2.2, with equispaced nodes. Facts of that format used here:
- *   - quadrilateral corners (0,0) (1,0) (1,1) (0,1); its edges are y=0, x=1, y=1, x=0, each walked in the
- *     direction of increasing coordinate (not around the cell), face nodes with x fastest;
- *   - hexahedron: bottom corners as the quadrilateral, then the top ones; edges: the four of the bottom face
- * as the quadrilateral's, the four of the top face, then the four vertical edges at (x,y) = (0,0) (1,0) (0,1)
- * (1,1) (version 2.2; older files listed the last two the other way round); faces x=0, x=1, y=0, y=1, z=0,
- * z=1, each with its nodes in increasing coordinates, first free axis fastest; then the interior, x fastest;
- *   - triangle: corners, then edges 0-1, 1-2, 2-0 each walked from its first corner to its second, then the
+ *   - quadrilateral: corners (0,0) (1,0) (1,1) (0,1); edges y=0, x=1, y=1, x=0, each walked in the direction
+ *     of increasing coordinate (not around the cell); then the face, x fastest;
+ *   - hexahedron: the bottom corners as the quadrilateral's, then the top ones; the four edges of the bottom
+ *     face as the quadrilateral's, the four of the top face, then the four vertical edges at (x,y) = (0,0)
+ *     (1,0) (1,1) (0,1), as the corners (files older than 2.2 had the last two swapped, and VTK swaps them
+ *     back when it reads such a file, so the version written must be 2.2); faces x=0, x=1, y=0, y=1, z=0,
+ *     z=1, each with its first free axis fastest; then the interior, x fastest;
+ *   - triangle: corners, edges 0-1, 1-2, 2-0 each walked from its first corner to its second, then the
  *     interior (for p <= 3 only the centroid);
  *   - tetrahedron: corners, edges 0-1, 1-2, 2-0, 0-3, 1-3, 2-3 walked from first to second corner, then the
- * faces (0,1,3) (1,2,3) (2,0,3) (0,2,1) (for p <= 3 one centroid each), then the interior (none for p <= 3).
+ *     faces (0,1,3) (1,2,3) (2,0,3) (0,2,1) (for p <= 3 one centroid each); no interior node for p <= 3.
  * tests/io checks every shape and order with VTK's own interpolation of a curved cell. */
 #include "output.h"
-
-#include <string.h>
 
 /* VTK index of tensor node `lat` of order p on a cell of dimension d (line, quadrilateral, hexahedron). */
 static int vtk_tensor_index(int d, int p, const int lat[3])
@@ -47,7 +46,8 @@ static int vtk_tensor_index(int d, int p, const int lat[3])
     return base + 6 * face + (i - 1) + q * ((j - 1) + q * (k - 1));
 }
 
-/* Barycentric corners of the reference simplex as lattice directions: corner v sits at p * e_v (v >= 1). */
+/* The lattice point sum_m weights[m] * (corner corners[m]) on a simplex: corner 0 is the origin, corner v >=
+ * 1 is the unit vector e_v, and the weights (summing to p) are lattice counts. */
 static void simplex_point(const int *corners, const int *weights, int n, int lat[3])
 {
     lat[0] = lat[1] = lat[2] = 0;
@@ -55,7 +55,7 @@ static void simplex_point(const int *corners, const int *weights, int n, int lat
         if (corners[m] > 0) lat[corners[m] - 1] += weights[m];
 }
 
-/* Appends to `out` the lattice indices of the simplex nodes in VTK order (p <= 3). */
+/* out[k] = lattice index of simplex node k in VTK's order (p <= 3); returns the number of nodes. */
 static int vtk_simplex_order(Shape s, int p, int *out)
 {
     static const int tri_edges[3][2] = {{0, 1}, {1, 2}, {2, 0}};

@@ -164,19 +164,21 @@ static int compress_array(VtuArray *a)
     uint64_t header = sizeof(uint64_t) * (3 + nblocks);
     unsigned char *scratch = fem_malloc((size_t)(nblocks * bound), "compressed VTU array");
     uint64_t *sizes = fem_malloc(sizeof(uint64_t) * (size_t)(nblocks + 1), "compressed VTU array");
+    if (!scratch || !sizes) {
+        free(scratch);
+        free(sizes);
+        return FEM_ERR_INTERNAL;
+    }
     int failed = 0;
-    if (!scratch || !sizes) failed = 1;
-    else {
 #pragma omp parallel for schedule(dynamic) reduction(| : failed) if (nblocks >= VTU_PARALLEL_BLOCKS)
-        for (int64_t b = 0; b < (int64_t)nblocks; b++) {
-            uint64_t start = (uint64_t)b * VTU_BLOCK;
-            uint64_t len = a->nbytes - start < VTU_BLOCK ? a->nbytes - start : VTU_BLOCK;
-            uLongf out = bound;
-            if (compress2(scratch + b * bound, &out, (const Bytef *)a->bytes + start, (uLong)len,
-                          vtu_zlib_level) != Z_OK)
-                failed = 1;
-            sizes[b] = out;
-        }
+    for (int64_t b = 0; b < (int64_t)nblocks; b++) {
+        uint64_t start = (uint64_t)b * VTU_BLOCK;
+        uint64_t len = a->nbytes - start < VTU_BLOCK ? a->nbytes - start : VTU_BLOCK;
+        uLongf out = bound;
+        if (compress2(scratch + b * bound, &out, (const Bytef *)a->bytes + start, (uLong)len,
+                      vtu_zlib_level) != Z_OK)
+            failed = 1;
+        sizes[b] = out;
     }
     uint64_t total = header;
     for (uint64_t b = 0; !failed && b < nblocks; b++) total += sizes[b];

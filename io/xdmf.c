@@ -22,27 +22,23 @@ typedef struct {
     int counted; /* Mixed lists the node count after the id (Polyline) */
 } XdmfCellType;
 
-static const XdmfCellType xdmf_linear[] = {
-    {"", 0, 0},
-    {"Polyline", 2, 1},
-    {"Triangle", 4, 0},
-    {"Quadrilateral", 5, 0},
-    {"Tetrahedron", 6, 0},
-    {"Hexahedron", 9, 0},
-};
-static const XdmfCellType xdmf_quadratic[] = {
-    {"", 0, 0},
-    {"Edge_3", 34, 0},
-    {"Triangle_6", 36, 0},
-    {"Quadrilateral_9", 35, 0},
-    {"Tetrahedron_10", 38, 0},
-    {"Hexahedron_27", 50, 0},
+/* [order - 1][shape]: XDMF's cell of that shape and order */
+static const XdmfCellType xdmf_cells[2][6] = {
+    {{"", 0, 0},
+     {"Polyline", 2, 1},
+     {"Triangle", 4, 0},
+     {"Quadrilateral", 5, 0},
+     {"Tetrahedron", 6, 0},
+     {"Hexahedron", 9, 0}},
+    {{"", 0, 0},
+     {"Edge_3", 34, 0},
+     {"Triangle_6", 36, 0},
+     {"Quadrilateral_9", 35, 0},
+     {"Tetrahedron_10", 38, 0},
+     {"Hexahedron_27", 50, 0}},
 };
 
-static const XdmfCellType *cell_type(const OutCellBlock *b)
-{
-    return b->order == 1 ? &xdmf_linear[b->shape] : &xdmf_quadratic[b->shape];
-}
+static const XdmfCellType *cell_type(const OutCellBlock *b) { return &xdmf_cells[b->order - 1][b->shape]; }
 
 int xdmf_topology(const OutFrame *f, XdmfTopology *t)
 {

@@ -2,8 +2,8 @@
  *
  * Usage: test_io_enospc DIR, where DIR is a small file system of its own (run_enospc.sh mounts a 256 KiB
  * tmpfs in a private mount namespace, which vanishes with the process). The frame written is larger than the
- * file system, so VTU and HDF5 run out of space half way; the PVD and XDMF are small, so a filler file takes
- * the space first. After each failure the file system must be as empty as before: no result, no temporary. */
+ * file system, so VTU and HDF5 run out of space half way; a PVD is small, so a filler file takes the space
+ * first. After each failure the file system must be as empty as before: no result, no temporary. */
 #include "io_frames.h"
 
 #include "fem/error.h"

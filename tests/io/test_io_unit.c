@@ -3,9 +3,9 @@
  * fails half way, a rename onto a directory). Each failure must be one sentence naming the file, and must
  * leave neither the file nor its temporary behind.
  *
- * Usage: test_io_unit SCRATCHDIR. ENOSPC itself is not produced (that needs a full file system); a write that
- * fails half way is produced with RLIMIT_FSIZE instead (EFBIG), which takes the same path through the
- * writers. */
+ * Usage: test_io_unit SCRATCHDIR. A full disk (ENOSPC) is test_io_enospc's, which needs a file system of its
+ * own; here a write that fails half way comes from RLIMIT_FSIZE (EFBIG), which takes the same path through
+ * the writers. */
 #include "io_frames.h"
 
 #include "fem/error.h"
@@ -88,8 +88,8 @@ static void test_vtk_order_is_a_permutation_with_corners_first(void)
     EXPECT(vtk_node_order(SHAPE_TET, 4, (int[35]){0}) == -1, "tetrahedra stop at order 3");
 }
 
-/* File version 2.2 lists the hexahedron's vertical edges at (x,y) = (0,0), (1,0), (1,1), (0,1), as the corners
- * (VTK's vtkLagrangeHexahedron::PointIndexFromIJK; files older than 2.2 had the last two swapped). */
+/* File version 2.2 lists the hexahedron's vertical edges at (x,y) = (0,0), (1,0), (1,1), (0,1), as the
+ * corners (VTK's vtkLagrangeHexahedron::PointIndexFromIJK; files older than 2.2 had the last two swapped). */
 static void test_vtk_order_hex_p2_vertical_edges_version_2_2(void)
 {
     int perm[27], lat[3];
@@ -150,7 +150,8 @@ static void test_subcells_tile_the_cell_with_positive_measure(void)
                     int lat[3];
                     lattice_node(s, p, perm[local[sc * nv + v]], lat);
                     for (int r = 0; r < 3; r++)
-                        for (int a = 0; a < d; a++) x[v][r] += (r < (d == 1 ? 2 : d) ? A[r][a] : 0.0) * lat[a] / p;
+                        for (int a = 0; a < d; a++)
+                            x[v][r] += (r < (d == 1 ? 2 : d) ? A[r][a] : 0.0) * lat[a] / p;
                 }
                 double m = signed_measure(s, (const double(*)[3])x);
                 total += m;
