@@ -79,7 +79,7 @@ def check_file(chk, outdir, case, version):
             first += blk["ncells"]
         check_geometry(chk, case, path, points, blocks)
         region = f["mesh/cell_data/region"]
-        chk.close(**{f"{path}:region": region[()], "want": ic.expected_cell_arrays(case, 0.0)["region"]})
+        chk.close(f"{path}:region", region[()], ic.expected_cell_arrays(case, 0.0)["region"])
         chk.expect(text(region.attrs["center"]) == "Cell", f"{path}: region centre")
         fd = {k: text(v[()]) for k, v in f["mesh/field_data"].items()}
         chk.expect(fd == {"femto_version": version, "group 1": 'left wall & <inlet> "quoted"', "empty": ""},
@@ -90,7 +90,7 @@ def check_file(chk, outdir, case, version):
             for name, want in list(want_point.items()) + [("cell_value", want_cell["cell_value"])]:
                 g = f[f"fields/{name}"]
                 ds = g[f"{s:06d}"]
-                chk.close(**{f"{path}:{name}/{s}": ds[()], "want": want})
+                chk.close(f"{path}:{name}/{s}", ds[()], want)
                 chk.expect(float(ds.attrs["time"]) == t and int(ds.attrs["step"]) == s, f"{path}: {name}/{s} time")
                 chk.expect(ds.compression == "gzip" and ds.shuffle and ds.chunks is not None,
                            f"{path}: {name}/{s} chunked and deflated")

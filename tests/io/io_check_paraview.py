@@ -55,14 +55,14 @@ def check_values(chk, what, grid, case, t, parents):
             chk.expect(a is None, f"{what}: no {name} without steps")
             continue
         if chk.expect(a is not None, f"{what}: point array {name}"):
-            chk.close(**{f"{what}:{name}": vtk_to_numpy(a), "want": want})
+            chk.close(f"{what}:{name}", vtk_to_numpy(a), want)
     cells = ic.expected_cell_arrays(case, 0.0 if t is None else t)
     for name in ("region", "cell_value"):
         a = cd.GetArray(name)
         if t is None and name == "cell_value":
             continue
         if chk.expect(a is not None, f"{what}: cell array {name}"):
-            chk.close(**{f"{what}:{name}": vtk_to_numpy(a), "want": cells[name][parents]})
+            chk.close(f"{what}:{name}", vtk_to_numpy(a), cells[name][parents])
 
 
 def xdmf_splits(case, shape, p):
@@ -83,7 +83,7 @@ def check_xdmf_cells(chk, what, grid, case):
         cell = grid.GetCell(k)
         if xdmf_splits(case, shape, p):
             chk.expect(cell.GetCellType() in XDMF_VTK_TYPE[(shape, 1)], f"{what} cell {k}: linear subcell")
-            chk.expect(shape == "line" or abs_measure_sign(cell) > 0, f"{what} cell {k}: positive subcell")
+            chk.expect(shape == "line" or corner_jacobian_sign(cell) > 0, f"{what} cell {k}: positive subcell")
             continue
         chk.expect(cell.GetCellType() in XDMF_VTK_TYPE[(shape, p)], f"{what} cell {k}: type {cell.GetCellType()}")
         worst = max(float(np.max(np.abs(evaluate(cell, xi) - ic.cell_position(case, b, c, shape, p, xi)))) for xi in
@@ -92,7 +92,7 @@ def check_xdmf_cells(chk, what, grid, case):
     return parents
 
 
-def abs_measure_sign(cell):
+def corner_jacobian_sign(cell):
     """Sign of a linear cell's Jacobian at its first corner (in the xy plane for 2D cells)."""
     x = [np.array(cell.GetPoints().GetPoint(v)) for v in range(cell.GetNumberOfPoints())]
     t = cell.GetCellType()

@@ -58,7 +58,7 @@ def check_frame(chk, case, path, t, compressed):
         if name in point:
             ncomp = 1 if want.ndim == 1 else want.shape[1]
             chk.expect(point[name].GetNumberOfComponents() == ncomp, f"{path}: {name} has {ncomp} components")
-            chk.close(**{f"{path}:{name}": vtk_to_numpy(point[name]), "want": want})
+            chk.close(f"{path}:{name}", vtk_to_numpy(point[name]), want)
     if "stress" in point:
         names = [point["stress"].GetComponentName(c) for c in range(6)]
         chk.expect(names == ic.TENSOR_NAMES, f"{path}: stress component names {names}")
@@ -66,7 +66,7 @@ def check_frame(chk, case, path, t, compressed):
     chk.expect(sorted(cell) == ["cell_value", "region"], f"{path}: cell arrays {sorted(cell)}")
     for name, want in ic.expected_cell_arrays(case, t).items():
         if name in cell:
-            chk.close(**{f"{path}:{name}": vtk_to_numpy(cell[name]), "want": want})
+            chk.close(f"{path}:{name}", vtk_to_numpy(cell[name]), want)
     fd = grid.GetFieldData()
     found = {}
     for i in range(fd.GetNumberOfArrays()):
@@ -96,7 +96,8 @@ def signed_measures(grid):
         else:  # corner c's three edges, in the right-handed order of the reference cube
             nb = {0: (1, 3, 4), 1: (2, 0, 5), 2: (3, 1, 6), 3: (0, 2, 7), 4: (7, 5, 0), 5: (4, 6, 1), 6: (5, 7, 2),
                   7: (6, 4, 3)}
-            out.append(min(np.linalg.det(np.array([x[a] - x[c], x[b] - x[c], x[e] - x[c]])) for c, (a, b, e) in nb.items()))
+            out.append(min(np.linalg.det(np.array([x[a] - x[c], x[b] - x[c], x[e] - x[c]]))
+                           for c, (a, b, e) in nb.items()))
     return np.array(out)
 
 
@@ -126,7 +127,8 @@ def check_subdivided(chk, case, path, parent_grid):
         total = m[parent == k].sum()
         exact = ic.exact_measure(shape, p, case["dim"])
         tol = 1e-12 if p == 1 else 0.05  # the subcells interpolate the curved cell linearly
-        chk.expect(abs(total - exact) <= tol * exact, f"{path} cell {k}: subcells measure {total:.6g}, exact {exact:.6g}")
+        chk.expect(abs(total - exact) <= tol * exact,
+                   f"{path} cell {k}: subcells measure {total:.6g}, exact {exact:.6g}")
 
 
 def check_series(chk, outdir, case):
