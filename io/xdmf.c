@@ -46,18 +46,7 @@ int xdmf_topology(const OutFrame *f, XdmfTopology *t)
     for (int b = 0; b < f->nblocks; b++)
         if (f->blocks[b].order > 2)
             return fem_fail(FEM_ERR_INTERNAL, "XDMF has no cell of order %d", f->blocks[b].order);
-    if (f->nblocks == 0) { /* points only: XDMF wants cells, so each point is one */
-        snprintf(t->type, sizeof t->type, "Polyvertex");
-        t->nelem = f->npoints;
-        t->nodes_per_elem = 1;
-        t->rank = 2;
-        t->dims[0] = f->npoints;
-        t->dims[1] = 1;
-        t->conn = fem_malloc(sizeof(int64_t) * (size_t)f->npoints, "XDMF topology");
-        if (!t->conn) return FEM_ERR_INTERNAL;
-        for (int64_t i = 0; i < f->npoints; i++) t->conn[i] = i;
-        return FEM_OK;
-    }
+    if (f->nblocks == 0) return fem_fail(FEM_ERR_INTERNAL, "an XDMF mesh needs at least one cell block");
     if (f->nblocks == 1) {
         const OutCellBlock *b = &f->blocks[0];
         const XdmfCellType *ct = cell_type(b);

@@ -17,7 +17,7 @@ enum { XDMF_REF_MAX = 160 };
 typedef struct {
     char type[24];      /* XDMF TopologyType */
     int64_t nelem;      /* cells */
-    int nodes_per_elem; /* written for Polyline/Polyvertex, 0 otherwise */
+    int nodes_per_elem; /* written for Polyline, 0 otherwise */
     int rank;           /* 2: [nelem][nodes], 1: Mixed's flat list */
     int64_t dims[2];
     int64_t *conn; /* the topology array, or NULL when block 0's connectivity serves as it is */
