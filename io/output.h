@@ -60,6 +60,10 @@ typedef struct {
     char *string_value[OUT_MAX_STRINGS];
 } OutFrame;
 
+/* FEM_OK when the frame is consistent (block types and sizes, point indices in range, arrays present); the
+ * writers call it first, so a bug upstream is a message rather than a corrupt file. */
+int outframe_check(const OutFrame *f);
+
 /* Frees what the frame owns (conn, x, data, string values) and zeroes it. */
 void outframe_destroy(OutFrame *f);
 
@@ -68,6 +72,12 @@ void outframe_destroy(OutFrame *f);
  * be destroyed with outframe_destroy_shallow. */
 int outframe_subdivide(const OutFrame *in, OutFrame *out);
 void outframe_destroy_shallow(OutFrame *f);
+/* The same, splitting only the blocks b with split[b] != 0 (XDMF keeps its quadratic cells). */
+int outframe_subdivide_blocks(const OutFrame *in, const int *split, OutFrame *out);
+/* The linear subcells of one cell of shape s and order p: local[sub * nv + v] is the VTK node (0 <= . <
+ * lattice_count) of corner v of subcell sub, in the linear VTK cell's corner order. Returns the number of
+ * subcells (p^d), or -1 for an unsupported order. `local` holds p^d * shape_nvertices(s) entries. */
+int outframe_subcells(Shape s, int p, int *local);
 
 /* VTK's node order for a cell of shape s and order p (p = 1: the linear VTK cell): perm[k] is the femto
  * lattice index (fem/element.h) of VTK node k. Returns the number of nodes. This is the one place the
