@@ -9,15 +9,13 @@
 #include <string.h>
 #include <time.h>
 
-double app_seconds(void)
-{
+double app_seconds(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-void summary_add(Summary *s, const char *key, double value, const char *unit)
-{
+void summary_add(Summary *s, const char *key, double value, const char *unit) {
     if (s->n >= SUMMARY_MAX) return;
     snprintf(s->key[s->n], sizeof s->key[0], "%s", key);
     for (char *c = s->key[s->n]; *c; c++)
@@ -27,8 +25,7 @@ void summary_add(Summary *s, const char *key, double value, const char *unit)
     s->n++;
 }
 
-static int write_summary(const Run *r)
-{
+static int write_summary(const Run *r) {
     char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 32];
     snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->pb.output.basename);
     FileOut fo;
@@ -39,11 +36,12 @@ static int write_summary(const Run *r)
     return fileout_commit(&fo);
 }
 
-static DevKind dev_kind(DeviceKind k) { return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO; }
+static DevKind dev_kind(DeviceKind k) {
+    return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO;
+}
 
 /* Problem, overrides, mesh: the part `check` and `run` share. */
-static int setup(const AppOptions *o, Run *r)
-{
+static int setup(const AppOptions *o, Run *r) {
     memset(r, 0, sizeof *r);
     r->o = o;
     r->t0 = app_seconds();
@@ -67,14 +65,12 @@ static int setup(const AppOptions *o, Run *r)
     return FEM_OK;
 }
 
-static void teardown(Run *r)
-{
+static void teardown(Run *r) {
     mesh_destroy(&r->mesh);
     problem_destroy(&r->pb);
 }
 
-int app_check(const AppOptions *o)
-{
+int app_check(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 1);
@@ -84,8 +80,7 @@ int app_check(const AppOptions *o)
     return status;
 }
 
-int app_run(const AppOptions *o)
-{
+int app_run(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
     if (!status) {

@@ -3,8 +3,7 @@
 
 #include "fem/error.h"
 
-int run_elasticity(Run *r, int check_only)
-{
+int run_elasticity(Run *r, int check_only) {
     (void)check_only;
     return fem_fail(FEM_ERR_INPUT, "%s: elasticity is not available yet", r->pb.path);
 }

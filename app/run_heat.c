@@ -1,4 +1,5 @@
-/* The heat step of `femto-app run`: steady or transient, then output and a summary with the energy balance. */
+/* The heat step of `femto-app run`: steady or transient, then output and a summary with the energy balance.
+ */
 #include "run.h"
 
 #include "fem/error.h"
@@ -10,15 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear)
-{
+NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear) {
     const SolverSettings *s = &pb->solver;
     KspType ksp = s->krylov == KRYLOV_CG         ? KSP_CG
                   : s->krylov == KRYLOV_GMRES    ? KSP_GMRES
                   : s->krylov == KRYLOV_BICGSTAB ? KSP_BICGSTAB
                   : symmetric                    ? KSP_CG
                                                  : KSP_GMRES;
-    PcType pc = s->precond == PRECOND_NONE ? PC_NONE : s->precond == PRECOND_CHEBYSHEV ? PC_CHEBYSHEV : PC_JACOBI;
+    PcType pc = s->precond == PRECOND_NONE        ? PC_NONE
+                : s->precond == PRECOND_CHEBYSHEV ? PC_CHEBYSHEV
+                                                  : PC_JACOBI;
     return (NewtonSettings){.rtol = s->rtol,
                             .atol = s->atol,
                             .max_iterations = s->max_iterations,
@@ -31,33 +33,30 @@ NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear)
                                     .restart = s->restart}};
 }
 
-void run_report(void *ctx, const NewtonStep *st)
-{
+void run_report(void *ctx, const NewtonStep *st) {
     const AppOptions *o = ctx;
-    app_say(o, 2, "    Newton %2d: |R| = %.3e, %4d linear iterations, step %.3g, %.2f s\n", st->iteration, st->rnorm,
-            st->linear_iterations, st->step, st->seconds);
+    app_say(o, 2, "    Newton %2d: |R| = %.3e, %4d linear iterations, step %.3g, %.2f s\n", st->iteration,
+            st->rnorm, st->linear_iterations, st->step, st->seconds);
 }
 
-int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out)
-{
+int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out) {
     for (int b = 0; b < m->ncell_blocks; b++) {
         FEM_ALLOC(out[b], m->cells[b].count, "region tags");
         for (int64_t c = 0; c < m->cells[b].count; c++) {
             int mat = md->cell_tags[b][c];
-            const PhysicalGroup *g = mat >= 0 && mat < n && names[mat][0] ? mesh_find_group(m, names[mat], m->dim) : NULL;
+            const PhysicalGroup *g =
+                mat >= 0 && mat < n && names[mat][0] ? mesh_find_group(m, names[mat], m->dim) : NULL;
             out[b][c] = g ? g->tag : 0;
         }
     }
     return FEM_OK;
 }
 
-void run_free_tags(int32_t **tags)
-{
+void run_free_tags(int32_t **tags) {
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(tags[b]), tags[b] = NULL;
 }
 
-void run_release_temperature(Run *r)
-{
+void run_release_temperature(Run *r) {
     if (r->temperature && r->have_dev) device_free(&r->dev, r->temperature);
     if (r->temperature_space) space_destroy(r->temperature_space), free(r->temperature_space);
     r->temperature = NULL;
@@ -71,13 +70,12 @@ typedef struct {
     Operator op;
     ResultSeries rs;
     OutFrame frame;
-    double *u;      /* device: temperature */
-    double *host;   /* host copy */
+    double *u;    /* device: temperature */
+    double *host; /* host copy */
     int newton_its, linear_its;
 } Heat;
 
-static int heat_output(Heat *h, double time)
-{
+static int heat_output(Heat *h, double time) {
     Device *d = &h->r->dev;
     const Space *sp = h->sp;
     size_t bytes = sizeof(double) * (size_t)sp->ndofs;
@@ -97,22 +95,20 @@ static int heat_output(Heat *h, double time)
     return status;
 }
 
-static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, const char *what)
-{
+static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, const char *what) {
     NewtonResult res;
     int status = newton_solve(&h->op, h->u, extra, ns, &res, run_report, (void *)h->r->o);
     h->newton_its += res.iterations;
     h->linear_its += res.linear_iterations;
-    app_say(h->r->o, what ? 1 : 2, "%s%sNewton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n", what ? what : "",
-            what ? ": " : "  ", res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm,
-            res.linear_iterations, ksp_name(ns->ksp.type));
+    app_say(h->r->o, what ? 1 : 2, "%s%sNewton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n",
+            what ? what : "", what ? ": " : "  ", res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0,
+            res.rnorm, res.linear_iterations, ksp_name(ns->ksp.type));
     return status;
 }
 
 /* Transient: backward Euler, BDF2 (first step backward Euler) or Crank-Nicolson. The initial field is written
  * at t = start as given; the boundary temperatures hold from the first step on. */
-static int heat_transient(Heat *h, const NewtonSettings *ns)
-{
+static int heat_transient(Heat *h, const NewtonSettings *ns) {
     Run *r = h->r;
     Device *d = &r->dev;
     const TimeSettings *ts = &r->pb.time;
@@ -126,7 +122,9 @@ static int heat_transient(Heat *h, const NewtonSettings *ns)
     if (!status && ts->scheme == TIME_CRANK_NICOLSON) status = device_alloc(d, (void **)&extra, bytes);
     if (!status && h->md->ndir) {
         status = device_alloc_copy(d, (void **)&idx, h->md->dir_dofs, sizeof(int32_t) * (size_t)h->md->ndir);
-        if (!status) status = device_alloc_copy(d, (void **)&vals, h->md->dir_values, sizeof(double) * (size_t)h->md->ndir);
+        if (!status)
+            status =
+                device_alloc_copy(d, (void **)&vals, h->md->dir_values, sizeof(double) * (size_t)h->md->ndir);
     }
     int nsteps = (int)ceil((ts->end - ts->start) / ts->step - 1e-9);
     double dt = (ts->end - ts->start) / nsteps;
@@ -169,8 +167,7 @@ static int heat_transient(Heat *h, const NewtonSettings *ns)
     return status;
 }
 
-static void heat_summary(Heat *h)
-{
+static void heat_summary(Heat *h) {
     Run *r = h->r;
     const AppOptions *o = r->o;
     const Problem *pb = &r->pb;
@@ -186,10 +183,14 @@ static void heat_summary(Heat *h)
     summary_add(&r->summary, "temperature_min", h->host[imin], "K");
     summary_add(&r->summary, "temperature_max", h->host[imax], "K");
     summary_add(&r->summary, "heat_newton_iterations", h->newton_its, "");
-    app_say(o, 1, "summary (heat):\n  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n",
+    app_say(o, 1,
+            "summary (heat):\n  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, "
+            "%.4g)\n",
             h->host[imin], xl[0], xl[1], xl[2], h->host[imax], xh[0], xh[1], xh[2]);
-    app_say(o, 1, "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n",
-            h->newton_its, h->linear_its, (long long)h->op.evaluations, (long long)h->op.applications);
+    app_say(
+        o, 1,
+        "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n",
+        h->newton_its, h->linear_its, (long long)h->op.evaluations, (long long)h->op.applications);
     if (pb->time.scheme != TIME_STEADY) return;
     /* energy balance: heat into the body through every boundary plus the sources must vanish */
     double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs), *rdev = NULL;
@@ -203,8 +204,8 @@ static void heat_summary(Heat *h)
     if (!status) {
         double total = source, scale = fabs(source);
         for (int i = 0; i < pb->heat.nbcs; i++) {
-            app_say(o, 1, "  heat into the body through '%s' (%s): %.6g %s\n", flows[i].boundary, flows[i].kind,
-                    flows[i].watts, unit);
+            app_say(o, 1, "  heat into the body through '%s' (%s): %.6g %s\n", flows[i].boundary,
+                    flows[i].kind, flows[i].watts, unit);
             total += flows[i].watts;
             char key[PROBLEM_NAME_MAX + 16];
             snprintf(key, sizeof key, "heat_in:%s", flows[i].boundary);
@@ -213,8 +214,8 @@ static void heat_summary(Heat *h)
         }
         summary_add(&r->summary, "heat_source", source, unit);
         summary_add(&r->summary, "energy_imbalance", scale > 0 ? fabs(total) / scale : 0.0, "");
-        app_say(o, 1, "  heat from sources: %.6g %s\n  energy balance: %.3g %s (%.2g of the largest term)\n", source,
-                unit, total, unit, scale > 0 ? fabs(total) / scale : 0.0);
+        app_say(o, 1, "  heat from sources: %.6g %s\n  energy balance: %.3g %s (%.2g of the largest term)\n",
+                source, unit, total, unit, scale > 0 ? fabs(total) / scale : 0.0);
     } else {
         app_say(o, 1, "  (energy balance not available: %s)\n", fem_last_error());
     }
@@ -223,8 +224,7 @@ static void heat_summary(Heat *h)
     free(flows);
 }
 
-int run_heat(Run *r, int check_only)
-{
+int run_heat(Run *r, int check_only) {
     Problem *pb = &r->pb;
     const AppOptions *o = r->o;
     Heat h;
@@ -238,7 +238,8 @@ int run_heat(Run *r, int check_only)
     if (!status && pb->time.scheme != TIME_STEADY)
         for (int i = 0; i < pb->heat.nmaterials && !status; i++)
             if (!(pb->heat.materials[i].density > 0 && pb->heat.materials[i].specific_heat > 0))
-                status = fem_fail(FEM_ERR_INPUT, "%s:%d: a transient run needs density and specific-heat on material '%s'",
+                status = fem_fail(FEM_ERR_INPUT,
+                                  "%s:%d: a transient run needs density and specific-heat on material '%s'",
                                   pb->path, pb->heat.materials[i].at.line, pb->heat.materials[i].region);
     if (status || check_only) goto done;
 
@@ -259,7 +260,8 @@ int run_heat(Run *r, int check_only)
     status = device_alloc_copy(d, (void **)&h.u, h.host, bytes);
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
     const char *names[HEAT_MAX_MATERIALS];
-    for (int i = 0; i < pb->heat.nmaterials && i < HEAT_MAX_MATERIALS; i++) names[i] = pb->heat.materials[i].region;
+    for (int i = 0; i < pb->heat.nmaterials && i < HEAT_MAX_MATERIALS; i++)
+        names[i] = pb->heat.materials[i].region;
     if (!status) status = run_region_tags(&r->mesh, h.md, pb->heat.nmaterials, names, regions);
     if (!status) status = results_frame(h.sp, (const int32_t *const *)regions, pb->path, &h.frame);
     run_free_tags(regions);

@@ -7,6 +7,7 @@
 #include <gmshc.h>
 
 #include <errno.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,12 @@ static void gmsh_error(char *buf, size_t len) {
     if (err) gmshFree(err);
 }
 
+/* Gmsh's initialisation sets OpenMP's thread count to its own default (1): keep the program's. */
+static int saved_threads;
+
 static int gmsh_begin(void) {
     int ierr = 0;
+    saved_threads = omp_get_max_threads();
     gmshInitialize(0, NULL, 0, &ierr);
     if (ierr) return fem_fail(FEM_ERR_INTERNAL, "the Gmsh library could not be initialised");
     gmshOptionSetNumber("General.Terminal", 0, &ierr);
@@ -43,6 +48,7 @@ static void gmsh_end(void) {
     int ierr = 0;
     gmshLoggerStop(&ierr);
     gmshFinalize(&ierr);
+    omp_set_num_threads(saved_threads);
 }
 
 /* Opens a .msh, or opens and meshes a .geo, into Gmsh's current model. */

@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 /* Equispaced reference positions of the lattice of order p on shape s: pts[n][3]. */
-static double *equispaced_points(Shape s, int p, int n)
-{
+static double *equispaced_points(Shape s, int p, int n) {
     double *pts = malloc(sizeof(double) * 3 * (size_t)n);
     for (int i = 0; pts && i < n; i++) {
         int lat[3];
@@ -24,8 +23,7 @@ static double *equispaced_points(Shape s, int p, int n)
     return pts;
 }
 
-static int frame_points(const Space *sp, OutFrame *f)
-{
+static int frame_points(const Space *sp, OutFrame *f) {
     const Mesh *m = sp->mesh;
     FEM_ALLOC(f->x, 3 * sp->nnodes, "output points");
     for (int bi = 0; bi < sp->ncell_blocks; bi++) {
@@ -45,7 +43,8 @@ static int frame_points(const Space *sp, OutFrame *f)
                 x[0] = x[1] = x[2] = 0.0;
                 for (int j = 0; j < mb->nnodes; j++)
                     for (int a = 0; a < 3; a++)
-                        x[a] += val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
+                        x[a] +=
+                            val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
             }
         free(pts);
         free(val);
@@ -53,8 +52,7 @@ static int frame_points(const Space *sp, OutFrame *f)
     return FEM_OK;
 }
 
-static int add_string(OutFrame *f, const char *name, const char *value)
-{
+static int add_string(OutFrame *f, const char *name, const char *value) {
     if (f->nstrings >= OUT_MAX_STRINGS) return FEM_OK;
     snprintf(f->string_name[f->nstrings], sizeof f->string_name[0], "%s", name);
     f->string_value[f->nstrings] = strdup(value ? value : "");
@@ -63,8 +61,7 @@ static int add_string(OutFrame *f, const char *name, const char *value)
     return FEM_OK;
 }
 
-int results_frame(const Space *sp, const int32_t *const *cell_region, const char *problem_path, OutFrame *f)
-{
+int results_frame(const Space *sp, const int32_t *const *cell_region, const char *problem_path, OutFrame *f) {
     const Mesh *m = sp->mesh;
     memset(f, 0, sizeof *f);
     f->dim = m->dim;
@@ -93,7 +90,8 @@ int results_frame(const Space *sp, const int32_t *const *cell_region, const char
     /* cell data: region (physical tag) and quality (min/max Jacobian determinant over the cell's nodes) */
     double *region = status ? NULL : malloc(sizeof(double) * (size_t)(ncells + 1));
     double *quality = status ? NULL : malloc(sizeof(double) * (size_t)(ncells + 1));
-    if (!status && (!region || !quality)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for cell data");
+    if (!status && (!region || !quality))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for cell data");
     for (int bi = 0, k = 0; bi < sp->ncell_blocks && !status; bi++)
         for (int64_t c = 0; c < m->cells[bi].count; c++, k++) {
             double lo, hi;
@@ -131,8 +129,7 @@ int results_frame(const Space *sp, const int32_t *const *cell_region, const char
     return status;
 }
 
-int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out)
-{
+int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out) {
     if (sp->order <= 2) { /* GLL and equispaced nodes coincide */
         memcpy(out, u, sizeof(double) * (size_t)(sp->nnodes * ncomp));
         return FEM_OK;
@@ -158,8 +155,8 @@ int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out
     return FEM_OK;
 }
 
-int results_add_point_array(OutFrame *f, const char *name, const char *units, int ncomp, int64_t n, const double *data)
-{
+int results_add_point_array(OutFrame *f, const char *name, const char *units, int ncomp, int64_t n,
+                            const double *data) {
     if (f->npoint_arrays >= OUT_MAX_ARRAYS) return fem_fail(FEM_ERR_INTERNAL, "too many output arrays");
     OutArray *a = &f->point[f->npoint_arrays];
     snprintf(a->name, sizeof a->name, "%s", name);
@@ -171,8 +168,7 @@ int results_add_point_array(OutFrame *f, const char *name, const char *units, in
     return FEM_OK;
 }
 
-int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh)
-{
+int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh) {
     memset(rs, 0, sizeof *rs);
     snprintf(rs->dir, sizeof rs->dir, "%s", pb->output.directory);
     snprintf(rs->base, sizeof rs->base, "%s", pb->output.basename);
@@ -192,8 +188,7 @@ int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh)
     return FEM_OK;
 }
 
-int results_write(ResultSeries *rs, double time, const OutFrame *frame)
-{
+int results_write(ResultSeries *rs, double time, const OutFrame *frame) {
     double *times = realloc(rs->times, sizeof(double) * (size_t)(rs->nsteps + 1));
     if (times) rs->times = times;
     char **files = realloc(rs->files, sizeof(char *) * (size_t)(rs->nsteps + 1));
@@ -222,8 +217,7 @@ int results_write(ResultSeries *rs, double time, const OutFrame *frame)
     return FEM_OK;
 }
 
-int results_close(ResultSeries *rs, int ok)
-{
+int results_close(ResultSeries *rs, int ok) {
     int status = FEM_OK;
     char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
     if (ok && rs->vtu && rs->nsteps) {
@@ -232,8 +226,10 @@ int results_close(ResultSeries *rs, int ok)
     }
     if (rs->h5) {
         H5Out *h = rs->h5;
-        if (ok && !status) status = h5out_close(&h);
-        else h5out_abort(&h);
+        if (ok && !status)
+            status = h5out_close(&h);
+        else
+            h5out_abort(&h);
         rs->h5 = NULL;
     }
     if (!ok || status) /* a failed run leaves no results behind */

@@ -219,7 +219,7 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const doub
             for (int64_t k = 0; k < n && !status; k++)
                 if (!claimed[nodes[k]]) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
             if (!status) free(nodes);
-            f->watts = -sum;
+            f->watts = sum; /* heat into the body = the reaction sum (see energy balance in docs) */
         } else {
             BcFlowCtx bctx = {bc};
             status = functional_facets(sp, T, g, 0, natural_flow_at, &bctx, 1, &f->watts);
