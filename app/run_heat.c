@@ -106,8 +106,9 @@ static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, co
     return status;
 }
 
-/* Transient: backward Euler, BDF2 (first step backward Euler) or Crank-Nicolson. The initial field is written
- * at t = start as given; the boundary temperatures hold from the first step on. */
+/* Transient: backward Euler, BDF2 (first step backward Euler) or Crank-Nicolson (first two steps backward
+ * Euler: Rannacher's start-up, which damps the modes a sudden boundary change excites and that
+ * Crank-Nicolson alone barely damps; two steps of local error O(dt^2) keep the scheme second order). */
 static int heat_transient(Heat *h, const NewtonSettings *ns) {
     Run *r = h->r;
     Device *d = &r->dev;
@@ -120,6 +121,7 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
     if (!status) status = device_alloc(d, (void **)&unm1, bytes);
     if (!status) status = device_alloc(d, (void **)&aux, bytes);
     if (!status && ts->scheme == TIME_CRANK_NICOLSON) status = device_alloc(d, (void **)&extra, bytes);
+    if (!status && extra) status = d->ops.zero(d, extra, bytes);
     if (!status && h->md->ndir) {
         status = device_alloc_copy(d, (void **)&idx, h->md->dir_dofs, sizeof(int32_t) * (size_t)h->md->ndir);
         if (!status)
@@ -128,9 +130,11 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
     }
     int nsteps = (int)ceil((ts->end - ts->start) / ts->step - 1e-9);
     double dt = (ts->end - ts->start) / nsteps;
+    /* the initial field is written as given; the boundary temperatures then hold from t = start on, in the
+     * history state too (Crank-Nicolson's F(T_n) must see them, or the jump excites undamped modes) */
     if (!status) status = heat_output(h, ts->start);
-    if (!status) status = d->ops.copy(d, un, h->u, bytes);
     if (!status && h->md->ndir) status = d->ops.scatter(d, h->md->ndir, idx, vals, h->u);
+    if (!status) status = d->ops.copy(d, un, h->u, bytes);
     for (int step = 1; step <= nsteps && !status; step++) {
         double t = ts->start + step * dt;
         if (step > 1) {
@@ -142,7 +146,7 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
             heat_set_time(h->md, 1.5 / dt, 1.0);
             status = d->ops.axpby(d, n, -2.0 / dt, un, 0.0, aux);
             if (!status) status = d->ops.axpby(d, n, 0.5 / dt, unm1, 1.0, aux);
-        } else if (ts->scheme == TIME_CRANK_NICOLSON) { /* (T - T_n)/dt + (F(T) + F(T_n))/2 */
+        } else if (ts->scheme == TIME_CRANK_NICOLSON && step > 2) { /* (T - T_n)/dt + (F(T) + F(T_n))/2 */
             heat_set_time(h->md, 0.0, 0.5);
             h->op.aux = NULL;
             status = op_update_ctx(&h->op);
@@ -157,7 +161,8 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
         if (!status) status = op_update_ctx(&h->op);
         char what[96];
         snprintf(what, sizeof what, "step %d/%d, t = %.6g s", step, nsteps, t);
-        if (!status) status = heat_solve(h, ns, extra, what);
+        int cn = ts->scheme == TIME_CRANK_NICOLSON && step > 2;
+        if (!status) status = heat_solve(h, ns, cn ? extra : NULL, what);
         if (!status && (step % ts->output_every == 0 || step == nsteps)) status = heat_output(h, t);
     }
     h->op.aux = NULL;

@@ -79,6 +79,9 @@ static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x,
 
 /* ---------------------------------------------------------------- kernels */
 
+/* Below this much work per call (elements x dofs x q-points) a parallel region costs more than it saves. */
+#define PARALLEL_WORK 200000
+
 /* Scratch for one element: element values and the sum-factorisation stages. */
 static size_t scratch_doubles(const ElemView *v) {
     size_t n = (size_t)v->ncomp * v->ndof;
@@ -129,7 +132,7 @@ static void integ_one(const ElemView *v, const double *sq, int ss, const double 
 static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     size_t nw = scratch_doubles(v);
-#pragma omp parallel num_threads(d->threads)
+#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
     {
         double *ue = malloc(sizeof(double) * nw);
         if (!ue) {
@@ -157,7 +160,7 @@ static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const d
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
     size_t nw = scratch_doubles(v);
-#pragma omp parallel num_threads(d->threads)
+#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
     {
         double *re = malloc(sizeof(double) * nw);
         if (!re) {
@@ -212,7 +215,7 @@ static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *
 static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
                         double *evec) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
-#pragma omp parallel for num_threads(d->threads) schedule(static)
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nelem * nd * nq > PARALLEL_WORK)
     for (int64_t e = 0; e < v->nelem; e++)
         for (int i = 0; i < nd; i++) {
             double acc = 0.0;
@@ -232,7 +235,7 @@ static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double
 
 static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
     int nc = v->ncomp, nd = v->ndof;
-#pragma omp parallel for num_threads(d->threads) schedule(static)
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nnodes > 20000)
     for (int64_t n = 0; n < v->nnodes; n++)
         for (int c = 0; c < nc; c++) {
             double s = 0.0;

@@ -44,7 +44,7 @@ int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, i
     for (int bi = 0; bi < sp->ncell_blocks && !status; bi++) {
         const SpaceBlock *b = &sp->cells[bi];
         ElementTables t;
-        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->cells[bi].order) + 2;
+        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->cells[bi].order);
         FEM_TRY(tables_create(b->shape, sp->order, deg, &t));
         int nq = t.nq;
         double *geo = malloc(sizeof(double) * nq * GEO_STRIDE(d)), *x = malloc(sizeof(double) * nq * 3);
@@ -78,7 +78,7 @@ int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, 
     for (int fi = 0; fi < sp->nfacet_blocks && !status; fi++) {
         const SpaceBlock *b = &sp->facets[fi];
         ElementTables t;
-        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->facets[fi].order) + 2;
+        int deg = degree > 0 ? degree : quadrature_default_degree(sp->order, m->facets[fi].order);
         FEM_TRY(tables_create(b->shape, sp->order, deg, &t));
         int nq = t.nq;
         double *fgeo = malloc(sizeof(double) * nq * FGEO_STRIDE), *x = malloc(sizeof(double) * nq * 3);

@@ -25,7 +25,8 @@ typedef struct {
 } FacetPoint;
 typedef void (*FacetFn)(void *ctx, const FacetPoint *p, double *out);
 
-/* result[k] = integral over the cells of group g (NULL: all cells) of out[k], k < nout; degree 0: default. */
+/* result[k] = integral over the cells of group g (NULL: all cells) of out[k], k < nout. degree 0: the
+ * operators' default rule, so that integrals of residual terms agree with the operator's own. */
 int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, int degree, CellFn fn,
                      void *ctx, int nout, double *result);
 /* result[k] = integral over the facets of group g of out[k]. */

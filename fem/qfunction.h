@@ -94,7 +94,7 @@ FEM_HD static inline int32_t qf_tag(const QfArgs *a, int64_t i) {
 /* Defines `int name(const QfArgs *a)` running `point(a, i)` over every q-point on the CPU. */
 #define FEM_QF_CPU(name, point)                                                                              \
     int name(const QfArgs *a) {                                                                              \
-        _Pragma("omp parallel for num_threads(a->threads) schedule(static)") for (int64_t i = 0; i < a->n;   \
+        _Pragma("omp parallel for num_threads(a->threads) schedule(static) if (a->n > 20000)") for (int64_t i = 0; i < a->n;   \
                                                                                   i++) point(a, i);          \
         return 0;                                                                                            \
     }

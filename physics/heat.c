@@ -217,16 +217,16 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const doub
             status = space_group_nodes(sp, g, &nodes, &n);
             double sum = 0.0;
             for (int64_t k = 0; k < n && !status; k++)
-                if (!claimed[nodes[k]]) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
+                if (!claimed[nodes[k]] && reaction) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
             if (!status) free(nodes);
             f->watts = sum; /* heat into the body = the reaction sum (see energy balance in docs) */
         } else {
             BcFlowCtx bctx = {bc};
-            status = functional_facets(sp, T, g, 0, natural_flow_at, &bctx, 1, &f->watts);
+            status = functional_facets(sp, T, g, pb->quadrature_degree, natural_flow_at, &bctx, 1, &f->watts);
         }
     }
     free(claimed);
     FluxCtx fc = {md, md->ctx, m->dim};
-    if (!status) status = functional_cells(sp, T, NULL, 0, source_at, &fc, 1, source);
+    if (!status) status = functional_cells(sp, T, NULL, pb->quadrature_degree, source_at, &fc, 1, source);
     return status;
 }
