@@ -76,7 +76,8 @@ int main(void) {
     /* and nothing else: femto must refuse types it has no table for (hex20, prisms, tet20, quad8) */
     const int refused[] = {6, 7, 16, 17, 29};
     for (int i = 0; i < 5; i++)
-        CHECK(mesh_gmsh_type(refused[i]) == NULL, "Gmsh type %d has no table and must be refused", refused[i]);
+        CHECK(mesh_gmsh_type(refused[i]) == NULL, "Gmsh type %d has no table and must be refused",
+              refused[i]);
     gmshFinalize(&ierr);
     return test_result("test_mesh_gmsh_tables");
 }

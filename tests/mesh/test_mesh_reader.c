@@ -74,8 +74,9 @@ static int64_t nfacets(const Mesh *m) {
 static void check_group(const Mesh *m, const char *name, int dim, int64_t size) {
     const PhysicalGroup *g = mesh_find_group(m, name, dim);
     CHECK(g != NULL, "%s: no physical group '%s' of dimension %d", m->path, name, dim);
-    if (g) CHECK(g->nelements == size, "group '%s': %lld elements, expected %lld", name, (long long)g->nelements,
-                 (long long)size);
+    if (g)
+        CHECK(g->nelements == size, "group '%s': %lld elements, expected %lld", name, (long long)g->nelements,
+              (long long)size);
 }
 
 /* Every block type femto read must be one Gmsh reports with the same count, and Gmsh must report no other
@@ -111,7 +112,8 @@ static void check_edges(const Mesh *m) {
     }
     qsort(pairs, (size_t)t->nedges, 2 * sizeof(fem_idx), cmp_pair);
     int dup = 0;
-    for (int64_t e = 1; e < t->nedges; e++) dup += pairs[2 * e] == pairs[2 * e - 2] && pairs[2 * e + 1] == pairs[2 * e - 1];
+    for (int64_t e = 1; e < t->nedges; e++)
+        dup += pairs[2 * e] == pairs[2 * e - 2] && pairs[2 * e + 1] == pairs[2 * e - 1];
     CHECK(dup == 0, "%d duplicate edges", dup);
     free(pairs);
     int bad = 0;
@@ -121,8 +123,10 @@ static void check_edges(const Mesh *m) {
         for (int64_t c = 0; c < b->count; c++)
             for (int e = 0; e < ne; e++) {
                 const int *lv = shape_edge(b->shape, e);
-                fem_idx v0 = t->vertex_of_node[b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, lv[0])]];
-                fem_idx v1 = t->vertex_of_node[b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, lv[1])]];
+                fem_idx v0 =
+                    t->vertex_of_node[b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, lv[0])]];
+                fem_idx v1 =
+                    t->vertex_of_node[b->nodes[c * b->nnodes + lattice_vertex(b->shape, b->order, lv[1])]];
                 fem_idx id = t->cell_edges[bi][c * ne + e];
                 fem_idx a = t->edges[2 * id], bb = t->edges[2 * id + 1];
                 bad += !((a == v0 && bb == v1) || (a == v1 && bb == v0));
@@ -140,10 +144,12 @@ static void check_facets(const Mesh *m, const char *interface_group) {
         const MeshBlock *f = &m->facets[fb];
         for (int64_t k = 0; k < f->count; k++) {
             const FacetCell *fc = &m->topo.facet_cell[fb][k];
-            CHECK(fc->block >= 0 && fc->block < m->ncell_blocks, "facet %lld: cell block %d", (long long)k, fc->block);
+            CHECK(fc->block >= 0 && fc->block < m->ncell_blocks, "facet %lld: cell block %d", (long long)k,
+                  fc->block);
             if (fc->block < 0 || fc->block >= m->ncell_blocks) continue;
             const MeshBlock *cb = &m->cells[fc->block];
-            CHECK(fc->cell >= 0 && fc->cell < cb->count && fc->facet >= 0 && fc->facet < shape_nfacets(cb->shape),
+            CHECK(fc->cell >= 0 && fc->cell < cb->count && fc->facet >= 0 &&
+                      fc->facet < shape_nfacets(cb->shape),
                   "facet %lld: cell %d facet %d", (long long)k, fc->cell, fc->facet);
             int fv[4], nfv = shape_facet_vertices(cb->shape, fc->facet, fv);
             fem_idx on_facet[64];
@@ -173,10 +179,10 @@ static void check_facets(const Mesh *m, const char *interface_group) {
             wrong_shared += fc->shared != is_interface;
         }
     }
-    CHECK(mismatched == 0, "%s: %lld facet elements are not a facet of the cell they were matched to", m->path,
-          (long long)mismatched);
-    CHECK(wrong_shared == 0, "%s: %lld facets have shared = 1 off the interface or 0 on it (%lld shared)", m->path,
-          (long long)wrong_shared, (long long)nshared);
+    CHECK(mismatched == 0, "%s: %lld facet elements are not a facet of the cell they were matched to",
+          m->path, (long long)mismatched);
+    CHECK(wrong_shared == 0, "%s: %lld facets have shared = 1 off the interface or 0 on it (%lld shared)",
+          m->path, (long long)wrong_shared, (long long)nshared);
 }
 
 /* Euler characteristic of the closed boundary surface made of the tri3/tri6 facets: Vb - Eb + Fb = 2. */
@@ -188,15 +194,17 @@ static void check_sphere_surface(const Mesh *m) {
         const MeshBlock *f = &m->facets[fb];
         for (int64_t k = 0; k < f->count; k++)
             for (int v = 0; v < 3; v++) {
-                fem_idx vid = m->topo.vertex_of_node[f->nodes[k * f->nnodes + lattice_vertex(f->shape, f->order, v)]];
+                fem_idx vid =
+                    m->topo.vertex_of_node[f->nodes[k * f->nnodes + lattice_vertex(f->shape, f->order, v)]];
                 if (!mark[vid]) mark[vid] = 1, Vb++;
             }
     }
     free(mark);
-    CHECK(Fb % 2 == 0, "a closed triangulated surface has an even number of triangles, not %lld", (long long)Fb);
+    CHECK(Fb % 2 == 0, "a closed triangulated surface has an even number of triangles, not %lld",
+          (long long)Fb);
     int64_t Eb = 3 * Fb / 2;
-    CHECK(Vb - Eb + Fb == 2, "sphere surface: Vb - Eb + Fb = %lld - %lld + %lld = %lld, expected 2", (long long)Vb,
-          (long long)Eb, (long long)Fb, (long long)(Vb - Eb + Fb));
+    CHECK(Vb - Eb + Fb == 2, "sphere surface: Vb - Eb + Fb = %lld - %lld + %lld = %lld, expected 2",
+          (long long)Vb, (long long)Eb, (long long)Fb, (long long)(Vb - Eb + Fb));
 }
 
 /* Nodes of the boundary facets lie on the unit circle/sphere; all nodes inside it. */
@@ -225,15 +233,17 @@ static int64_t check_common(const Mesh *m, int order, const int64_t gcount[32], 
     CHECK(m->has_topology, "%s: no topology", m->path);
     check_counts_against_gmsh(m, gcount);
     for (int b = 0; b < m->ncell_blocks; b++)
-        CHECK(m->cells[b].order == order, "cell block %d has order %d, expected %d", b, m->cells[b].order, order);
+        CHECK(m->cells[b].order == order, "cell block %d has order %d, expected %d", b, m->cells[b].order,
+              order);
     for (int b = 0; b < m->nfacet_blocks; b++)
-        CHECK(m->facets[b].order == order, "facet block %d has order %d, expected %d", b, m->facets[b].order, order);
+        CHECK(m->facets[b].order == order, "facet block %d has order %d, expected %d", b, m->facets[b].order,
+              order);
     if (m->dim == 3)
-        CHECK(V - E + F - C == 1, "%s: V - E + F - C = %lld - %lld + %lld - %lld = %lld, expected 1 (a ball)", m->path,
-              (long long)V, (long long)E, (long long)F, (long long)C, (long long)(V - E + F - C));
+        CHECK(V - E + F - C == 1, "%s: V - E + F - C = %lld - %lld + %lld - %lld = %lld, expected 1 (a ball)",
+              m->path, (long long)V, (long long)E, (long long)F, (long long)C, (long long)(V - E + F - C));
     else
-        CHECK(V - E + F == 1, "%s: V - E + F = %lld - %lld + %lld = %lld, expected 1 (a disk)", m->path, (long long)V,
-              (long long)E, (long long)F, (long long)(V - E + F));
+        CHECK(V - E + F == 1, "%s: V - E + F = %lld - %lld + %lld = %lld, expected 1 (a disk)", m->path,
+              (long long)V, (long long)E, (long long)F, (long long)(V - E + F));
     /* every interior facet is counted twice by its cells, boundary facets once; an interface facet element
      * sits on an interior facet, so the boundary facets are the elements minus the interface */
     int64_t Fb = nfacets(m) - n_interface, sum = 0;
@@ -245,7 +255,8 @@ static int64_t check_common(const Mesh *m, int order, const int64_t gcount[32], 
           (long long)nfacet_entities, (long long)sum, (long long)Fb);
     int64_t corner_nodes = 0;
     for (int64_t n = 0; n < m->nnodes; n++) corner_nodes += t->vertex_of_node[n] >= 0;
-    CHECK(corner_nodes == V, "%lld nodes carry a vertex number, %lld vertices", (long long)corner_nodes, (long long)V);
+    CHECK(corner_nodes == V, "%lld nodes carry a vertex number, %lld vertices", (long long)corner_nodes,
+          (long long)V);
     check_edges(m);
     check_facets(m, interface_group);
     return C;
@@ -262,11 +273,14 @@ static void case_ball(int order) {
     int64_t g[32];
     read_mesh("ball_tet.geo", order, &m, g);
     const char *cell = order == 1 ? "tet4" : "tet10", *facet = order == 1 ? "tri3" : "tri6";
-    CHECK(m.dim == 3 && m.ncell_blocks == 1 && m.nfacet_blocks == 1, "ball: dim %d, %d cell and %d facet blocks, "
-          "expected 3, 1, 1", m.dim, m.ncell_blocks, m.nfacet_blocks);
-    int64_t C = block_count(m.cells, m.ncell_blocks, cell), Fb = block_count(m.facets, m.nfacet_blocks, facet);
-    CHECK(C > 200 && Fb > 100, "ball: %lld %s and %lld %s, expected hundreds at element size 0.5", (long long)C, cell,
-          (long long)Fb, facet);
+    CHECK(m.dim == 3 && m.ncell_blocks == 1 && m.nfacet_blocks == 1,
+          "ball: dim %d, %d cell and %d facet blocks, "
+          "expected 3, 1, 1",
+          m.dim, m.ncell_blocks, m.nfacet_blocks);
+    int64_t C = block_count(m.cells, m.ncell_blocks, cell),
+            Fb = block_count(m.facets, m.nfacet_blocks, facet);
+    CHECK(C > 200 && Fb > 100, "ball: %lld %s and %lld %s, expected hundreds at element size 0.5",
+          (long long)C, cell, (long long)Fb, facet);
     check_common(&m, order, g, NULL, 0);
     check_group(&m, "ball", 3, C);
     check_group(&m, "sphere", 2, Fb);
@@ -278,14 +292,16 @@ static void case_ball(int order) {
     read_mesh("ball_tet.geo", 1, &m1, g1);
     CHECK(m1.nnodes == m1.topo.nvertices, "tet4 ball: %lld nodes != %lld vertices", (long long)m1.nnodes,
           (long long)m1.topo.nvertices);
-    CHECK(m1.topo.nvertices == m.topo.nvertices && m1.topo.nedges == m.topo.nedges && m1.topo.nfaces == m.topo.nfaces &&
-              ncells(&m1) == C,
+    CHECK(m1.topo.nvertices == m.topo.nvertices && m1.topo.nedges == m.topo.nedges &&
+              m1.topo.nfaces == m.topo.nfaces && ncells(&m1) == C,
           "order %d ball has topology (%lld, %lld, %lld, %lld), the tet4 one (%lld, %lld, %lld, %lld)", order,
           (long long)m.topo.nvertices, (long long)m.topo.nedges, (long long)m.topo.nfaces, (long long)C,
-          (long long)m1.topo.nvertices, (long long)m1.topo.nedges, (long long)m1.topo.nfaces, (long long)ncells(&m1));
+          (long long)m1.topo.nvertices, (long long)m1.topo.nedges, (long long)m1.topo.nfaces,
+          (long long)ncells(&m1));
     if (order == 2)
-        CHECK(m.nnodes == m.topo.nvertices + m.topo.nedges, "tet10 ball: %lld nodes, expected V + E = %lld + %lld",
-              (long long)m.nnodes, (long long)m.topo.nvertices, (long long)m.topo.nedges);
+        CHECK(m.nnodes == m.topo.nvertices + m.topo.nedges,
+              "tet10 ball: %lld nodes, expected V + E = %lld + %lld", (long long)m.nnodes,
+              (long long)m.topo.nvertices, (long long)m.topo.nedges);
     mesh_destroy(&m1);
     mesh_destroy(&m);
 }
@@ -296,11 +312,12 @@ static void case_disk(const char *geo, Shape shape, int order) {
     read_mesh(geo, order, &m, g);
     const char *cell = shape == SHAPE_TRI ? (order == 1 ? "tri3" : "tri6") : (order == 1 ? "quad4" : "quad9");
     const char *facet = order == 1 ? "line2" : "line3";
-    CHECK(m.dim == 2 && m.ncell_blocks == 1 && m.nfacet_blocks == 1, "disk: dim %d, %d cell and %d facet blocks",
-          m.dim, m.ncell_blocks, m.nfacet_blocks);
-    int64_t C = block_count(m.cells, m.ncell_blocks, cell), Eb = block_count(m.facets, m.nfacet_blocks, facet);
-    CHECK(C > 40 && Eb > 15, "disk: %lld %s and %lld %s, expected dozens at element size 0.3", (long long)C, cell,
-          (long long)Eb, facet);
+    CHECK(m.dim == 2 && m.ncell_blocks == 1 && m.nfacet_blocks == 1,
+          "disk: dim %d, %d cell and %d facet blocks", m.dim, m.ncell_blocks, m.nfacet_blocks);
+    int64_t C = block_count(m.cells, m.ncell_blocks, cell),
+            Eb = block_count(m.facets, m.nfacet_blocks, facet);
+    CHECK(C > 40 && Eb > 15, "disk: %lld %s and %lld %s, expected dozens at element size 0.3", (long long)C,
+          cell, (long long)Eb, facet);
     check_common(&m, order, g, NULL, 0);
     check_group(&m, "disk", 2, C);
     check_group(&m, "circle", 1, Eb);
@@ -309,15 +326,21 @@ static void case_disk(const char *geo, Shape shape, int order) {
     int64_t Vb = 0;
     for (int64_t k = 0; k < m.facets[0].count; k++)
         for (int v = 0; v < 2; v++) {
-            fem_idx vid = m.topo.vertex_of_node[m.facets[0].nodes[k * m.facets[0].nnodes + lattice_vertex(SHAPE_LINE, order, v)]];
+            fem_idx vid = m.topo.vertex_of_node[m.facets[0].nodes[k * m.facets[0].nnodes +
+                                                                  lattice_vertex(SHAPE_LINE, order, v)]];
             if (!mark[vid]) mark[vid] = 1, Vb++;
         }
     free(mark);
-    CHECK(Vb == Eb, "circle: %lld vertices on %lld boundary edges, expected equal", (long long)Vb, (long long)Eb);
+    CHECK(Vb == Eb, "circle: %lld vertices on %lld boundary edges, expected equal", (long long)Vb,
+          (long long)Eb);
     check_on_unit_sphere(&m);
-    int64_t expect = m.topo.nvertices + (order == 2 ? m.topo.nedges : 0) + (order == 2 && shape == SHAPE_QUAD ? C : 0);
-    CHECK(m.nnodes == expect, "%s disk: %lld nodes, expected %lld (V%s)", cell, (long long)m.nnodes, (long long)expect,
-          order == 1 ? "" : shape == SHAPE_QUAD ? " + E + C" : " + E");
+    int64_t expect =
+        m.topo.nvertices + (order == 2 ? m.topo.nedges : 0) + (order == 2 && shape == SHAPE_QUAD ? C : 0);
+    CHECK(m.nnodes == expect, "%s disk: %lld nodes, expected %lld (V%s)", cell, (long long)m.nnodes,
+          (long long)expect,
+          order == 1            ? ""
+          : shape == SHAPE_QUAD ? " + E + C"
+                                : " + E");
     /* every cell counter-clockwise after reading (positive Jacobian at every node) */
     int bad = 0;
     for (int64_t c = 0; c < C; c++) {
@@ -335,21 +358,23 @@ static void case_block(int order) {
     int64_t g[32];
     read_mesh("block_hex.geo", order, &m, g);
     const char *cell = order == 1 ? "hex8" : "hex27", *facet = order == 1 ? "quad4" : "quad9";
-    int64_t V = (nx + 1) * (ny + 1) * (nz + 1);                                       /* 60 */
+    int64_t V = (nx + 1) * (ny + 1) * (nz + 1);                                                 /* 60 */
     int64_t E = nx * (ny + 1) * (nz + 1) + (nx + 1) * ny * (nz + 1) + (nx + 1) * (ny + 1) * nz; /* 133 */
-    int64_t F = nx * ny * (nz + 1) + nx * (ny + 1) * nz + (nx + 1) * ny * nz;             /* 98 */
-    int64_t C = nx * ny * nz;                                                         /* 24 */
-    int64_t Fb = 2 * (nx * ny + ny * nz + nx * nz);                                   /* 52 */
+    int64_t F = nx * ny * (nz + 1) + nx * (ny + 1) * nz + (nx + 1) * ny * nz;                   /* 98 */
+    int64_t C = nx * ny * nz;                                                                   /* 24 */
+    int64_t Fb = 2 * (nx * ny + ny * nz + nx * nz);                                             /* 52 */
     CHECK(block_count(m.cells, m.ncell_blocks, cell) == C, "block: %lld %s, expected nx ny nz = %lld",
           (long long)block_count(m.cells, m.ncell_blocks, cell), cell, (long long)C);
-    CHECK(block_count(m.facets, m.nfacet_blocks, facet) == Fb, "block: %lld %s, expected 2 (nx ny + ny nz + nz nx) = %lld",
+    CHECK(block_count(m.facets, m.nfacet_blocks, facet) == Fb,
+          "block: %lld %s, expected 2 (nx ny + ny nz + nz nx) = %lld",
           (long long)block_count(m.facets, m.nfacet_blocks, facet), facet, (long long)Fb);
     check_common(&m, order, g, NULL, 0);
     CHECK(m.topo.nvertices == V && m.topo.nedges == E && m.topo.nfaces == F,
           "block: V, E, F = %lld, %lld, %lld; expected %lld, %lld, %lld", (long long)m.topo.nvertices,
           (long long)m.topo.nedges, (long long)m.topo.nfaces, (long long)V, (long long)E, (long long)F);
     int64_t nodes = order == 1 ? V : (2 * nx + 1) * (2 * ny + 1) * (2 * nz + 1); /* 315 = V + E + F + C */
-    CHECK(m.nnodes == nodes, "block %s: %lld nodes, expected %lld", cell, (long long)m.nnodes, (long long)nodes);
+    CHECK(m.nnodes == nodes, "block %s: %lld nodes, expected %lld", cell, (long long)m.nnodes,
+          (long long)nodes);
     if (order == 2) CHECK(nodes == V + E + F + C, "hex27 nodes: %lld != V + E + F + C", (long long)nodes);
     check_group(&m, "block", 3, C);
     check_group(&m, "bottom", 2, nx * ny);
@@ -381,7 +406,8 @@ static void case_mixed(int order) {
     CHECK(m.topo.nvertices == 25 && m.topo.nedges == 48, "mixed square: V = %lld, E = %lld; expected 25, 48",
           (long long)m.topo.nvertices, (long long)m.topo.nedges);
     int64_t nodes = order == 1 ? 25 : 81; /* order 2: the 9 x 9 lattice = V + E + Q */
-    CHECK(m.nnodes == nodes, "mixed square: %lld nodes, expected %lld", (long long)m.nnodes, (long long)nodes);
+    CHECK(m.nnodes == nodes, "mixed square: %lld nodes, expected %lld", (long long)m.nnodes,
+          (long long)nodes);
     check_group(&m, "quads", 2, 8);
     check_group(&m, "tris", 2, 16);
     check_group(&m, "boundary", 1, 16);
