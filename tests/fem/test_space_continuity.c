@@ -117,25 +117,6 @@ static void reorient_cells(Mesh *m) {
     CHECK_OK(mesh_build_topology(m));
 }
 
-/* Smooth displacement of the non-corner nodes: curved cells. */
-static void curve_mesh(Mesh *m, double amp) {
-    char *corner = calloc((size_t)m->nnodes, 1);
-    for (int b = 0; b < m->ncell_blocks; b++) {
-        const MeshBlock *mb = &m->cells[b];
-        for (int64_t c = 0; c < mb->count; c++)
-            for (int v = 0; v < shape_nvertices(mb->shape); v++)
-                corner[mb->nodes[c * mb->nnodes + lattice_vertex(mb->shape, mb->order, v)]] = 1;
-    }
-    for (int64_t n = 0; n < m->nnodes; n++) {
-        if (corner[n]) continue;
-        double *x = &m->x[3 * n], x0 = x[0], y0 = x[1], z0 = x[2];
-        x[0] += amp * sin(3 * y0 + 1) * cos(2 * z0);
-        x[1] += amp * sin(2 * z0 + 2) * cos(3 * x0);
-        if (m->dim == 3) x[2] += amp * sin(3 * x0 + 3) * cos(2 * y0);
-    }
-    free(corner);
-}
-
 /* Reference position of cell corner v. */
 static void corner_position(Shape s, int v, double xi[3]) {
     xi[0] = xi[1] = xi[2] = 0.0;
@@ -287,7 +268,7 @@ int main(int argc, char **argv) {
     int64_t plain_nodes = plain.nnodes;
     space_destroy(&plain);
 
-    curve_mesh(&m, 0.02);
+    test_curve_mesh(&m, 0.02);
     reorient_cells(&m);
     Space sp;
     CHECK_OK(space_create(&m, p, 1, &sp));
