@@ -1,7 +1,6 @@
 /* Lagrange bases on the reference cells (fem/element.h), checked from their tables alone.
  *
- * usage: test_basis SHAPE (line, tri, quad, tet, hex): every order (1..3 on simplices, 1..8 on tensor
- * shapes).
+ * usage: test_basis SHAPE (line, tri, quad, tet, hex): every order, 1..3 on simplices, 1..8 on tensor shapes.
  *   - Kronecker: phi_i(x_j) = delta_ij at the lattice nodes (within 1e-12).
  *   - Partition of unity: sum_i phi_i = 1 and sum_i grad phi_i = 0 at 40 random points of the cell (values
  *     within 1e-12; gradients, which reach a few hundred for p = 8, within 1e-10).

@@ -6,8 +6,8 @@
  * straight cells (order 1) and once with second-order cells whose boundary nodes lie on the curve (order 2).
  * The volume is the sum of w det J over the q-points of geometry_cells (degree 8, far above what det J of a
  * quadratic map needs). Expected:
- *   - order 1: the polygon/polyhedron misses a sliver of depth O(h^2) along the boundary: error O(h^2), so
- * the error falls by 2^2 per refinement: measured rate within 0.2 of 2;
+ *   - order 1: the polygon or polyhedron misses a sliver of depth O(h^2) along the boundary: error O(h^2),
+ *     falling by 2^2 per refinement: measured rate within 0.2 of 2;
  *   - order 2: the boundary is the quadratic interpolant of the curve, whose distance to it is O(h^3) but
  *     changes sign along each boundary edge, so the area between them cancels to O(h^4) per unit length:
  *     error O(h^4), measured rate within 0.3 of 4;

@@ -3,15 +3,15 @@
  * usage: test_interpolate_mesh MESH.geo GEOMETRIC_ORDER affine|curved P...   (each order P in turn)
  *
  * What is exact, and why:
- *   affine  The mesh's cells are affine images of their reference cell (triangles, tetrahedra,
- * parallelograms, parallelepipeds). For f a polynomial in x of total degree <= p, f o F_K is a polynomial of
- * the same degree in the reference coordinates, which lies in P_p and in Q_p: the space holds f exactly, so
- *           the field with nodal values f(x_i) equals f everywhere. Checked for every monomial of degree <= p
- *           (in coordinates centred on and scaled by the bounding box, so that each is O(1)).
- *   curved  The mesh is read with second-order geometry (tet10, tri6, quad9, hex27) and its non-corner nodes
- *           are moved (test_curve_mesh, amplitude 0.015): F_K is quadratic, so a polynomial of x of degree k
- * is one of degree 2k in the reference coordinates (in P_2k, or in Q_2k on quads and hexes). It is held
- *           exactly when 2k <= p. Checked for every monomial of degree k <= p / 2.
+ *   affine: the cells are affine images of their reference cell (triangles, tetrahedra, parallelograms,
+ *     parallelepipeds). For f a polynomial in x of total degree <= p, f o F_K is a polynomial of the same
+ *     degree in the reference coordinates, which lies in P_p and in Q_p: the space holds f exactly, so the
+ *     field with nodal values f(x_i) equals f everywhere. Checked for every monomial of degree <= p (in
+ *     coordinates centred on and scaled by the bounding box, so that each is O(1)).
+ *   curved: the mesh is read with second-order geometry (tet10, tri6, quad9, hex27) and its non-corner nodes
+ *     are moved (test_curve_mesh, amplitude 0.015). F_K is quadratic, so a polynomial of x of degree k is
+ *     one of degree 2k in the reference coordinates (in P_2k, or Q_2k on quads and hexes): the space holds
+ *     it exactly when 2k <= p. Checked for every monomial of degree k <= p / 2.
  *   In both: the interpolated values at the q-points equal f(x_q) (x_q from geometry_cells) within 1e-12, and
  *   the reference gradients, turned physical with J^-1, equal grad f within 1e-10 (gradients of O(1)
  *   monomials on cells of size ~0.3 are O(10); rounding grows with p).
@@ -19,10 +19,10 @@
  *   (whose pull-back has degree 2k+2 > p) on curved cells, give errors above 1e-11, three orders above the
  *   rounding of the exact cases (< 1e-14); the smallest are 5e-9 (x^9, p = 8, hex block) and 2.7e-10 (x^5,
  *   p = 8, curved quadrilaterals, whose curvature is small).
- *   reference  Also on the same mesh, through the same kernel, with every cell given its own nodes (a broken
- *           dof map e * ndof + i): every monomial of the element's own space in the REFERENCE coordinates
- *           (total degree <= p on simplices, Q_p on quads and hexes) is interpolated exactly, values within
- *           1e-12 and reference gradients within 1e-10: this holds whatever the geometry, curved or not. */
+ *   reference: on the same mesh, through the same kernel, with each of three cells given its own nodes (a
+ *     broken dof map e * ndof + i), every monomial of the element's own space in the REFERENCE coordinates
+ *     (total degree <= p on simplices, Q_p on quads and hexes) is interpolated exactly: values within 1e-12,
+ *     reference gradients within 1e-10. This holds whatever the geometry, curved or not. */
 #include "common/femto_test.h"
 #include "fem/error.h"
 #include "fem/geometry.h"
@@ -113,6 +113,8 @@ static void reference_check(Device *dev, const Mesh *m, const Space *sp) {
         ElementTables t;
         CHECK_OK(tables_create(s, p, quadrature_default_degree(p, m->cells[b].order), &t));
         ElemView v = test_elem_view(sp, b, &t, 1);
+        if (v.nelem > 3)
+            v.nelem = 3; /* the kernel sees nothing of the geometry: three cells are as good as all */
         fem_idx *own = malloc(sizeof(fem_idx) * (size_t)(v.nelem * nd));
         for (int64_t k = 0; k < v.nelem * nd; k++) own[k] = (fem_idx)k;
         v.dofs = own;

@@ -1,18 +1,19 @@
 /* The CPU device's element kernels: serial, threaded with atomic assembly, threaded with gather assembly.
  *
- * usage: test_kernels MESH.geo REFINE P...   (the mesh refined REFINE times; every order P in turn, with 1
- * and with 3 components) On random data (L-vector u, q-point values s and fluxes f, and a nonzero starting
- * residual r0): interpolate  2 threads give bitwise the values and gradients of 1 thread: each element's
- * q-point values are computed by the same arithmetic whatever thread runs it (no sums across elements).
- *   integrate    r = r0 + sum_e P_e^T (B^T s + G^T f):
- *                - threaded atomic and threaded gather equal serial within 1e-13 relative to max |r| (the
- * sums over the elements of a node are the same terms in another order);
- *                - gather equals atomic within 1e-13 relative;
- *                - gather run twice is bitwise identical (each node sums its element slots in a fixed order).
- *   adjoint      <uq, s> + <duq, f> = <u, r - r0>: integrate is the transpose of interpolate (within 1e-12
- *                relative to the sum of the magnitudes of the terms).
- *   tensor       on quadrilaterals and hexahedra the sum-factorised kernels equal the full-table kernels
- *                (ElemView.tensor = 0) within 1e-13 relative, for interpolate and integrate. */
+ * usage: test_kernels MESH.geo REFINE P...
+ * The mesh refined REFINE times; every order P in turn, with 1 and with 3 components. On random data
+ * (L-vector u, q-point values s and fluxes f, and a nonzero starting residual r0):
+ *   interpolate: 2 threads give bitwise the values and gradients of 1 thread, since each element's q-point
+ *     values are computed by the same arithmetic whatever thread runs it (no sums across elements);
+ *   integrate: r = r0 + sum_e P_e^T (B^T s + G^T f):
+ *     - threaded atomic and threaded gather equal serial within 1e-13 relative to max |r| (the sums over the
+ *       elements of a node are the same terms in another order);
+ *     - gather equals atomic within 1e-13 relative;
+ *     - gather run twice is bitwise identical (each node sums its element slots in a fixed order);
+ *   adjoint: <uq, s> + <duq, f> = <u, r - r0>, integrate is the transpose of interpolate (within 1e-12
+ *     relative to the sum of the magnitudes of the terms);
+ *   tensor: on quadrilaterals and hexahedra the sum-factorised kernels equal the full-table kernels
+ *     (ElemView.tensor = 0) within 1e-13 relative, for interpolate and integrate. */
 #include "common/femto_test.h"
 #include "fem/error.h"
 #include "io/mesh_read.h"

@@ -6,15 +6,20 @@
  * numbering is replaced by a random orientation-preserving symmetry of its reference cell: an even
  * permutation of the corners of a triangle or tetrahedron, a rotation of the square or cube (4 or 24),
  * applied to the whole node lattice of the cell. The topology is rebuilt and the space of order P created.
- * Then: (a) each cell's own geometric map, evaluated at each of its space nodes (lattice positions), lands on
- * the coordinates sp->node_x holds for that node number, within 1e-12: a shared edge or face whose nodes two
- *       cells number differently would put one number at two places;
+ * Then:
+ *   (a) each cell's own geometric map, evaluated at each of its space nodes (lattice positions), lands on the
+ *       coordinates sp->node_x holds for that node number, within 1e-12: a shared edge or face whose nodes
+ *       two cells number differently would put one number at two places;
  *   (b) a random global field (nodal values uniform in [-1, 1]) evaluated from each of the two cells that
- * share a face (3D) or edge (2D), at 3 random points of it, agrees within 1e-12 (the points are built from
- * the facet's global corner numbers, and their physical images from the two cells agree within 1e-12 too);
+ *       share a face (3D) or edge (2D), at 3 random points of it, agrees within 1e-12 (the points are built
+ *       from the facet's global corner numbers; their physical images from the two cells agree within 1e-12);
  *   (c) the number of nodes is that of the same mesh without the reorientation;
  *   (d) the check can fail: swapping two nodes of one shared edge in one cell's dof map gives a jump above
- *       1e-3 in (b). */
+ *       1e-6 in (b) (a difference of two random nodal values times basis values at random points: 1e-4 to
+ *       1, six orders or more above the 1e-12 of (b));
+ *   (e) the trace of the space on the boundary facet elements (sp->facets, numbered through the cell each
+ *       facet bounds) is consistent: each facet element's own geometric map at its trace nodes lands on
+ *       node_x of the numbers it was given, within 1e-12. */
 #include "common/femto_test.h"
 #include "fem/error.h"
 #include "fem/space.h"
@@ -175,6 +180,36 @@ static double node_mismatch(const Mesh *m, const Space *sp) {
     return worst;
 }
 
+/* (e): each facet element maps its own trace nodes onto node_x of the numbers the space gave them. */
+static double facet_mismatch(const Mesh *m, const Space *sp) {
+    double worst = 0.0;
+    for (int b = 0; b < m->nfacet_blocks; b++) {
+        const MeshBlock *mb = &m->facets[b];
+        const SpaceBlock *sb = &sp->facets[b];
+        double *pts = malloc(sizeof(double) * 3 * sb->ndof),
+               *geo = malloc(sizeof(double) * sb->ndof * mb->nnodes);
+        for (int n = 0; n < sb->ndof; n++) {
+            int lat[3];
+            lattice_node(sb->shape, sp->order, n, lat);
+            lattice_position(sb->shape, sp->order, lat, &pts[3 * n]);
+        }
+        basis_tabulate(mb->shape, mb->order, sb->ndof, pts, geo, NULL);
+        for (int64_t c = 0; c < sb->count; c++)
+            for (int n = 0; n < sb->ndof; n++) {
+                double x[3] = {0, 0, 0};
+                for (int j = 0; j < mb->nnodes; j++)
+                    for (int a = 0; a < 3; a++)
+                        x[a] +=
+                            geo[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
+                const double *y = &sp->node_x[3 * (int64_t)sb->dofs[c * sb->ndof + n]];
+                for (int a = 0; a < 3; a++) worst = fmax(worst, fabs(x[a] - y[a]));
+            }
+        free(pts);
+        free(geo);
+    }
+    return worst;
+}
+
 typedef struct {
     int b;
     int64_t c;
@@ -278,6 +313,10 @@ int main(int argc, char **argv) {
     double mis = node_mismatch(&m, &sp);
     CHECK(mis < 1e-12, "(a) a cell maps one of its nodes %.3g away from node_x of its number", mis);
 
+    double fmis = facet_mismatch(&m, &sp);
+    CHECK(fmis < 1e-12, "(e) a facet element maps one of its trace nodes %.3g away from node_x of its number",
+          fmis);
+
     double *u = malloc(sizeof(double) * (size_t)sp.nnodes);
     for (int64_t n = 0; n < sp.nnodes; n++) u[n] = 2 * urand() - 1;
     fem_idx *dofs[MESH_MAX_BLOCKS];
@@ -355,7 +394,7 @@ int main(int argc, char **argv) {
         dofs[0] = bad;
         double bad_jump, bad_gap;
         facet_jumps(&m, &sp, dofs, u, &bad_jump, &bad_gap);
-        CHECK(bad_jump > 1e-3, "(d) a corrupted dof map went unnoticed: jump %.3g", bad_jump);
+        CHECK(bad_jump > 1e-6, "(d) a corrupted dof map went unnoticed: jump %.3g", bad_jump);
         free(bad);
     }
     free(u);
