@@ -6,6 +6,7 @@
  *   dquad1 dquad2   unit disk of quadrilaterals (quad4, quad9), unstructured
  *   block1 block2   structured 2 x 3 x 4 hexahedra (hex8, hex27)
  *   mixed1 mixed2   unit square, 2 x 4 quadrilaterals beside 16 triangles (quad4 + tri3, quad9 + tri6)
+ *   cw1 cw2         the same square meshed clockwise by Gmsh: the reader must reorient every cell
  *
  * What every case checks, and why the expected numbers are what they are:
  *   - element counts per type equal Gmsh's own counts of the same meshing (asked from the SDK directly), and
@@ -51,6 +52,42 @@ static void gmsh_counts(const char *geo, int order, int64_t count[32]) {
         if (nodes) gmshFree(nodes);
     }
     gmshFinalize(&ierr);
+}
+
+/* Gmsh's own 2D cells of `geo` (first order): how many are clockwise (negative signed area of the first three
+ * corners), out of *total. */
+static int64_t gmsh_clockwise(const char *geo, int64_t *total) {
+    int ierr = 0;
+    int64_t cw = 0;
+    *total = 0;
+    gmshInitialize(0, NULL, 0, &ierr);
+    gmshOptionSetNumber("General.Terminal", 0, &ierr);
+    gmshOpen(geo, &ierr);
+    gmshModelMeshGenerate(2, &ierr);
+    for (int type = 2; type <= 3; type++) {
+        size_t *tags = NULL, ntags = 0, *nodes = NULL, nnodes = 0;
+        gmshModelMeshGetElementsByType(type, &tags, &ntags, &nodes, &nnodes, -1, 0, 1, &ierr);
+        int nv = type == 2 ? 3 : 4;
+        for (size_t e = 0; e < ntags; e++) {
+            double x[3][3];
+            for (int k = 0; k < 3; k++) {
+                double *c = NULL, *pc = NULL;
+                size_t nc = 0, npc = 0;
+                gmshModelMeshGetNode(nodes[e * nv + k], &c, &nc, &pc, &npc, &ierr);
+                for (int a = 0; a < 3; a++) x[k][a] = c[a];
+                gmshFree(c);
+                if (pc) gmshFree(pc);
+            }
+            double area =
+                (x[1][0] - x[0][0]) * (x[2][1] - x[0][1]) - (x[1][1] - x[0][1]) * (x[2][0] - x[0][0]);
+            cw += area < 0;
+            (*total)++;
+        }
+        if (tags) gmshFree(tags);
+        if (nodes) gmshFree(nodes);
+    }
+    gmshFinalize(&ierr);
+    return cw;
 }
 
 static int64_t block_count(const MeshBlock *blocks, int n, const char *name) {
@@ -392,10 +429,16 @@ static void case_block(int order) {
     mesh_destroy(&m);
 }
 
-static void case_mixed(int order) {
+/* square_mixed.geo, or its clockwise twin: Gmsh writes every cell of square_mixed_cw.geo clockwise, and the
+ * reader must have turned them all counter-clockwise with their nodes in place. */
+static void case_mixed(const char *geo, int order, int clockwise) {
     Mesh m;
-    int64_t g[32];
-    read_mesh("square_mixed.geo", order, &m, g);
+    int64_t g[32], total;
+    int64_t cw = gmsh_clockwise(test_mesh(geo), &total);
+    CHECK(total == 24 && cw == (clockwise ? 24 : 0),
+          "%s: Gmsh writes %lld of its %lld cells clockwise, expected %d", geo, (long long)cw,
+          (long long)total, clockwise ? 24 : 0);
+    read_mesh(geo, order, &m, g);
     const char *q = order == 1 ? "quad4" : "quad9", *t = order == 1 ? "tri3" : "tri6";
     int64_t Q = block_count(m.cells, m.ncell_blocks, q), T = block_count(m.cells, m.ncell_blocks, t);
     CHECK(m.ncell_blocks == 2, "mixed square: %d cell blocks, expected 2", m.ncell_blocks);
@@ -412,6 +455,17 @@ static void case_mixed(int order) {
     check_group(&m, "tris", 2, 16);
     check_group(&m, "boundary", 1, 16);
     check_group(&m, "interface", 1, 4);
+    /* every cell counter-clockwise with det J = 1/16 at every node: 1/4 x 1/4 squares, and triangles of area
+     * 1/32 (det J = twice the area); a node of a second-order cell left out of place would change det J there
+     * (1e-11: Gmsh's transfinite nodes are ~1e-12 off the exact fractions) */
+    double worst = 0.0;
+    for (int b = 0; b < m.ncell_blocks; b++)
+        for (int64_t c = 0; c < m.cells[b].count; c++) {
+            double lo, hi;
+            mesh_cell_jacobian_range(&m, b, c, &lo, &hi);
+            worst = fmax(worst, fmax(fabs(lo - 0.0625), fabs(hi - 0.0625)));
+        }
+    CHECK(worst < 1e-11, "%s: det J differs from 1/16 by %.3g at a node", geo, worst);
     mesh_destroy(&m);
 }
 
@@ -428,7 +482,9 @@ int main(int argc, char **argv) {
     else if (strncmp(c, "block", 5) == 0)
         case_block(order);
     else if (strncmp(c, "mixed", 5) == 0)
-        case_mixed(order);
+        case_mixed("square_mixed.geo", order, 0);
+    else if (strncmp(c, "cw", 2) == 0)
+        case_mixed("square_mixed_cw.geo", order, 1);
     else
         return fprintf(stderr, "unknown case '%s'\n", c), 2;
     return test_result(c);
