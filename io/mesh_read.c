@@ -92,7 +92,8 @@ static int gmsh_load(const char *path, const MeshReadOptions *opt) {
         return fem_fail(FEM_ERR_INPUT, "the Gmsh script '%s' defines no surface or volume to mesh", path);
     gmshModelMeshGenerate(dim, &ierr);
     for (int r = 0; !ierr && opt && r < opt->refine; r++) gmshModelMeshRefine(&ierr);
-    if (!ierr && opt && opt->order > 1) gmshModelMeshSetOrder(opt->order, &ierr);
+    /* an explicit order wins over the script's Mesh.ElementOrder (order 1 included); 0 keeps the script's */
+    if (!ierr && opt && opt->order > 0) gmshModelMeshSetOrder(opt->order, &ierr);
     if (ierr) {
         gmsh_error(path, msg, sizeof msg);
         return fem_fail(FEM_ERR_INPUT, "meshing '%s' failed: %s", path, msg);
