@@ -7,6 +7,7 @@
  *   block1 block2   structured 2 x 3 x 4 hexahedra (hex8, hex27)
  *   mixed1 mixed2   unit square, 2 x 4 quadrilaterals beside 16 triangles (quad4 + tri3, quad9 + tri6)
  *   cw1 cw2         the same square meshed clockwise by Gmsh: the reader must reorient every cell
+ *   order           the reader's order option: 1 or 2 wins over the script's Mesh.ElementOrder, 0 keeps it
  *
  * What every case checks, and why the expected numbers are what they are:
  *   - element counts per type equal Gmsh's own counts of the same meshing (asked from the SDK directly), and
@@ -469,6 +470,33 @@ static void case_mixed(const char *geo, int order, int clockwise) {
     mesh_destroy(&m);
 }
 
+/* MeshReadOptions.order: 1 or 2 is the geometric order whatever the script sets, 0 keeps the script's. The
+ * structured 4 x 4 squares of tests/mesh/info: 25 nodes at order 1, 81 = 9 x 9 at order 2. */
+static void case_order(void) {
+    const struct {
+        const char *geo;
+        int asked, order, nnodes;
+        const char *type;
+    } cases[] = {{"../mesh/info/tri6.geo", 0, 2, 81, "tri6"},  {"../mesh/info/tri6.geo", 1, 1, 25, "tri3"},
+                 {"../mesh/info/tri6.geo", 2, 2, 81, "tri6"},  {"../mesh/info/tri3.geo", 0, 1, 25, "tri3"},
+                 {"../mesh/info/tri3.geo", 1, 1, 25, "tri3"},  {"../mesh/info/tri3.geo", 2, 2, 81, "tri6"},
+                 {"../mesh/info/hex27.geo", 1, 1, 27, "hex8"}, {"../mesh/info/hex8.geo", 2, 2, 125, "hex27"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Mesh m;
+        MeshReadOptions mo = {0, cases[i].asked, 0};
+        CHECK_OK(mesh_read(test_mesh(cases[i].geo), &mo, &m));
+        CHECK(m.cells[0].order == cases[i].order && strcmp(m.cells[0].type->name, cases[i].type) == 0 &&
+                  m.nnodes == cases[i].nnodes,
+              "%s read with order %d: %lld %s cells (order %d) on %lld nodes, expected %s on %d nodes",
+              cases[i].geo, cases[i].asked, (long long)m.cells[0].count, m.cells[0].type->name,
+              m.cells[0].order, (long long)m.nnodes, cases[i].type, cases[i].nnodes);
+        for (int b = 0; b < m.nfacet_blocks; b++)
+            CHECK(m.facets[b].order == cases[i].order, "%s read with order %d: facets of order %d",
+                  cases[i].geo, cases[i].asked, m.facets[b].order);
+        mesh_destroy(&m);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return fprintf(stderr, "usage: %s CASE\n", argv[0]), 2;
     const char *c = argv[1];
@@ -483,6 +511,8 @@ int main(int argc, char **argv) {
         case_block(order);
     else if (strncmp(c, "mixed", 5) == 0)
         case_mixed("square_mixed.geo", order, 0);
+    else if (strcmp(c, "order") == 0)
+        case_order();
     else if (strncmp(c, "cw", 2) == 0)
         case_mixed("square_mixed_cw.geo", order, 1);
     else
