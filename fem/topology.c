@@ -155,12 +155,12 @@ int mesh_build_topology(Mesh *m) {
             }
             if (id < 0 || id >= facet_cap) {
                 const char *g = facet_group_name(m, b->entity[c]);
-                status =
-                    fem_fail(FEM_ERR_INPUT,
-                             "%s: boundary element %lld (%s%s%s%s) matches no %s of any cell; the mesh's "
-                             "boundary elements must be faces of its cells",
-                             m->path, (long long)b->tag[c], b->type->name, g ? " in physical group '" : "",
-                             g ? g : "", g ? "'" : "", m->dim == 3 ? "face" : "edge");
+                status = fem_fail(
+                    FEM_ERR_INPUT,
+                    "%s: boundary element %lld (%s%s%s%s) matches no %s of any cell; the mesh's "
+                    "boundary elements must be %s of its cells",
+                    m->path, (long long)b->tag[c], b->type->name, g ? " in physical group '" : "", g ? g : "",
+                    g ? "'" : "", m->dim == 3 ? "face" : "edge", m->dim == 3 ? "faces" : "edges");
                 break;
             }
             t->facet_cell[fb][c] = facet_first[id];

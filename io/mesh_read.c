@@ -17,13 +17,16 @@ static int has_suffix(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Gmsh's last error as one line (its messages may span lines and start with "Error   : "). */
-static void gmsh_error(char *buf, size_t len) {
+/* Gmsh's last error as one line (its messages may span lines and start with "Error   : "). A script's error
+ * starts with "'PATH', line N: "; the path is dropped, since femto's sentence names the file already. */
+static void gmsh_error(const char *path, char *buf, size_t len) {
     int ierr = 0;
     char *err = NULL;
     gmshLoggerGetLastError(&err, &ierr);
     const char *s = err ? err : "";
     while (*s == ' ') s++;
+    size_t n = strlen(path);
+    if (s[0] == '\'' && strncmp(s + 1, path, n) == 0 && strncmp(s + 1 + n, "', ", 3) == 0) s += n + 4;
     snprintf(buf, len, "%s", s[0] ? s : "Gmsh reported an error without a message");
     for (char *c = buf; *c; c++)
         if (*c == '\n' || *c == '\r') *c = ' ';
@@ -55,11 +58,22 @@ static void gmsh_end(void) {
 static int gmsh_load(const char *path, const MeshReadOptions *opt) {
     FILE *f = fopen(path, "rb");
     if (!f) return fem_fail(FEM_ERR_INPUT, "cannot open mesh file '%s': %s", path, strerror(errno));
-    fclose(f);
     int geo = has_suffix(path, ".geo"), msh = has_suffix(path, ".msh");
-    if (!geo && !msh)
+    if (!geo && !msh) {
+        fclose(f);
         return fem_fail(FEM_ERR_INPUT,
                         "mesh file '%s' is neither a Gmsh mesh (.msh) nor a Gmsh script (.geo)", path);
+    }
+    /* Gmsh reads a file it does not recognise as a script, and would report a .msh full of anything else as a
+     * script syntax error: check the header first */
+    char head[16] = "";
+    if (msh && fscanf(f, " %15s", head) != 1) head[0] = '\0';
+    fclose(f);
+    if (msh && strcmp(head, "$MeshFormat") != 0)
+        return fem_fail(FEM_ERR_INPUT,
+                        "mesh file '%s' is not a Gmsh mesh: it does not begin with $MeshFormat (was it "
+                        "written by Gmsh, and is it complete?)",
+                        path);
     int ierr = 0;
     char msg[1024];
     if (geo) {
@@ -68,17 +82,15 @@ static int gmsh_load(const char *path, const MeshReadOptions *opt) {
         gmshOptionSetNumber("Mesh.SecondOrderIncomplete", 0, &ierr);
     }
     gmshOpen(path, &ierr);
-    if (ierr) {
-        gmsh_error(msg, sizeof msg);
-        return fem_fail(FEM_ERR_INPUT, "cannot read mesh file '%s': %s", path, msg);
-    }
     char *last = NULL;
-    gmshLoggerGetLastError(&last, &ierr);
-    int failed = last && last[0];
+    int ierr2 = 0;
+    gmshLoggerGetLastError(&last, &ierr2);
+    int failed = ierr || (last && last[0]);
     if (last) gmshFree(last);
     if (failed) {
-        gmsh_error(msg, sizeof msg);
-        return fem_fail(FEM_ERR_INPUT, "cannot read mesh file '%s': %s", path, msg);
+        gmsh_error(path, msg, sizeof msg);
+        return fem_fail(FEM_ERR_INPUT, "cannot read %s '%s': %s", geo ? "the Gmsh script" : "mesh file", path,
+                        msg);
     }
     if (!geo) return FEM_OK;
     int dim = gmshModelGetDimension(&ierr);
@@ -86,9 +98,10 @@ static int gmsh_load(const char *path, const MeshReadOptions *opt) {
         return fem_fail(FEM_ERR_INPUT, "the Gmsh script '%s' defines no surface or volume to mesh", path);
     gmshModelMeshGenerate(dim, &ierr);
     for (int r = 0; !ierr && opt && r < opt->refine; r++) gmshModelMeshRefine(&ierr);
-    if (!ierr && opt && opt->order > 1) gmshModelMeshSetOrder(opt->order, &ierr);
+    /* an explicit order wins over the script's Mesh.ElementOrder (order 1 included); 0 keeps the script's */
+    if (!ierr && opt && opt->order > 0) gmshModelMeshSetOrder(opt->order, &ierr);
     if (ierr) {
-        gmsh_error(msg, sizeof msg);
+        gmsh_error(path, msg, sizeof msg);
         return fem_fail(FEM_ERR_INPUT, "meshing '%s' failed: %s", path, msg);
     }
     return FEM_OK;

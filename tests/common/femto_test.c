@@ -5,6 +5,7 @@
 #include "gpu/gpu.h"
 #endif
 
+#include <math.h>
 #include <string.h>
 
 int test_failures = 0;
@@ -62,4 +63,52 @@ int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, T
     device_free(d, du);
     op_destroy(&op);
     return status;
+}
+
+double test_rand(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return (double)(x >> 11) / 9007199254740992.0;
+}
+
+void test_curve_mesh(Mesh *m, double amp) {
+    char *corner = calloc((size_t)m->nnodes + 1, 1);
+    for (int b = 0; b < m->ncell_blocks; b++) {
+        const MeshBlock *mb = &m->cells[b];
+        for (int64_t c = 0; c < mb->count; c++)
+            for (int v = 0; v < shape_nvertices(mb->shape); v++)
+                corner[mb->nodes[c * mb->nnodes + lattice_vertex(mb->shape, mb->order, v)]] = 1;
+    }
+    for (int64_t n = 0; n < m->nnodes; n++) {
+        if (corner[n]) continue;
+        double *x = &m->x[3 * n], x0 = x[0], y0 = x[1], z0 = x[2];
+        x[0] += amp * sin(3 * y0 + 1) * cos(2 * z0);
+        x[1] += amp * sin(2 * z0 + 2) * cos(3 * x0);
+        if (m->dim == 3) x[2] += amp * sin(3 * x0 + 3) * cos(2 * y0);
+    }
+    free(corner);
+}
+
+ElemView test_elem_view(const Space *sp, int b, const ElementTables *t, int ncomp) {
+    const SpaceBlock *sb = &sp->cells[b];
+    ElemView v = {.nelem = sb->count,
+                  .ndof = t->ndof,
+                  .nq = t->nq,
+                  .dim = t->dim,
+                  .ncomp = ncomp,
+                  .dofs = sb->dofs,
+                  .B = t->B,
+                  .G = t->G,
+                  .tensor = t->tensor,
+                  .nd1 = t->nd1,
+                  .nq1 = t->nq1,
+                  .B1 = t->B1,
+                  .G1 = t->G1,
+                  .nnodes = sp->nnodes,
+                  .t_offsets = sb->t_offsets,
+                  .t_slots = sb->t_slots};
+    return v;
 }

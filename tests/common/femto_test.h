@@ -5,6 +5,8 @@
 
 #include "fem/device.h"
 #include "fem/newton.h"
+#include "fem/space.h"
+#include "fem/tables.h"
 #include "physics/model.h"
 
 #include <stdio.h>
@@ -44,6 +46,18 @@ int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly);
 
 /* The path of a mesh in tests/meshes (FEMTO_TEST_MESHES is set by CMake). */
 const char *test_mesh(const char *name);
+
+/* A uniform random number in [0, 1) from a xorshift generator (state: any nonzero seed). */
+double test_rand(uint64_t *state);
+
+/* Moves every node that is no cell's corner by the smooth displacement amp * (sin(3y+1) cos(2z),
+ * sin(2z+2) cos(3x), sin(3x+3) cos(2y)) (no z component in 2D): second-order cells become curved, and
+ * differently curved, while nodes shared by cells stay shared. */
+void test_curve_mesh(Mesh *m, double amp);
+
+/* The ElemView (fem/device.h) of cell block b of sp with tables t and ncomp components, pointing at host
+ * memory: what a CPU device's kernels read. */
+ElemView test_elem_view(const Space *sp, int b, const ElementTables *t, int ncomp);
 
 /* Solves the model with Newton + Krylov on device d, from u (host, ndofs; overwritten with the solution).
  * The Dirichlet values are set from md->dir_values. src: optional per-cell-block q-point sources. */

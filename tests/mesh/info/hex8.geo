@@ -1,0 +1,4 @@
+// hex8 cells: see cube.geo.
+hexes=1;
+Include "cube.geo";
+Mesh.ElementOrder = 1;

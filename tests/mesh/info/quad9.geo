@@ -1,0 +1,4 @@
+// quad9 cells: see square.geo.
+quads=1;
+Include "square.geo";
+Mesh.ElementOrder = 2;

@@ -1,0 +1,4 @@
+// tet10 cells: see cube.geo.
+hexes=0;
+Include "cube.geo";
+Mesh.ElementOrder = 2;

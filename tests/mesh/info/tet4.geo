@@ -1,0 +1,4 @@
+// tet4 cells: see cube.geo.
+hexes=0;
+Include "cube.geo";
+Mesh.ElementOrder = 1;

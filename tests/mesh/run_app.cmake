@@ -1,0 +1,28 @@
+# Runs `femto-app info INPUT` and compares its exit code, stdout and stderr with what a test expects, exactly.
+# In the expected texts @FILE@ stands for INPUT (the path the test passes).
+#   cmake -DAPP=femto-app -DINPUT=file -DRC=2 [-DSTDOUT=expected.txt] [-DSTDERR=expected.txt] -P run_app.cmake
+# A missing STDOUT or STDERR file means that stream must be empty: nothing from Gmsh may reach the user.
+execute_process(COMMAND ${APP} info ${INPUT} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+function(expected var file)
+  set(text "")
+  if(file)
+    file(READ ${file} text)
+    string(REPLACE "@FILE@" "${INPUT}" text "${text}")
+  endif()
+  set(${var} "${text}" PARENT_SCOPE)
+endfunction()
+expected(want_out "${STDOUT}")
+expected(want_err "${STDERR}")
+set(failed "")
+if(NOT rc STREQUAL RC)
+  string(APPEND failed "exit code ${rc}, expected ${RC}\n")
+endif()
+if(NOT out STREQUAL want_out)
+  string(APPEND failed "stdout:\n---\n${out}---\nexpected:\n---\n${want_out}---\n")
+endif()
+if(NOT err STREQUAL want_err)
+  string(APPEND failed "stderr:\n---\n${err}---\nexpected:\n---\n${want_err}---\n")
+endif()
+if(failed)
+  message(FATAL_ERROR "femto-app info ${INPUT}:\n${failed}")
+endif()
