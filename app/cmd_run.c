@@ -27,7 +27,7 @@ void summary_add(Summary *s, const char *key, double value, const char *unit) {
 
 static int write_summary(const Run *r) {
     char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->pb.output.basename);
+    snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->base);
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
     fileout_printf(&fo, "# femto %s summary of %s\n", FEMTO_VERSION, r->pb.path);
@@ -51,6 +51,7 @@ static int setup(const AppOptions *o, Run *r) {
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
     if (o->threads) pb->device.threads = o->threads;
     if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
+    snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
     MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
     FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));

@@ -25,6 +25,7 @@ void summary_add(Summary *s, const char *key, double value, const char *unit);
 typedef struct {
     const AppOptions *o;
     Summary summary;
+    char base[PROBLEM_NAME_MAX]; /* the output base name as the problem gives it (for NAME_summary.txt) */
     Problem pb;
     Mesh mesh;
     Device dev;
