@@ -28,11 +28,18 @@ FEM_HD static inline void eo_interp(int tid, int nt, int nq, int ndof, int dim, 
             uq[q * us] = v;
         }
         if (duq) {
-            double g[3] = {0.0, 0.0, 0.0};
+            /* named accumulators rather than an array indexed by a run-time d: registers on a GPU */
+            double g0 = 0.0, g1 = 0.0, g2 = 0.0;
             const double *Gq = G + (int64_t)q * ndof * dim;
-            for (int i = 0; i < ndof; i++)
-                for (int d = 0; d < dim; d++) g[d] += Gq[i * dim + d] * ue[i];
-            for (int d = 0; d < dim; d++) duq[q * gs + d] = g[d];
+            for (int i = 0; i < ndof; i++) {
+                const double *Gi = Gq + i * dim;
+                g0 += Gi[0] * ue[i];
+                if (dim > 1) g1 += Gi[1] * ue[i];
+                if (dim > 2) g2 += Gi[2] * ue[i];
+            }
+            duq[q * gs] = g0;
+            if (dim > 1) duq[q * gs + 1] = g1;
+            if (dim > 2) duq[q * gs + 2] = g2;
         }
     }
 }
