@@ -32,10 +32,11 @@ int gpu_fail(cudaError_t e, const char *call, const char *file, int line) {
         for (const char *s = file; s < last; s++)
             if (*s == '/') base = s + 1;
     if (sticky(e))
-        return fem_fail(FEM_ERR_DEVICE,
-                        "a GPU kernel failed: %s (%s), reported by %s at %s:%d; the GPU cannot be used by this "
-                        "process any more",
-                        cudaGetErrorString(e), cudaGetErrorName(e), call, base, line);
+        return fem_fail(
+            FEM_ERR_DEVICE,
+            "a GPU kernel failed: %s (%s), reported by %s at %s:%d; the GPU cannot be used by this "
+            "process any more",
+            cudaGetErrorString(e), cudaGetErrorName(e), call, base, line);
     return fem_fail(FEM_ERR_DEVICE, "the CUDA call %s failed at %s:%d: %s (%s)", call, base, line,
                     cudaGetErrorString(e), cudaGetErrorName(e));
 }
@@ -70,7 +71,8 @@ extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
         return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: %s)",
                         cudaGetErrorString(e));
     }
-    if (n == 0) return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: 0 devices)");
+    if (n == 0)
+        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: 0 devices)");
     GPU_CHECK(cudaSetDevice(0));
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, 0));

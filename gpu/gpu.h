@@ -10,7 +10,8 @@
 
 FEM_EXTERN_C_BEGIN
 
-/* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used. */
+/* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used.
+ */
 int gpu_device_create(Device *d, AssembleKind assembly);
 
 /* ---- Launch tuning of the element kernels (interpolate, integrate, diag_add). The defaults pick everything;
@@ -46,8 +47,8 @@ int gpu_timer_stop(GpuTimer *t, double *us);
 void gpu_timer_destroy(GpuTimer *t);
 
 /* Device-to-device cudaMemcpy of `bytes`, repeated `reps` times after one warm-up copy: the median time
- * (microseconds) and the bandwidth counting bytes read plus bytes written (2 bytes / time, in GB/s = 1e9 B/s).
- * The reference that the benchmark compares its kernels with. */
+ * (microseconds) and the bandwidth counting bytes read plus bytes written (2 bytes / time, in GB/s = 1e9
+ * B/s). The reference that the benchmark compares its kernels with. */
 int gpu_copy_bandwidth(Device *d, size_t bytes, int reps, double *us, double *gbps);
 
 FEM_EXTERN_C_END

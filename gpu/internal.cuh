@@ -41,7 +41,7 @@ int gpu_fail(cudaError_t e, const char *call, const char *file, int line);
 #define GPU_CHECK(call)                                                                                      \
     do {                                                                                                     \
         cudaError_t gpu_check_e_ = (call);                                                                   \
-        if (gpu_check_e_ != cudaSuccess) return gpu_fail(gpu_check_e_, #call, __FILE__, __LINE__);         \
+        if (gpu_check_e_ != cudaSuccess) return gpu_fail(gpu_check_e_, #call, __FILE__, __LINE__);           \
     } while (0)
 
 /* After every kernel launch: launch errors (bad configuration, too much shared memory) show here; errors
@@ -71,10 +71,11 @@ int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);
 int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);
-int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec);
+int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                 double *evec);
 int gpu_assemble(Device *d, const ElemView *v, const double *evec, double *r);
-/* Checks that the element kernels were compiled for this GPU (cudaFuncGetAttributes) and reads the threads per
- * block they can be launched with. */
+/* Checks that the element kernels were compiled for this GPU (cudaFuncGetAttributes) and reads the threads
+ * per block they can be launched with. */
 int gpu_kernels_init(GpuState *g);
 
 #endif

@@ -1,9 +1,9 @@
-/* The element kernels: interpolation, integration (atomic or gather assembly), the Jacobian diagonal and gather
- * assembly. See docs/gpu-backend.md for the design; in short:
+/* The element kernels: interpolation, integration (atomic or gather assembly), the Jacobian diagonal and
+ * gather assembly. See docs/gpu-backend.md for the design; in short:
  *
- *  - ONE kernel per operation for every element type, order and quadrature rule: sizes are run-time values and
- *    all staging buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the host
- *    computes per launch (no templates on the order).
+ *  - ONE kernel per operation for every element type, order and quadrature rule: sizes are run-time values
+ * and all staging buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the
+ * host computes per launch (no templates on the order).
  *  - A block of blockDim = (nt, epb) threads handles epb consecutive elements; threadIdx.y picks the element,
  *    threadIdx.x = tid is the thread's index in that element's group of nt threads. The element mathematics
  *    are the FEM_HD functions of fem/elem_ops.h, called with (tid, nt), with __syncthreads() between the
@@ -19,8 +19,8 @@
  * Shared memory of a block, in doubles: [tables][E: epb x nE][Q0: epb x nQ0][Q1: epb x nQ1][W: epb x nW]
  * E: element values (ue, interpolation) or element residuals (re, integration), [c][i];
  * Q0, Q1: the q-point values / gradients (interpolation) or s / f (integration) in their global layout;
- * W: sum-factorisation scratch of one element. A size of 0 means "not staged": the kernel then reads or writes
- * global memory directly, which is the fallback when a block would not fit. */
+ * W: sum-factorisation scratch of one element. A size of 0 means "not staged": the kernel then reads or
+ * writes global memory directly, which is the fallback when a block would not fit. */
 #include "fem/elem_ops.h"
 #include "gpu/internal.cuh"
 
@@ -39,11 +39,11 @@ static const int TARGET_THREADS = 256;
 
 typedef struct {
     int path;
-    int nt, epb;           /* threads per element, elements per block */
-    int tab_smem;          /* tables staged in shared memory */
+    int nt, epb;            /* threads per element, elements per block */
+    int tab_smem;           /* tables staged in shared memory */
     int ntab, off_B, off_G; /* staged tables (doubles); off_* -1 when that table is not staged */
-    int nE, nQ0, nQ1, nW;  /* doubles per element of each area (0: not staged / not needed) */
-    size_t smem;           /* bytes */
+    int nE, nQ0, nQ1, nW;   /* doubles per element of each area (0: not staged / not needed) */
+    size_t smem;            /* bytes */
 } Layout;
 
 /* ------------------------------------------------------------------------------------------ device code */
@@ -295,7 +295,9 @@ static int path_of(const ElemView *v) {
 }
 
 static const char *path_name(int path) {
-    return path == PATH_HEX ? "hex sum-factorised" : path == PATH_QUAD ? "quad sum-factorised" : "full tables";
+    return path == PATH_HEX    ? "hex sum-factorised"
+           : path == PATH_QUAD ? "quad sum-factorised"
+                               : "full tables";
 }
 
 static const char *op_name(int op) {
@@ -408,9 +410,9 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
 
 static void describe(GpuState *g, int op, const Layout *L) {
     snprintf(g->last_launch, sizeof g->last_launch,
-             "%s (%s): %d threads/elem x %d elems/block, %.1f kB shared, tables %s, q-data %s",
-             op_name(op), path_name(L->path), L->nt, L->epb, (double)L->smem / 1024.0,
-             L->tab_smem ? "shared" : "global", (L->nQ0 || L->nQ1) ? "shared" : "global");
+             "%s (%s): %d threads/elem x %d elems/block, %.1f kB shared, tables %s, q-data %s", op_name(op),
+             path_name(L->path), L->nt, L->epb, (double)L->smem / 1024.0, L->tab_smem ? "shared" : "global",
+             (L->nQ0 || L->nQ1) ? "shared" : "global");
 }
 
 /* Raises a kernel's dynamic shared-memory limit when a launch needs more than the default 48 KB. */
@@ -464,7 +466,7 @@ int gpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
     if (v->nnodes <= 0 || v->nelem <= 0) return FEM_OK;
     int64_t total = v->nnodes * v->ncomp;
     k_gather_assemble<<<gpu_vec_blocks(g, total), GPU_VEC_THREADS>>>(v->nnodes, v->ncomp, v->ndof,
-                                                                      v->t_offsets, v->t_slots, evec, r);
+                                                                     v->t_offsets, v->t_slots, evec, r);
     GPU_LAUNCHED(k_gather_assemble);
     return FEM_OK;
 }
@@ -485,12 +487,12 @@ extern "C" int gpu_integrate_evec(Device *d, const ElemView *v, const double *sq
     if (!d || d->kind != DEV_CUDA || !d->impl)
         return fem_fail(FEM_ERR_USAGE, "gpu_integrate_evec needs a CUDA device");
     if (v->nelem <= 0) return FEM_OK;
-    if (!sq && !fq)
-        return gpu_zero(d, evec, sizeof(double) * (size_t)(v->nelem * v->ncomp * v->ndof));
+    if (!sq && !fq) return gpu_zero(d, evec, sizeof(double) * (size_t)(v->nelem * v->ncomp * v->ndof));
     return integrate_launch(gpu_state(d), v, sq, fq, NULL, evec, MODE_EVEC);
 }
 
-int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec) {
+int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                 double *evec) {
     GpuState *g = gpu_state(d);
     if (v->nelem <= 0) return FEM_OK;
     if (c < 0 || c >= v->ncomp || b < 0 || b > v->dim)
@@ -527,6 +529,7 @@ int gpu_kernels_init(GpuState *g) {
         if (attr[k].maxThreadsPerBlock < g->max_threads) g->max_threads = attr[k].maxThreadsPerBlock;
         g->shared_set[k] = 48 * 1024;
     }
-    /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none) */
+    /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
+     */
     return FEM_OK;
 }

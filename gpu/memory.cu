@@ -30,8 +30,9 @@ int gpu_alloc(Device *d, void **p, size_t bytes) {
             human_bytes(total_b, tb, sizeof tb);
         }
         cudaGetLastError();
-        return fem_fail(FEM_ERR_DEVICE, "the GPU ran out of memory allocating %s (cudaMalloc: %s; %s free of %s)",
-                        size, cudaGetErrorString(e), fb, tb);
+        return fem_fail(FEM_ERR_DEVICE,
+                        "the GPU ran out of memory allocating %s (cudaMalloc: %s; %s free of %s)", size,
+                        cudaGetErrorString(e), fb, tb);
     }
     return fem_fail(FEM_ERR_DEVICE, "allocating %s on the GPU failed (cudaMalloc: %s)", size,
                     cudaGetErrorString(e));

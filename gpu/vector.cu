@@ -16,30 +16,35 @@ typedef struct {
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_axpby(int64_t n, double a, const double *x, double b, double *y) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         y[i] = a * x[i] + (b == 0.0 ? 0.0 : b * y[i]);
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_mult(int64_t n, const double *a, const double *x, double *y) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         y[i] = a[i] * x[i];
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS) k_recip(int64_t n, const double *x, double *y) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         y[i] = 1.0 / x[i];
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_scatter(int64_t n, const int32_t *idx, const double *vals, double *y) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         y[idx[i]] = vals ? vals[i] : 0.0;
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_gather(int64_t n, const int32_t *idx, const double *x, double *out) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         out[i] = x[idx[i]];
 }
 
@@ -69,7 +74,8 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_dot_partial(int64_t n, const double *x, const double *y, double *partial) {
     __shared__ double s[GPU_VEC_THREADS];
     double acc = 0.0;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         acc += x[i] * y[i];
     s[threadIdx.x] = acc;
     __syncthreads();
