@@ -82,6 +82,9 @@ extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
     g->sm_count = prop.multiProcessorCount;
     g->shared_optin = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock ? prop.sharedMemPerBlockOptin
                                                                            : prop.sharedMemPerBlock;
+    g->regs_per_sm = prop.regsPerMultiprocessor;
+    g->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    g->shared_per_sm = prop.sharedMemPerMultiprocessor;
     d->impl = g;
     int status = gpu_kernels_init(g);
     if (!status) {

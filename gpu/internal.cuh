@@ -12,7 +12,15 @@
 /* Largest block of the element kernels: they are compiled with __launch_bounds__(GPU_MAX_THREADS,
  * GPU_MIN_BLOCKS), so a launch of that many threads never fails for lack of registers, and the register
  * budget (64 per thread) leaves room for two such blocks per SM. */
-enum { GPU_MAX_THREADS = 512, GPU_MIN_BLOCKS = 2, GPU_VEC_THREADS = 256, GPU_DOT_BLOCKS = 1024 };
+#ifndef FEMTO_GPU_MIN_BLOCKS
+#define FEMTO_GPU_MIN_BLOCKS 2
+#endif
+enum {
+    GPU_MAX_THREADS = 512,
+    GPU_MIN_BLOCKS = FEMTO_GPU_MIN_BLOCKS,
+    GPU_VEC_THREADS = 256,
+    GPU_DOT_BLOCKS = 1024
+};
 
 /* Kernels whose dynamic shared-memory limit may need raising above the 48 KB default. */
 enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS = 3 };
@@ -20,8 +28,11 @@ enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS 
 typedef struct {
     int device;
     int sm_count;
-    size_t shared_optin;  /* largest dynamic shared memory of one block (after cudaFuncSetAttribute) */
-    int max_threads;      /* threads per block the element kernels are launched with at most */
+    size_t shared_optin; /* largest dynamic shared memory of one block (after cudaFuncSetAttribute) */
+    int max_threads;     /* threads per block the element kernels are launched with at most */
+    int regs_per_sm, threads_per_sm;
+    size_t shared_per_sm;
+    int kernel_regs[GPU_NKERNELS];   /* registers per thread of each element kernel (GPU_K_*) */
     double *dot_partial;  /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the result */
     double *fill_pattern; /* device copy of a long fill pattern */
     int fill_capacity;

@@ -4,10 +4,13 @@
  *  - ONE kernel per operation for every element type, order and quadrature rule: sizes are run-time values
  * and all staging buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the
  * host computes per launch (no templates on the order).
- *  - A block of blockDim = (nt, epb) threads handles epb consecutive elements; threadIdx.y picks the element,
- *    threadIdx.x = tid is the thread's index in that element's group of nt threads. The element mathematics
- *    are the FEM_HD functions of fem/elem_ops.h, called with (tid, nt), with __syncthreads() between the
- *    stages of the sum-factorised (quad, hex) paths; tri/tet/line use the full tables B, G.
+ *  - A block handles epb consecutive elements with nt threads each. Sum-factorised paths (quads, hexes) map
+ *    threadIdx.x to tid, the thread's index in its element's group of nt threads, and threadIdx.y to the
+ *    element; the full-table path (tri, tet, line, and every diagonal) maps threadIdx.x to the element and
+ *    threadIdx.y to tid, so the 32 lanes of a warp work on 32 elements at the same table entry: table reads
+ *    are broadcasts, and each thread loops over several q-points or dofs. The element mathematics are the
+ *    FEM_HD functions of fem/elem_ops.h, called with (tid, nt), with __syncthreads() between the stages of
+ *    the sum-factorised paths.
  *  - Shape tables are staged once per block in shared memory; element values are gathered into shared memory;
  *    the q-point arrays of the block's elements (one contiguous piece of global memory) are copied between
  *    global and shared memory by the whole block, so those reads and writes are coalesced.
@@ -16,11 +19,13 @@
  *  - Every thread reaches every __syncthreads(): threads of the missing elements of the last block only skip
  *    the work between barriers.
  *
- * Shared memory of a block, in doubles: [tables][E: epb x nE][Q0: epb x nQ0][Q1: epb x nQ1][W: epb x nW]
- * E: element values (ue, interpolation) or element residuals (re, integration), [c][i];
- * Q0, Q1: the q-point values / gradients (interpolation) or s / f (integration) in their global layout;
- * W: sum-factorisation scratch of one element. A size of 0 means "not staged": the kernel then reads or
- * writes global memory directly, which is the fallback when a block would not fit. */
+ * Shared memory of a block, in doubles: [tables][E: epb x sE][Q0: epb x sQ0][Q1: epb x sQ1][W: epb x sW],
+ * each per-element stride s* the area's size n* rounded up to an odd number on the element-fastest path (so
+ * the lanes of a warp, one element each, fall in different banks). E: element values (ue, interpolation) or
+ * element residuals (re, integration), [c][i]; Q0, Q1: the q-point values / gradients (interpolation) or s /
+ * f (integration) in their global layout; W: sum-factorisation scratch of one element. A size of 0 means "not
+ * staged": the kernel then reads or writes global memory directly, which is the fallback when a block would
+ * not fit. */
 #include "fem/elem_ops.h"
 #include "gpu/internal.cuh"
 
@@ -33,23 +38,63 @@ enum { MODE_ATOMIC = 0, MODE_EVEC = 1 };
 
 /* Shape tables of generic elements larger than this are read from global memory (through the L1 cache)
  * rather than staged per block, unless tuning forces them into shared memory. */
-static const size_t TABLE_SHARED_MAX = 16 * 1024;
-/* Threads per block the automatic choice aims at. */
+static const size_t TABLE_SHARED_MAX = 48 * 1024;
+/* Threads per block the automatic choice aims at on the sum-factorised paths. */
 static const int TARGET_THREADS = 256;
 
 typedef struct {
     int path;
+    int efast;              /* threadIdx.x is the element (full-table path), else the thread in the element */
     int nt, epb;            /* threads per element, elements per block */
     int tab_smem;           /* tables staged in shared memory */
     int ntab, off_B, off_G; /* staged tables (doubles); off_* -1 when that table is not staged */
     int nE, nQ0, nQ1, nW;   /* doubles per element of each area (0: not staged / not needed) */
+    int sE, sQ0, sQ1, sW;   /* per-element strides of the areas (>= the sizes) */
     size_t smem;            /* bytes */
+    int resident;           /* blocks per SM at once (estimate, for the description) */
 } Layout;
 
 /* ------------------------------------------------------------------------------------------ device code */
 
 static __device__ __forceinline__ void stage(double *dst, const double *src, int64_t n, int bt, int bn) {
     for (int64_t k = bt; k < n; k += bn) dst[k] = src[k];
+}
+
+/* Thread indices: tid/nt within the element, le the element in the block, bt/bn within the block. */
+typedef struct {
+    int tid, nt, le, bt, bn;
+} Ids;
+static __device__ __forceinline__ Ids ids(const Layout &L) {
+    Ids i;
+    i.bt = threadIdx.x + blockDim.x * threadIdx.y;
+    i.bn = blockDim.x * blockDim.y;
+    if (L.efast)
+        i.le = threadIdx.x, i.tid = threadIdx.y, i.nt = blockDim.y;
+    else
+        i.tid = threadIdx.x, i.le = threadIdx.y, i.nt = blockDim.x;
+    return i;
+}
+
+/* Block-wide copies between a contiguous global piece [nb][n] and a shared area of per-element stride s. */
+static __device__ __forceinline__ void area_to_global(double *dst, const double *area, int nb, int n, int s,
+                                                      int bt, int bn) {
+    if (s == n)
+        for (int k = bt; k < nb * n; k += bn) dst[k] = area[k];
+    else
+        for (int k = bt; k < nb * n; k += bn) {
+            int le = k / n;
+            dst[k] = area[le * s + (k - le * n)];
+        }
+}
+static __device__ __forceinline__ void area_from_global(double *area, const double *src, int nb, int n, int s,
+                                                        int bt, int bn) {
+    if (s == n)
+        for (int k = bt; k < nb * n; k += bn) area[k] = src[k];
+    else
+        for (int k = bt; k < nb * n; k += bn) {
+            int le = k / n;
+            area[le * s + (k - le * n)] = src[k];
+        }
 }
 
 /* The tables every thread reads: staged copies or the global arrays. Generic: full B, G. Tensor: B1, G1. */
@@ -82,20 +127,20 @@ static __device__ __forceinline__ void tables(const ElemView &v, const Layout &L
 static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
     extern __shared__ double smem[];
-    const int tid = threadIdx.x, le = threadIdx.y, nt = blockDim.x;
-    const int bt = threadIdx.x + blockDim.x * threadIdx.y, bn = blockDim.x * blockDim.y;
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
     const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb); /* elements in this block */
     const bool active = le < nb;
 
-    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.nE,
-           *sQ1 = sQ0 + L.epb * L.nQ0, *sW = sQ1 + L.epb * L.nQ1;
+    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
+           *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
     const double *B, *G;
     tables(v, L, sT, bt, bn, &B, &G);
 
     /* gather the element's values: ue[c][i] = u[dof_i * nc + c] */
-    double *ue = sE + le * L.nE, *w = sW + le * L.nW;
+    double *ue = sE + le * L.sE, *w = sW + le * L.sW;
     if (active) {
         const fem_idx *dofs = v.dofs + e * nd;
         for (int k = tid; k < nd * nc; k += nt) {
@@ -107,8 +152,8 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 
     /* where this element's q-point results go: the staging area or global memory */
     double *qu = NULL, *qd = NULL;
-    if (uq) qu = L.nQ0 ? sQ0 + le * L.nQ0 : uq + e * nq * nc;
-    if (duq) qd = L.nQ1 ? sQ1 + le * L.nQ1 : duq + e * nq * nc * dim;
+    if (uq) qu = L.nQ0 ? sQ0 + le * L.sQ0 : uq + e * nq * nc;
+    if (duq) qd = L.nQ1 ? sQ1 + le * L.sQ1 : duq + e * nq * nc * dim;
 
     for (int c = 0; c < nc; c++) {
         const double *uc = ue + c * nd;
@@ -137,14 +182,8 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     /* the block's q-point arrays are contiguous in global memory: coalesced copy-out */
     if (L.nQ0 || L.nQ1) {
         __syncthreads();
-        if (uq && L.nQ0) {
-            double *dst = uq + e0 * nq * nc;
-            for (int k = bt; k < nb * L.nQ0; k += bn) dst[k] = sQ0[k];
-        }
-        if (duq && L.nQ1) {
-            double *dst = duq + e0 * nq * nc * dim;
-            for (int k = bt; k < nb * L.nQ1; k += bn) dst[k] = sQ1[k];
-        }
+        if (uq && L.nQ0) area_to_global(uq + e0 * nq * nc, sQ0, nb, L.nQ0, L.sQ0, bt, bn);
+        if (duq && L.nQ1) area_to_global(duq + e0 * nq * nc * dim, sQ1, nb, L.nQ1, L.sQ1, bt, bn);
     }
 }
 
@@ -152,27 +191,27 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
     extern __shared__ double smem[];
-    const int tid = threadIdx.x, le = threadIdx.y, nt = blockDim.x;
-    const int bt = threadIdx.x + blockDim.x * threadIdx.y, bn = blockDim.x * blockDim.y;
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
     const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
     const bool active = le < nb;
 
-    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.nE,
-           *sQ1 = sQ0 + L.epb * L.nQ0, *sW = sQ1 + L.epb * L.nQ1;
+    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
+           *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
     const double *B, *G;
     tables(v, L, sT, bt, bn, &B, &G);
 
     /* the block's q-point inputs are contiguous in global memory: coalesced copy-in */
-    if (sq && L.nQ0) stage(sQ0, sq + e0 * nq * nc, (int64_t)nb * L.nQ0, bt, bn);
-    if (fq && L.nQ1) stage(sQ1, fq + e0 * nq * nc * dim, (int64_t)nb * L.nQ1, bt, bn);
+    if (sq && L.nQ0) area_from_global(sQ0, sq + e0 * nq * nc, nb, L.nQ0, L.sQ0, bt, bn);
+    if (fq && L.nQ1) area_from_global(sQ1, fq + e0 * nq * nc * dim, nb, L.nQ1, L.sQ1, bt, bn);
     __syncthreads();
 
     const double *se = NULL, *fe = NULL;
-    if (sq) se = L.nQ0 ? sQ0 + le * L.nQ0 : sq + e * nq * nc;
-    if (fq) fe = L.nQ1 ? sQ1 + le * L.nQ1 : fq + e * nq * nc * dim;
-    double *re = sE + le * L.nE, *w = sW + le * L.nW;
+    if (sq) se = L.nQ0 ? sQ0 + le * L.sQ0 : sq + e * nq * nc;
+    if (fq) fe = L.nQ1 ? sQ1 + le * L.sQ1 : fq + e * nq * nc * dim;
+    double *re = sE + le * L.sE, *w = sW + le * L.sW;
 
     for (int c = 0; c < nc; c++) {
         const double *sc = se ? se + c : NULL, *fc = fe ? fe + c * dim : NULL;
@@ -209,8 +248,7 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
         }
     } else {
         /* E is [le][c][i], the layout of evec: one coalesced copy for the block */
-        double *dst = evec + e0 * nc * nd;
-        for (int k = bt; k < nb * L.nE; k += bn) dst[k] = sE[k];
+        area_to_global(evec + e0 * nc * nd, sE, nb, L.nE, L.sE, bt, bn);
     }
 }
 
@@ -219,22 +257,25 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
     extern __shared__ double smem[];
-    const int tid = threadIdx.x, le = threadIdx.y, nt = blockDim.x;
-    const int bt = threadIdx.x + blockDim.x * threadIdx.y, bn = blockDim.x * blockDim.y;
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
     const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
     const bool active = le < nb;
 
-    double *sT = smem, *sQ0 = sT + (L.tab_smem ? L.ntab : 0), *sQ1 = sQ0 + L.epb * L.nQ0;
+    double *sT = smem, *sQ0 = sT + (L.tab_smem ? L.ntab : 0), *sQ1 = sQ0 + L.epb * L.sQ0;
     const double *B, *G;
     tables(v, L, sT, bt, bn, &B, &G);
     if (sq && L.nQ0)
-        for (int k = bt; k < nb * nq; k += bn) sQ0[k] = sq[(e0 * nq + k) * nc + c];
+        for (int k = bt; k < nb * nq; k += bn) {
+            int l = k / nq;
+            sQ0[l * L.sQ0 + (k - l * nq)] = sq[(e0 * nq + k) * nc + c];
+        }
     if (fq && L.nQ1)
         for (int k = bt; k < nb * nq * dim; k += bn) {
-            int kq = k / dim, a = k - kq * dim;
-            sQ1[k] = fq[((e0 * nq + kq) * nc + c) * dim + a];
+            int kq = k / dim, a = k - kq * dim, l = kq / nq;
+            sQ1[l * L.sQ1 + (k - l * nq * dim)] = fq[((e0 * nq + kq) * nc + c) * dim + a];
         }
     __syncthreads();
     if (!active) return; /* no barrier follows */
@@ -243,13 +284,13 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     int ss = 1, fs = dim;
     if (sq) {
         if (L.nQ0)
-            se = sQ0 + le * L.nQ0;
+            se = sQ0 + le * L.sQ0;
         else
             se = sq + e * nq * nc + c, ss = nc;
     }
     if (fq) {
         if (L.nQ1)
-            fe = sQ1 + le * L.nQ1;
+            fe = sQ1 + le * L.sQ1;
         else
             fe = fq + (e * nq * nc + c) * dim, fs = nc * dim;
     }
@@ -309,9 +350,32 @@ static int64_t max3(int64_t a, int64_t b, int64_t c) {
     return m > c ? m : c;
 }
 
+/* Threads for `work` items, at most `cap`, so that every thread gets the same number of rounds (20 items with
+ * at most 16 threads: 10 threads of 2 items rather than 16 threads of which 4 take a second round). */
+static int64_t balanced(int64_t work, int64_t cap) {
+    if (cap < 1) cap = 1;
+    int64_t rounds = (work + cap - 1) / cap;
+    if (rounds < 1) rounds = 1;
+    return (work + rounds - 1) / rounds;
+}
+
 /* Chooses threads per element, elements per block and what is staged in shared memory for one launch.
  * in0/in1: the value / gradient arrays that the operation reads or writes are present. */
+/* Blocks of `threads` threads and `smem` bytes of dynamic shared memory that fit on one SM at once. */
+static int64_t resident(const GpuState *g, int kernel, int threads, size_t smem) {
+    int64_t warps = (threads + 31) / 32;
+    int64_t regs = (int64_t)g->kernel_regs[kernel] * 32;
+    regs = (regs + 255) / 256 * 256 * warps; /* registers are allocated per warp, 256 at a time */
+    int64_t n = regs > 0 ? g->regs_per_sm / regs : 32;
+    int64_t by_threads = g->threads_per_sm / (warps * 32);
+    if (by_threads < n) n = by_threads;
+    int64_t by_smem = (int64_t)(g->shared_per_sm / (smem + 1024)); /* 1 KB reserved per block */
+    if (by_smem < n) n = by_smem;
+    return n < 32 ? n : 32;
+}
+
 static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, Layout *L) {
+    const int kernel = op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
     memset(L, 0, sizeof *L);
     const GpuTuning *t = &g->tuning;
     const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
@@ -350,15 +414,32 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
         }
     }
 
-    /* threads per element and elements per block */
-    int64_t nt = t->threads_per_elem > 0 ? t->threads_per_elem : work;
-    if (nt > g->max_threads) nt = g->max_threads;
-    if (nt < 1) nt = 1;
-    int64_t epb_max = g->max_threads / nt;
-    int64_t epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + nt - 1) / nt;
-    if (epb > epb_max) epb = epb_max;
+    /* threads per element and elements per block. Full-table path: a warp of elements (more when the work per
+     * element is small) and one thread per pair of items (q-points or dofs), as many as fit in a block.
+     * Sum-factorised paths: one thread per item of the widest stage, blocks of about TARGET_THREADS. */
+    L->efast = L->path == PATH_GENERIC;
+    int64_t nt, epb;
+    if (L->efast) {
+        /* eo_interp / eo_integ give each thread two items per pass */
+        int64_t pairs = (work + 1) / 2;
+        epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
+        if (epb > g->max_threads) epb = g->max_threads;
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, g->max_threads / epb);
+        if (nt > g->max_threads) nt = g->max_threads;
+        if (nt < 1) nt = 1;
+    } else {
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, g->max_threads);
+        if (nt > g->max_threads) nt = g->max_threads;
+        if (nt < 1) nt = 1;
+        epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + nt - 1) / nt;
+    }
+    if (epb > g->max_threads / nt) epb = g->max_threads / nt;
     if (epb > v->nelem) epb = v->nelem;
     if (epb < 1) epb = 1;
+        /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
+#define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
+    const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
+#undef STRIDE
 
     /* what fits: try staging q-data, then tables, in the preferred order */
     size_t limit = g->shared_optin;
@@ -378,17 +459,24 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     else
         q_order[nq_opts++] = 1, q_order[nq_opts++] = 0;
 
-    int64_t best = 0, least = -1;
+    /* The first q-data placement with which all epb elements fit wins; within it, the table placement that
+     * leaves more blocks resident on an SM (ties: the preferred one). Otherwise the most elements that fit.
+     */
+    int64_t best = 0, least = -1, best_res = -1;
     int best_tab = 0, best_q = 0;
     for (int qi = 0; qi < nq_opts && best < epb; qi++)
-        for (int ti = 0; ti < ntab_opts && best < epb; ti++) {
+        for (int ti = 0; ti < ntab_opts; ti++) {
             int64_t fixed = tab_order[ti] ? ntab : 0;
-            int64_t per = nE + nW + (q_order[qi] ? nQ0 + nQ1 : 0);
+            int64_t per = sE + sW + (q_order[qi] ? sQ0 + sQ1 : 0);
             if (least < 0 || fixed + per < least) least = fixed + per;
             int64_t room = (int64_t)(limit / sizeof(double)) - fixed;
             int64_t fit = room <= 0 ? 0 : per > 0 ? room / per : epb;
             if (fit > epb) fit = epb;
-            if (fit > best) best = fit, best_tab = tab_order[ti], best_q = q_order[qi];
+            int64_t res =
+                fit < 1 ? 0
+                        : resident(g, kernel, (int)(nt * fit), sizeof(double) * (size_t)(fixed + fit * per));
+            if (fit > best || (fit == epb && res > best_res))
+                best = fit, best_res = res, best_tab = tab_order[ti], best_q = q_order[qi];
         }
     if (best < 1)
         return fem_fail(FEM_ERR_DEVICE,
@@ -404,15 +492,22 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     L->nQ0 = best_q ? (int)nQ0 : 0;
     L->nQ1 = best_q ? (int)nQ1 : 0;
     L->nW = (int)nW;
-    L->smem = sizeof(double) * (size_t)((best_tab ? ntab : 0) + best * (nE + nW + L->nQ0 + L->nQ1));
+    L->sE = (int)sE;
+    L->sW = (int)sW;
+    L->sQ0 = best_q ? (int)sQ0 : 0;
+    L->sQ1 = best_q ? (int)sQ1 : 0;
+    L->smem = sizeof(double) * (size_t)((best_tab ? ntab : 0) + best * (sE + sW + L->sQ0 + L->sQ1));
+    L->resident = (int)resident(g, kernel, L->nt * L->epb, L->smem);
     return FEM_OK;
 }
 
 static void describe(GpuState *g, int op, const Layout *L) {
     snprintf(g->last_launch, sizeof g->last_launch,
-             "%s (%s): %d threads/elem x %d elems/block, %.1f kB shared, tables %s, q-data %s", op_name(op),
-             path_name(L->path), L->nt, L->epb, (double)L->smem / 1024.0, L->tab_smem ? "shared" : "global",
-             (L->nQ0 || L->nQ1) ? "shared" : "global");
+             "%s (%s): %d elems/block x %d threads/elem (%s), %.1f kB shared, tables %s, q-data %s, %d "
+             "blocks/SM",
+             op_name(op), path_name(L->path), L->epb, L->nt,
+             L->efast ? "lanes = elements" : "lanes = threads", (double)L->smem / 1024.0,
+             L->tab_smem ? "shared" : "global", (L->nQ0 || L->nQ1) ? "shared" : "global", L->resident);
 }
 
 /* Raises a kernel's dynamic shared-memory limit when a launch needs more than the default 48 KB. */
@@ -421,6 +516,10 @@ template <typename K> static int allow_shared(GpuState *g, int which, K kernel, 
     GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     g->shared_set[which] = bytes;
     return FEM_OK;
+}
+
+static dim3 block_of(const Layout *L) {
+    return L->efast ? dim3(L->epb, L->nt) : dim3(L->nt, L->epb);
 }
 
 static int64_t grid_of(const ElemView *v, const Layout *L) {
@@ -443,7 +542,7 @@ int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, d
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_INTERP, &L);
-    k_interpolate<<<(unsigned)blocks, dim3(L.nt, L.epb), L.smem>>>(*v, L, u, uq, duq);
+    k_interpolate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, u, uq, duq);
     GPU_LAUNCHED(k_interpolate);
     return FEM_OK;
 }
@@ -456,7 +555,7 @@ static int integrate_launch(GpuState *g, const ElemView *v, const double *sq, co
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_INTEG, &L);
-    k_integrate<<<(unsigned)blocks, dim3(L.nt, L.epb), L.smem>>>(*v, L, sq, fq, r, evec, mode);
+    k_integrate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, sq, fq, r, evec, mode);
     GPU_LAUNCHED(k_integrate);
     return FEM_OK;
 }
@@ -503,7 +602,7 @@ int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, c
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_DIAG, &L);
-    k_diag<<<(unsigned)blocks, dim3(L.nt, L.epb), L.smem>>>(*v, L, c, b, sq, fq, evec);
+    k_diag<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, c, b, sq, fq, evec);
     GPU_LAUNCHED(k_diag);
     return FEM_OK;
 }
@@ -527,6 +626,7 @@ int gpu_kernels_init(GpuState *g) {
     g->max_threads = GPU_MAX_THREADS;
     for (int k = 0; k < GPU_NKERNELS; k++) {
         if (attr[k].maxThreadsPerBlock < g->max_threads) g->max_threads = attr[k].maxThreadsPerBlock;
+        g->kernel_regs[k] = attr[k].numRegs;
         g->shared_set[k] = 48 * 1024;
     }
     /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
