@@ -225,6 +225,7 @@ typedef struct {
     char launch[R_COUNT][160];
 } Case;
 
+#ifdef FEMTO_HAVE_CUDA
 static double rel_err(const double *g, const double *c, int64_t n) {
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -234,6 +235,7 @@ static double rel_err(const double *g, const double *c, int64_t n) {
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+#endif
 
 static void fmt_us(char *buf, size_t len, double us) {
     if (us < 0)
