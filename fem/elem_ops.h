@@ -17,38 +17,77 @@ FEM_EXTERN_C_BEGIN
 
 /* ---------------------------------------------------------------- any element (full tables) */
 
-/* uq = B ue (if uq), duq = G ue (if duq). B[q][i], G[q][i][dim]. */
+/* uq = B ue (if uq), duq = G ue (if duq). B[q][i], G[q][i][dim]. Each pass of a thread computes two
+ * q-points, q and q + nt, so that every ue[i] it reads serves both (on a GPU the tables are broadcast and ue
+ * is what costs); every output is still summed over i in ascending order. */
 FEM_HD static inline void eo_interp(int tid, int nt, int nq, int ndof, int dim, const double *B,
                                     const double *G, const double *ue, double *uq, int us, double *duq,
                                     int gs) {
-    for (int q = tid; q < nq; q += nt) {
+    for (int q = tid; q < nq; q += 2 * nt) {
+        const int q2 = q + nt, two = q2 < nq;
         if (uq) {
-            double v = 0.0;
-            for (int i = 0; i < ndof; i++) v += B[q * ndof + i] * ue[i];
+            const double *Bq = B + (int64_t)q * ndof, *Bq2 = B + (int64_t)(two ? q2 : q) * ndof;
+            double v = 0.0, v2 = 0.0;
+            for (int i = 0; i < ndof; i++) {
+                const double u = ue[i];
+                v += Bq[i] * u;
+                if (two) v2 += Bq2[i] * u;
+            }
             uq[q * us] = v;
+            if (two) uq[q2 * us] = v2;
         }
         if (duq) {
-            double g[3] = {0.0, 0.0, 0.0};
-            const double *Gq = G + (int64_t)q * ndof * dim;
-            for (int i = 0; i < ndof; i++)
-                for (int d = 0; d < dim; d++) g[d] += Gq[i * dim + d] * ue[i];
-            for (int d = 0; d < dim; d++) duq[q * gs + d] = g[d];
+            /* named accumulators rather than an array indexed by a run-time d: registers on a GPU */
+            double g0 = 0.0, g1 = 0.0, g2 = 0.0, h0 = 0.0, h1 = 0.0, h2 = 0.0;
+            const double *Gq = G + (int64_t)q * ndof * dim, *Gq2 = G + (int64_t)(two ? q2 : q) * ndof * dim;
+            for (int i = 0; i < ndof; i++) {
+                const double u = ue[i], *a = Gq + i * dim, *b = Gq2 + i * dim;
+                g0 += a[0] * u;
+                if (dim > 1) g1 += a[1] * u;
+                if (dim > 2) g2 += a[2] * u;
+                if (two) {
+                    h0 += b[0] * u;
+                    if (dim > 1) h1 += b[1] * u;
+                    if (dim > 2) h2 += b[2] * u;
+                }
+            }
+            duq[q * gs] = g0;
+            if (dim > 1) duq[q * gs + 1] = g1;
+            if (dim > 2) duq[q * gs + 2] = g2;
+            if (two) {
+                duq[q2 * gs] = h0;
+                if (dim > 1) duq[q2 * gs + 1] = h1;
+                if (dim > 2) duq[q2 * gs + 2] = h2;
+            }
         }
     }
 }
 
-/* re[i] = sum_q B[q][i] s_q + sum_q,d G[q][i][d] f_q,d (either input may be NULL). */
+/* re[i] = sum_q B[q][i] s_q + sum_q,d G[q][i][d] f_q,d (either input may be NULL). Each pass of a thread
+ * computes two dofs, i and i + nt, sharing every s and f it reads; each sum runs over q, then d, in order. */
 FEM_HD static inline void eo_integ(int tid, int nt, int nq, int ndof, int dim, const double *B,
                                    const double *G, const double *sq, int ss, const double *fq, int fs,
                                    double *re) {
-    for (int i = tid; i < ndof; i += nt) {
-        double r = 0.0;
+    for (int i = tid; i < ndof; i += 2 * nt) {
+        const int i2 = i + nt, two = i2 < ndof, j = two ? i2 : i;
+        double r = 0.0, r2 = 0.0;
         for (int q = 0; q < nq; q++) {
-            if (sq) r += B[q * ndof + i] * sq[q * ss];
-            if (fq)
-                for (int d = 0; d < dim; d++) r += G[((int64_t)q * ndof + i) * dim + d] * fq[q * fs + d];
+            if (sq) {
+                const double s = sq[q * ss];
+                r += B[q * ndof + i] * s;
+                if (two) r2 += B[q * ndof + j] * s;
+            }
+            if (fq) {
+                const double *a = G + ((int64_t)q * ndof + i) * dim, *b = G + ((int64_t)q * ndof + j) * dim;
+                for (int d = 0; d < dim; d++) {
+                    const double f = fq[q * fs + d];
+                    r += a[d] * f;
+                    if (two) r2 += b[d] * f;
+                }
+            }
         }
         re[i] = r;
+        if (two) re[i2] = r2;
     }
 }
 

@@ -1,15 +1,142 @@
-/* CUDA backend (the kernels and vector operations are filled in by the GPU work). */
-#include "fem/error.h"
-#include "gpu/gpu.h"
+/* The CUDA device: picks GPU 0, describes it and fills the Device table with the functions of memory.cu,
+ * vector.cu and kernels.cu. Every kernel runs on the default stream, so the operations of one Device run in
+ * the order they are called; only dot and download wait for the GPU. */
+#include "gpu/internal.cuh"
 
-#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-extern "C" int gpu_device_create(Device *d, AssembleKind assembly)
-{
+/* Errors after which the CUDA context cannot be used any more (a kernel faulted). */
+static int sticky(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int gpu_fail(cudaError_t e, const char *call, const char *file, int line) {
+    /* name the file as "gpu/memory.cu", not by its full path */
+    const char *last = strrchr(file, '/'), *base = file;
+    if (last)
+        for (const char *s = file; s < last; s++)
+            if (*s == '/') base = s + 1;
+    if (sticky(e))
+        return fem_fail(
+            FEM_ERR_DEVICE,
+            "a GPU kernel failed: %s (%s), reported by %s at %s:%d; the GPU cannot be used by this "
+            "process any more",
+            cudaGetErrorString(e), cudaGetErrorName(e), call, base, line);
+    return fem_fail(FEM_ERR_DEVICE, "the CUDA call %s failed at %s:%d: %s (%s)", call, base, line,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+unsigned gpu_vec_blocks(const GpuState *g, int64_t n) {
+    int64_t blocks = (n + GPU_VEC_THREADS - 1) / GPU_VEC_THREADS, cap = (int64_t)g->sm_count * 32;
+    if (blocks > cap) blocks = cap;
+    return (unsigned)(blocks > 0 ? blocks : 1);
+}
+
+static int gpu_sync(Device *d) {
     (void)d;
-    (void)assembly;
+    GPU_CHECK(cudaDeviceSynchronize());
+    return FEM_OK;
+}
+
+static void gpu_destroy(Device *d) {
+    GpuState *g = gpu_state(d);
+    if (!g) return;
+    cudaFree(g->dot_partial);
+    cudaFree(g->fill_pattern);
+    free(g);
+    d->impl = NULL;
+}
+
+extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
+    memset(d, 0, sizeof *d);
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
-        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available");
-    return fem_fail(FEM_ERR_DEVICE, "the CUDA backend is not implemented yet");
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: %s)",
+                        cudaGetErrorString(e));
+    }
+    if (n == 0)
+        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: 0 devices)");
+    GPU_CHECK(cudaSetDevice(0));
+    cudaDeviceProp prop;
+    GPU_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GpuState *g = (GpuState *)calloc(1, sizeof *g);
+    if (!g) return fem_fail(FEM_ERR_INTERNAL, "out of host memory creating the CUDA device");
+    g->device = 0;
+    g->sm_count = prop.multiProcessorCount;
+    g->shared_optin = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock ? prop.sharedMemPerBlockOptin
+                                                                           : prop.sharedMemPerBlock;
+    g->regs_per_sm = prop.regsPerMultiprocessor;
+    g->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    g->shared_per_sm = prop.sharedMemPerMultiprocessor;
+    d->impl = g;
+    int status = gpu_kernels_init(g);
+    if (!status) {
+        cudaError_t a = cudaMalloc((void **)&g->dot_partial, sizeof(double) * (GPU_DOT_BLOCKS + 1));
+        if (a != cudaSuccess) status = gpu_fail(a, "cudaMalloc", __FILE__, __LINE__);
+    }
+    if (status) {
+        cudaGetLastError();
+        gpu_destroy(d);
+        return status;
+    }
+    d->kind = DEV_CUDA;
+    snprintf(d->name, sizeof d->name, "cuda");
+    d->threads = 1;
+    d->assembly = assembly;
+    snprintf(d->description, sizeof d->description, "%.120s (%d SMs, %.1f GiB, compute %d.%d), %s assembly",
+             prop.name, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0),
+             prop.major, prop.minor, assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
+    d->ops.alloc = gpu_alloc;
+    d->ops.free = gpu_free;
+    d->ops.upload = gpu_upload;
+    d->ops.download = gpu_download;
+    d->ops.copy = gpu_copy;
+    d->ops.zero = gpu_zero;
+    d->ops.axpby = gpu_axpby;
+    d->ops.dot = gpu_dot;
+    d->ops.recip = gpu_recip;
+    d->ops.mult = gpu_mult;
+    d->ops.scatter = gpu_scatter;
+    d->ops.gather = gpu_gather;
+    d->ops.interpolate = gpu_interpolate;
+    d->ops.integrate = gpu_integrate;
+    d->ops.fill = gpu_fill;
+    d->ops.diag_add = gpu_diag_add;
+    d->ops.assemble = gpu_assemble;
+    d->ops.sync = gpu_sync;
+    d->ops.destroy = gpu_destroy;
+    return FEM_OK;
+}
+
+extern "C" int gpu_device_tune(Device *d, const GpuTuning *t) {
+    if (!d || d->kind != DEV_CUDA || !d->impl)
+        return fem_fail(FEM_ERR_USAGE, "gpu_device_tune needs a CUDA device");
+    GpuState *g = gpu_state(d);
+    if (t)
+        g->tuning = *t;
+    else
+        memset(&g->tuning, 0, sizeof g->tuning);
+    return FEM_OK;
+}
+
+extern "C" const char *gpu_last_launch(const Device *d) {
+    if (!d || d->kind != DEV_CUDA || !d->impl) return "";
+    return gpu_state(d)->last_launch;
 }

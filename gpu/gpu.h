@@ -1,5 +1,8 @@
-/* The CUDA backend's one entry point: fills a Device (fem/device.h) whose memory is GPU memory and whose
- * kernels run on the GPU. app/ and the tests register it with device_register_cuda(gpu_device_create). */
+/* The CUDA backend's entry points: a Device (fem/device.h) whose memory is GPU memory and whose kernels run
+ * on the GPU, plus what the kernel tests and the benchmark need beyond the Device table (launch tuning, the
+ * element half of gather assembly, CUDA-event timers, a copy-bandwidth reference). app/ and the tests
+ * register the backend with device_register_cuda(gpu_device_create). The kernel design is in
+ * docs/gpu-backend.md. */
 #ifndef FEMTO_GPU_H
 #define FEMTO_GPU_H
 
@@ -7,8 +10,46 @@
 
 FEM_EXTERN_C_BEGIN
 
-/* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used. */
+/* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used.
+ */
 int gpu_device_create(Device *d, AssembleKind assembly);
+
+/* ---- Launch tuning of the element kernels (interpolate, integrate, diag_add). The defaults pick everything;
+ * tests force each fallback so that every code path is checked against the CPU, and the benchmark can compare
+ * choices. */
+typedef enum { GPU_PLACE_AUTO = 0, GPU_PLACE_SHARED = 1, GPU_PLACE_GLOBAL = 2 } GpuPlace;
+typedef struct {
+    size_t shared_limit;  /* bytes of dynamic shared memory one block may use; 0: the GPU's maximum */
+    int elems_per_block;  /* 0: automatic (about 256 threads per block) */
+    int threads_per_elem; /* 0: automatic (the largest stage of the element's work) */
+    GpuPlace tables;      /* shape tables staged in shared memory, or read from global memory */
+    GpuPlace qdata;       /* q-point arrays staged in shared memory, or read/written in global memory */
+} GpuTuning;
+
+/* Sets the tuning of a CUDA device (NULL: the defaults). FEM_ERR_USAGE when d is not a CUDA device. */
+int gpu_device_tune(Device *d, const GpuTuning *t);
+
+/* The launch configuration of the last element kernel, as one line ("64 threads/elem x 4 elems/block, 12.5 KB
+ * shared, tables shared, q-data shared"). */
+const char *gpu_last_launch(const Device *d);
+
+/* The element half of gather assembly: evec[e][c][i] = (B^T sq + G^T fq) of element e, component c
+ * (overwritten). ops.assemble is the other half (r += P^T evec). Their sum is ops.integrate of a
+ * gather-assembly device. */
+int gpu_integrate_evec(Device *d, const ElemView *v, const double *sq, const double *fq, double *evec);
+
+/* ---- Timing (CUDA events on the default stream, where every kernel of the backend runs). */
+typedef struct GpuTimer GpuTimer;
+int gpu_timer_create(GpuTimer **t);
+int gpu_timer_start(GpuTimer *t);
+/* Records the stop event, waits for it and returns the time since start in microseconds. */
+int gpu_timer_stop(GpuTimer *t, double *us);
+void gpu_timer_destroy(GpuTimer *t);
+
+/* Device-to-device cudaMemcpy of `bytes`, repeated `reps` times after one warm-up copy: the median time
+ * (microseconds) and the bandwidth counting bytes read plus bytes written (2 bytes / time, in GB/s = 1e9
+ * B/s). The reference that the benchmark compares its kernels with. */
+int gpu_copy_bandwidth(Device *d, size_t bytes, int reps, double *us, double *gbps);
 
 FEM_EXTERN_C_END
 

@@ -112,3 +112,47 @@ ElemView test_elem_view(const Space *sp, int b, const ElementTables *t, int ncom
                   .t_slots = sb->t_slots};
     return v;
 }
+
+int test_block_create(Device *d, const Space *sp, int facet, int b, int qdegree, TestBlock *tb) {
+    memset(tb, 0, sizeof *tb);
+    tb->dev = d;
+    const SpaceBlock *sb = facet ? &sp->facets[b] : &sp->cells[b];
+    const MeshBlock *mb = facet ? &sp->mesh->facets[b] : &sp->mesh->cells[b];
+    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, mb->order);
+    FEM_TRY(tables_create(sb->shape, sp->order, deg, &tb->tables));
+    const ElementTables *t = &tb->tables;
+    ElemView *v = &tb->view;
+    void **o = tb->owned;
+    FEM_TRY(device_alloc_copy(d, &o[0], sb->dofs, sizeof(fem_idx) * (size_t)(sb->count * sb->ndof)));
+    FEM_TRY(device_alloc_copy(d, &o[1], t->B, sizeof(double) * (size_t)t->nq * t->ndof));
+    FEM_TRY(device_alloc_copy(d, &o[2], t->G, sizeof(double) * (size_t)t->nq * t->ndof * t->dim));
+    if (t->tensor) {
+        FEM_TRY(device_alloc_copy(d, &o[3], t->B1, sizeof(double) * (size_t)t->nq1 * t->nd1));
+        FEM_TRY(device_alloc_copy(d, &o[4], t->G1, sizeof(double) * (size_t)t->nq1 * t->nd1));
+    }
+    FEM_TRY(device_alloc_copy(d, &o[5], sb->t_offsets, sizeof(int64_t) * (size_t)(sp->nnodes + 1)));
+    FEM_TRY(device_alloc_copy(d, &o[6], sb->t_slots, sizeof(int32_t) * (size_t)(sb->count * sb->ndof)));
+    v->nelem = sb->count;
+    v->ndof = t->ndof;
+    v->nq = t->nq;
+    v->dim = t->dim;
+    v->ncomp = sp->ncomp;
+    v->dofs = o[0];
+    v->B = o[1];
+    v->G = o[2];
+    v->tensor = t->tensor;
+    v->nd1 = t->nd1;
+    v->nq1 = t->nq1;
+    v->B1 = o[3];
+    v->G1 = o[4];
+    v->nnodes = sp->nnodes;
+    v->t_offsets = o[5];
+    v->t_slots = o[6];
+    return FEM_OK;
+}
+
+void test_block_destroy(TestBlock *tb) {
+    for (int i = 0; i < 7; i++) device_free(tb->dev, tb->owned[i]);
+    tables_destroy(&tb->tables);
+    memset(tb, 0, sizeof *tb);
+}

@@ -71,4 +71,16 @@ typedef struct {
 } TestSolve;
 int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, TestSolve *ts);
 
+/* The kernels' view of one block of a space on a device, built as fem/operator.c builds it: cell block b
+ * (facet 0) or the whole facet block b (facet 1), the space's ncomp components, tables of the given
+ * quadrature degree (0: femto's default), dofs and their transpose copied to the device. */
+typedef struct {
+    Device *dev;
+    ElementTables tables; /* host */
+    ElemView view;        /* device pointers */
+    void *owned[7];
+} TestBlock;
+int test_block_create(Device *d, const Space *sp, int facet, int b, int qdegree, TestBlock *tb);
+void test_block_destroy(TestBlock *tb);
+
 #endif

@@ -1,0 +1,92 @@
+/* What the files of the CUDA backend share: its state, the error macro every CUDA call goes through, and the
+ * entry points of each file (memory.cu, vector.cu, kernels.cu) that device.cu puts into the Device table. */
+#ifndef FEMTO_GPU_INTERNAL_CUH
+#define FEMTO_GPU_INTERNAL_CUH
+
+#include "fem/device.h"
+#include "fem/error.h"
+#include "gpu/gpu.h"
+
+#include <cuda_runtime.h>
+
+/* Largest block of the element kernels: they are compiled with __launch_bounds__(GPU_MAX_THREADS,
+ * GPU_MIN_BLOCKS), so a launch of that many threads never fails for lack of registers, and the register
+ * budget (64 per thread) leaves room for two such blocks per SM. */
+#ifndef FEMTO_GPU_MIN_BLOCKS
+#define FEMTO_GPU_MIN_BLOCKS 2
+#endif
+enum {
+    GPU_MAX_THREADS = 512,
+    GPU_MIN_BLOCKS = FEMTO_GPU_MIN_BLOCKS,
+    GPU_VEC_THREADS = 256,
+    GPU_DOT_BLOCKS = 1024
+};
+
+/* Kernels whose dynamic shared-memory limit may need raising above the 48 KB default. */
+enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS = 3 };
+
+typedef struct {
+    int device;
+    int sm_count;
+    size_t shared_optin; /* largest dynamic shared memory of one block (after cudaFuncSetAttribute) */
+    int max_threads;     /* threads per block the element kernels are launched with at most */
+    int regs_per_sm, threads_per_sm;
+    size_t shared_per_sm;
+    int kernel_regs[GPU_NKERNELS];   /* registers per thread of each element kernel (GPU_K_*) */
+    double *dot_partial;  /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the result */
+    double *fill_pattern; /* device copy of a long fill pattern */
+    int fill_capacity;
+    size_t shared_set[GPU_NKERNELS]; /* the limit cudaFuncSetAttribute has raised each kernel to */
+    GpuTuning tuning;
+    char last_launch[160];
+} GpuState;
+
+static inline GpuState *gpu_state(const Device *d) {
+    return (GpuState *)d->impl;
+}
+
+/* Records a FEM_ERR_DEVICE message for a failed CUDA call and returns FEM_ERR_DEVICE. */
+int gpu_fail(cudaError_t e, const char *call, const char *file, int line);
+
+/* Every CUDA call: on failure, one sentence naming the call, the CUDA error and where. */
+#define GPU_CHECK(call)                                                                                      \
+    do {                                                                                                     \
+        cudaError_t gpu_check_e_ = (call);                                                                   \
+        if (gpu_check_e_ != cudaSuccess) return gpu_fail(gpu_check_e_, #call, __FILE__, __LINE__);           \
+    } while (0)
+
+/* After every kernel launch: launch errors (bad configuration, too much shared memory) show here; errors
+ * while the kernel runs show at the next synchronising call (dot, download, sync). */
+#define GPU_LAUNCHED(name) GPU_CHECK(cudaGetLastError())
+
+/* Grid of a grid-stride loop over n items with GPU_VEC_THREADS threads per block. */
+unsigned gpu_vec_blocks(const GpuState *g, int64_t n);
+
+/* memory.cu */
+int gpu_alloc(Device *d, void **p, size_t bytes);
+void gpu_free(Device *d, void *p);
+int gpu_upload(Device *d, void *dst, const void *src, size_t bytes);
+int gpu_download(Device *d, void *dst, const void *src, size_t bytes);
+int gpu_copy(Device *d, void *dst, const void *src, size_t bytes);
+int gpu_zero(Device *d, void *p, size_t bytes);
+
+/* vector.cu */
+int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y);
+int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out);
+int gpu_recip(Device *d, int64_t n, const double *x, double *y);
+int gpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y);
+int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y);
+int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out);
+int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
+
+/* kernels.cu */
+int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);
+int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);
+int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                 double *evec);
+int gpu_assemble(Device *d, const ElemView *v, const double *evec, double *r);
+/* Checks that the element kernels were compiled for this GPU (cudaFuncGetAttributes) and reads the threads
+ * per block they can be launched with. */
+int gpu_kernels_init(GpuState *g);
+
+#endif

@@ -1,0 +1,635 @@
+/* The element kernels: interpolation, integration (atomic or gather assembly), the Jacobian diagonal and
+ * gather assembly. See docs/gpu-backend.md for the design; in short:
+ *
+ *  - ONE kernel per operation for every element type, order and quadrature rule: sizes are run-time values
+ * and all staging buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the
+ * host computes per launch (no templates on the order).
+ *  - A block handles epb consecutive elements with nt threads each. Sum-factorised paths (quads, hexes) map
+ *    threadIdx.x to tid, the thread's index in its element's group of nt threads, and threadIdx.y to the
+ *    element; the full-table path (tri, tet, line, and every diagonal) maps threadIdx.x to the element and
+ *    threadIdx.y to tid, so the 32 lanes of a warp work on 32 elements at the same table entry: table reads
+ *    are broadcasts, and each thread loops over several q-points or dofs. The element mathematics are the
+ *    FEM_HD functions of fem/elem_ops.h, called with (tid, nt), with __syncthreads() between the stages of
+ *    the sum-factorised paths.
+ *  - Shape tables are staged once per block in shared memory; element values are gathered into shared memory;
+ *    the q-point arrays of the block's elements (one contiguous piece of global memory) are copied between
+ *    global and shared memory by the whole block, so those reads and writes are coalesced.
+ *  - ElemView and Layout are passed by value. Anything that multiplies elements by q-points, dofs or
+ *    components is 64-bit.
+ *  - Every thread reaches every __syncthreads(): threads of the missing elements of the last block only skip
+ *    the work between barriers.
+ *
+ * Shared memory of a block, in doubles: [tables][E: epb x sE][Q0: epb x sQ0][Q1: epb x sQ1][W: epb x sW],
+ * each per-element stride s* the area's size n* rounded up to an odd number on the element-fastest path (so
+ * the lanes of a warp, one element each, fall in different banks). E: element values (ue, interpolation) or
+ * element residuals (re, integration), [c][i]; Q0, Q1: the q-point values / gradients (interpolation) or s /
+ * f (integration) in their global layout; W: sum-factorisation scratch of one element. A size of 0 means "not
+ * staged": the kernel then reads or writes global memory directly, which is the fallback when a block would
+ * not fit. */
+#include "fem/elem_ops.h"
+#include "gpu/internal.cuh"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { PATH_GENERIC = 0, PATH_QUAD = 2, PATH_HEX = 3 };
+enum { OP_INTERP = 0, OP_INTEG = 1, OP_DIAG = 2 };
+enum { MODE_ATOMIC = 0, MODE_EVEC = 1 };
+
+/* Shape tables of generic elements larger than this are read from global memory (through the L1 cache)
+ * rather than staged per block, unless tuning forces them into shared memory. */
+static const size_t TABLE_SHARED_MAX = 48 * 1024;
+/* Threads per block the automatic choice aims at on the sum-factorised paths. */
+static const int TARGET_THREADS = 256;
+
+typedef struct {
+    int path;
+    int efast;              /* threadIdx.x is the element (full-table path), else the thread in the element */
+    int nt, epb;            /* threads per element, elements per block */
+    int tab_smem;           /* tables staged in shared memory */
+    int ntab, off_B, off_G; /* staged tables (doubles); off_* -1 when that table is not staged */
+    int nE, nQ0, nQ1, nW;   /* doubles per element of each area (0: not staged / not needed) */
+    int sE, sQ0, sQ1, sW;   /* per-element strides of the areas (>= the sizes) */
+    size_t smem;            /* bytes */
+    int resident;           /* blocks per SM at once (estimate, for the description) */
+} Layout;
+
+/* ------------------------------------------------------------------------------------------ device code */
+
+static __device__ __forceinline__ void stage(double *dst, const double *src, int64_t n, int bt, int bn) {
+    for (int64_t k = bt; k < n; k += bn) dst[k] = src[k];
+}
+
+/* Thread indices: tid/nt within the element, le the element in the block, bt/bn within the block. */
+typedef struct {
+    int tid, nt, le, bt, bn;
+} Ids;
+static __device__ __forceinline__ Ids ids(const Layout &L) {
+    Ids i;
+    i.bt = threadIdx.x + blockDim.x * threadIdx.y;
+    i.bn = blockDim.x * blockDim.y;
+    if (L.efast)
+        i.le = threadIdx.x, i.tid = threadIdx.y, i.nt = blockDim.y;
+    else
+        i.tid = threadIdx.x, i.le = threadIdx.y, i.nt = blockDim.x;
+    return i;
+}
+
+/* Block-wide copies between a contiguous global piece [nb][n] and a shared area of per-element stride s. */
+static __device__ __forceinline__ void area_to_global(double *dst, const double *area, int nb, int n, int s,
+                                                      int bt, int bn) {
+    if (s == n)
+        for (int k = bt; k < nb * n; k += bn) dst[k] = area[k];
+    else
+        for (int k = bt; k < nb * n; k += bn) {
+            int le = k / n;
+            dst[k] = area[le * s + (k - le * n)];
+        }
+}
+static __device__ __forceinline__ void area_from_global(double *area, const double *src, int nb, int n, int s,
+                                                        int bt, int bn) {
+    if (s == n)
+        for (int k = bt; k < nb * n; k += bn) area[k] = src[k];
+    else
+        for (int k = bt; k < nb * n; k += bn) {
+            int le = k / n;
+            area[le * s + (k - le * n)] = src[k];
+        }
+}
+
+/* The tables every thread reads: staged copies or the global arrays. Generic: full B, G. Tensor: B1, G1. */
+static __device__ __forceinline__ void tables(const ElemView &v, const Layout &L, double *sT, int bt, int bn,
+                                              const double **B, const double **G) {
+    if (L.path == PATH_GENERIC) {
+        *B = v.B;
+        *G = v.G;
+        if (L.tab_smem && L.off_B >= 0) {
+            stage(sT + L.off_B, v.B, (int64_t)v.nq * v.ndof, bt, bn);
+            *B = sT + L.off_B;
+        }
+        if (L.tab_smem && L.off_G >= 0) {
+            stage(sT + L.off_G, v.G, (int64_t)v.nq * v.ndof * v.dim, bt, bn);
+            *G = sT + L.off_G;
+        }
+    } else {
+        *B = v.B1;
+        *G = v.G1;
+        if (L.tab_smem) {
+            int n1 = v.nq1 * v.nd1;
+            stage(sT, v.B1, n1, bt, bn);
+            stage(sT + n1, v.G1, n1, bt, bn);
+            *B = sT;
+            *G = sT + n1;
+        }
+    }
+}
+
+static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
+    k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
+    extern __shared__ double smem[];
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
+    const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb); /* elements in this block */
+    const bool active = le < nb;
+
+    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
+           *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
+    const double *B, *G;
+    tables(v, L, sT, bt, bn, &B, &G);
+
+    /* gather the element's values: ue[c][i] = u[dof_i * nc + c] */
+    double *ue = sE + le * L.sE, *w = sW + le * L.sW;
+    if (active) {
+        const fem_idx *dofs = v.dofs + e * nd;
+        for (int k = tid; k < nd * nc; k += nt) {
+            int i = k / nc, c = k - i * nc;
+            ue[c * nd + i] = u[(int64_t)dofs[i] * nc + c];
+        }
+    }
+    __syncthreads();
+
+    /* where this element's q-point results go: the staging area or global memory */
+    double *qu = NULL, *qd = NULL;
+    if (uq) qu = L.nQ0 ? sQ0 + le * L.sQ0 : uq + e * nq * nc;
+    if (duq) qd = L.nQ1 ? sQ1 + le * L.sQ1 : duq + e * nq * nc * dim;
+
+    for (int c = 0; c < nc; c++) {
+        const double *uc = ue + c * nd;
+        double *quc = qu ? qu + c : NULL, *qdc = qd ? qd + c * dim : NULL;
+        if (L.path == PATH_GENERIC) {
+            if (active) eo_interp(tid, nt, nq, nd, dim, B, G, uc, quc, nc, qdc, nc * dim);
+        } else if (L.path == PATH_QUAD) {
+            const int n1 = v.nd1, q1 = v.nq1;
+            double *AB = w, *AG = w + n1 * q1;
+            if (active) eo_q2_interp1(tid, nt, n1, q1, B, G, uc, AB, AG);
+            __syncthreads();
+            if (active) eo_q2_interp2(tid, nt, n1, q1, B, G, AB, AG, quc, nc, qdc, nc * 2);
+            __syncthreads();
+        } else {
+            const int n1 = v.nd1, q1 = v.nq1, a = n1 * n1 * q1, b = n1 * q1 * q1;
+            double *AB = w, *AG = w + a, *CBB = w + 2 * a, *CBG = CBB + b, *CGB = CBG + b;
+            if (active) eo_h3_interp1(tid, nt, n1, q1, B, G, uc, AB, AG);
+            __syncthreads();
+            if (active) eo_h3_interp2(tid, nt, n1, q1, B, G, AB, AG, CBB, CBG, CGB);
+            __syncthreads();
+            if (active) eo_h3_interp3(tid, nt, n1, q1, B, G, CBB, CBG, CGB, quc, nc, qdc, nc * 3);
+            __syncthreads();
+        }
+    }
+
+    /* the block's q-point arrays are contiguous in global memory: coalesced copy-out */
+    if (L.nQ0 || L.nQ1) {
+        __syncthreads();
+        if (uq && L.nQ0) area_to_global(uq + e0 * nq * nc, sQ0, nb, L.nQ0, L.sQ0, bt, bn);
+        if (duq && L.nQ1) area_to_global(duq + e0 * nq * nc * dim, sQ1, nb, L.nQ1, L.sQ1, bt, bn);
+    }
+}
+
+/* mode MODE_ATOMIC: r[dof] += re with atomicAdd; MODE_EVEC: evec[e][c][i] = re (gather assembly follows) */
+static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
+    k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
+    extern __shared__ double smem[];
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
+    const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
+    const bool active = le < nb;
+
+    double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
+           *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
+    const double *B, *G;
+    tables(v, L, sT, bt, bn, &B, &G);
+
+    /* the block's q-point inputs are contiguous in global memory: coalesced copy-in */
+    if (sq && L.nQ0) area_from_global(sQ0, sq + e0 * nq * nc, nb, L.nQ0, L.sQ0, bt, bn);
+    if (fq && L.nQ1) area_from_global(sQ1, fq + e0 * nq * nc * dim, nb, L.nQ1, L.sQ1, bt, bn);
+    __syncthreads();
+
+    const double *se = NULL, *fe = NULL;
+    if (sq) se = L.nQ0 ? sQ0 + le * L.sQ0 : sq + e * nq * nc;
+    if (fq) fe = L.nQ1 ? sQ1 + le * L.sQ1 : fq + e * nq * nc * dim;
+    double *re = sE + le * L.sE, *w = sW + le * L.sW;
+
+    for (int c = 0; c < nc; c++) {
+        const double *sc = se ? se + c : NULL, *fc = fe ? fe + c * dim : NULL;
+        double *rc = re + c * nd;
+        if (L.path == PATH_GENERIC) {
+            if (active) eo_integ(tid, nt, nq, nd, dim, B, G, sc, nc, fc, nc * dim, rc);
+        } else if (L.path == PATH_QUAD) {
+            const int n1 = v.nd1, q1 = v.nq1;
+            double *X = w, *Y = w + n1 * q1;
+            if (active) eo_q2_integ1(tid, nt, n1, q1, B, G, sc, nc, fc, nc * 2, X, Y);
+            __syncthreads();
+            if (active) eo_q2_integ2(tid, nt, n1, q1, B, G, X, Y, rc);
+            __syncthreads();
+        } else {
+            const int n1 = v.nd1, q1 = v.nq1, a = n1 * q1 * q1, b = n1 * n1 * q1;
+            double *Xs = w, *X0 = w + a, *X1 = w + 2 * a, *Ya = w + 3 * a, *Yb = Ya + b;
+            if (active) eo_h3_integ1(tid, nt, n1, q1, B, G, sc, nc, fc, nc * 3, Xs, X0, X1);
+            __syncthreads();
+            if (active) eo_h3_integ2(tid, nt, n1, q1, B, G, Xs, X0, X1, Ya, Yb);
+            __syncthreads();
+            if (active) eo_h3_integ3(tid, nt, n1, q1, B, G, Ya, Yb, rc);
+            __syncthreads();
+        }
+    }
+    __syncthreads();
+
+    if (mode == MODE_ATOMIC) {
+        if (active) {
+            const fem_idx *dofs = v.dofs + e * nd;
+            for (int k = tid; k < nd * nc; k += nt) {
+                int i = k / nc, c = k - i * nc;
+                atomicAdd(&r[(int64_t)dofs[i] * nc + c], re[c * nd + i]);
+            }
+        }
+    } else {
+        /* E is [le][c][i], the layout of evec: one coalesced copy for the block */
+        area_to_global(evec + e0 * nc * nd, sE, nb, L.nE, L.sE, bt, bn);
+    }
+}
+
+/* evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), as cpu_diag_add (full tables for
+ * every shape). One thread per local dof. Q0/Q1 stage component c of s and f: [le][q], [le][q][a]. */
+static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
+    k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
+    extern __shared__ double smem[];
+    const Ids I = ids(L);
+    const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
+    const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
+    const bool active = le < nb;
+
+    double *sT = smem, *sQ0 = sT + (L.tab_smem ? L.ntab : 0), *sQ1 = sQ0 + L.epb * L.sQ0;
+    const double *B, *G;
+    tables(v, L, sT, bt, bn, &B, &G);
+    if (sq && L.nQ0)
+        for (int k = bt; k < nb * nq; k += bn) {
+            int l = k / nq;
+            sQ0[l * L.sQ0 + (k - l * nq)] = sq[(e0 * nq + k) * nc + c];
+        }
+    if (fq && L.nQ1)
+        for (int k = bt; k < nb * nq * dim; k += bn) {
+            int kq = k / dim, a = k - kq * dim, l = kq / nq;
+            sQ1[l * L.sQ1 + (k - l * nq * dim)] = fq[((e0 * nq + kq) * nc + c) * dim + a];
+        }
+    __syncthreads();
+    if (!active) return; /* no barrier follows */
+
+    const double *se = NULL, *fe = NULL;
+    int ss = 1, fs = dim;
+    if (sq) {
+        if (L.nQ0)
+            se = sQ0 + le * L.sQ0;
+        else
+            se = sq + e * nq * nc + c, ss = nc;
+    }
+    if (fq) {
+        if (L.nQ1)
+            fe = sQ1 + le * L.sQ1;
+        else
+            fe = fq + (e * nq * nc + c) * dim, fs = nc * dim;
+    }
+    for (int i = tid; i < nd; i += nt) {
+        double acc = 0.0;
+        for (int q = 0; q < nq; q++) {
+            const double *Gq = G + ((int64_t)q * nd + i) * dim;
+            double Bqi = B[(int64_t)q * nd + i];
+            double phi_b = b == 0 ? Bqi : Gq[b - 1];
+            double t = se ? Bqi * se[q * ss] : 0.0;
+            if (fe)
+                for (int a = 0; a < dim; a++) t += Gq[a] * fe[q * fs + a];
+            acc += phi_b * t;
+        }
+        evec[(e * nc + c) * nd + i] += acc;
+    }
+}
+
+/* r[n][c] += sum of evec over the element slots of node n, in t_slots order: deterministic. */
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_gather_assemble(int64_t nnodes, int nc, int nd, const int64_t *toff, const int32_t *slots,
+                      const double *evec, double *r) {
+    const int64_t total = nnodes * nc;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t n = t / nc;
+        int c = (int)(t - n * nc);
+        double s = 0.0;
+        for (int64_t k = toff[n]; k < toff[n + 1]; k++) {
+            int64_t slot = slots[k], el = slot / nd, i = slot - el * nd;
+            s += evec[(el * nc + c) * nd + i];
+        }
+        r[t] += s;
+    }
+}
+
+/* -------------------------------------------------------------------------------------------- host side */
+
+static int path_of(const ElemView *v) {
+    if (v->tensor && v->dim == 3) return PATH_HEX;
+    if (v->tensor && v->dim == 2) return PATH_QUAD;
+    return PATH_GENERIC;
+}
+
+static const char *path_name(int path) {
+    return path == PATH_HEX    ? "hex sum-factorised"
+           : path == PATH_QUAD ? "quad sum-factorised"
+                               : "full tables";
+}
+
+static const char *op_name(int op) {
+    return op == OP_INTERP ? "interpolation" : op == OP_INTEG ? "integration" : "diagonal";
+}
+
+static int64_t max3(int64_t a, int64_t b, int64_t c) {
+    int64_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* Threads for `work` items, at most `cap`, so that every thread gets the same number of rounds (20 items with
+ * at most 16 threads: 10 threads of 2 items rather than 16 threads of which 4 take a second round). */
+static int64_t balanced(int64_t work, int64_t cap) {
+    if (cap < 1) cap = 1;
+    int64_t rounds = (work + cap - 1) / cap;
+    if (rounds < 1) rounds = 1;
+    return (work + rounds - 1) / rounds;
+}
+
+/* Chooses threads per element, elements per block and what is staged in shared memory for one launch.
+ * in0/in1: the value / gradient arrays that the operation reads or writes are present. */
+/* Blocks of `threads` threads and `smem` bytes of dynamic shared memory that fit on one SM at once. */
+static int64_t resident(const GpuState *g, int kernel, int threads, size_t smem) {
+    int64_t warps = (threads + 31) / 32;
+    int64_t regs = (int64_t)g->kernel_regs[kernel] * 32;
+    regs = (regs + 255) / 256 * 256 * warps; /* registers are allocated per warp, 256 at a time */
+    int64_t n = regs > 0 ? g->regs_per_sm / regs : 32;
+    int64_t by_threads = g->threads_per_sm / (warps * 32);
+    if (by_threads < n) n = by_threads;
+    int64_t by_smem = (int64_t)(g->shared_per_sm / (smem + 1024)); /* 1 KB reserved per block */
+    if (by_smem < n) n = by_smem;
+    return n < 32 ? n : 32;
+}
+
+static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, Layout *L) {
+    const int kernel = op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
+    memset(L, 0, sizeof *L);
+    const GpuTuning *t = &g->tuning;
+    const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
+    L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v);
+
+    /* tables */
+    int64_t ntab = 0;
+    L->off_B = L->off_G = -1;
+    if (L->path == PATH_GENERIC) {
+        int needB = op == OP_DIAG || in0, needG = op == OP_DIAG || in1;
+        if (needB) L->off_B = (int)ntab, ntab += nq * nd;
+        if (needG) L->off_G = (int)ntab, ntab += nq * nd * dim;
+    } else {
+        ntab = 2 * n1 * q1;
+    }
+
+    /* per-element areas (doubles) and the work of the widest stage */
+    int64_t nE = 0, nQ0 = 0, nQ1 = 0, nW = 0, work = 1;
+    if (op == OP_DIAG) {
+        nQ0 = in0 ? nq : 0;
+        nQ1 = in1 ? nq * dim : 0;
+        work = nd;
+    } else {
+        nE = nc * nd;
+        nQ0 = in0 ? nq * nc : 0;
+        nQ1 = in1 ? nq * nc * dim : 0;
+        if (L->path == PATH_GENERIC)
+            work = op == OP_INTERP ? nq : nd;
+        else if (L->path == PATH_QUAD) {
+            nW = 2 * n1 * q1;
+            work = op == OP_INTERP ? max3(n1 * q1, q1 * q1, 1) : max3(n1 * q1, n1 * n1, 1);
+        } else {
+            nW = op == OP_INTERP ? 2 * n1 * n1 * q1 + 3 * n1 * q1 * q1 : 3 * n1 * q1 * q1 + 2 * n1 * n1 * q1;
+            work = op == OP_INTERP ? max3(n1 * n1 * q1, n1 * q1 * q1, q1 * q1 * q1)
+                                   : max3(n1 * q1 * q1, n1 * n1 * q1, n1 * n1 * n1);
+        }
+    }
+
+    /* threads per element and elements per block. Full-table path: a warp of elements (more when the work per
+     * element is small) and one thread per pair of items (q-points or dofs), as many as fit in a block.
+     * Sum-factorised paths: one thread per item of the widest stage, blocks of about TARGET_THREADS. */
+    L->efast = L->path == PATH_GENERIC;
+    int64_t nt, epb;
+    if (L->efast) {
+        /* eo_interp / eo_integ give each thread two items per pass */
+        int64_t pairs = (work + 1) / 2;
+        epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
+        if (epb > g->max_threads) epb = g->max_threads;
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, g->max_threads / epb);
+        if (nt > g->max_threads) nt = g->max_threads;
+        if (nt < 1) nt = 1;
+    } else {
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, g->max_threads);
+        if (nt > g->max_threads) nt = g->max_threads;
+        if (nt < 1) nt = 1;
+        epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + nt - 1) / nt;
+    }
+    if (epb > g->max_threads / nt) epb = g->max_threads / nt;
+    if (epb > v->nelem) epb = v->nelem;
+    if (epb < 1) epb = 1;
+        /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
+#define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
+    const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
+#undef STRIDE
+
+    /* what fits: try staging q-data, then tables, in the preferred order */
+    size_t limit = g->shared_optin;
+    if (t->shared_limit > 0 && t->shared_limit < limit) limit = t->shared_limit;
+    int tab_pref = L->path != PATH_GENERIC || (size_t)ntab * sizeof(double) <= TABLE_SHARED_MAX;
+    int tab_order[2], ntab_opts = 0, q_order[2], nq_opts = 0;
+    if (t->tables == GPU_PLACE_SHARED)
+        tab_order[ntab_opts++] = 1;
+    else if (t->tables == GPU_PLACE_GLOBAL)
+        tab_order[ntab_opts++] = 0;
+    else
+        tab_order[ntab_opts++] = tab_pref, tab_order[ntab_opts++] = !tab_pref;
+    if (t->qdata == GPU_PLACE_SHARED)
+        q_order[nq_opts++] = 1;
+    else if (t->qdata == GPU_PLACE_GLOBAL)
+        q_order[nq_opts++] = 0;
+    else
+        q_order[nq_opts++] = 1, q_order[nq_opts++] = 0;
+
+    /* The first q-data placement with which all epb elements fit wins; within it, the table placement that
+     * leaves more blocks resident on an SM (ties: the preferred one). Otherwise the most elements that fit.
+     */
+    int64_t best = 0, least = -1, best_res = -1;
+    int best_tab = 0, best_q = 0;
+    for (int qi = 0; qi < nq_opts && best < epb; qi++)
+        for (int ti = 0; ti < ntab_opts; ti++) {
+            int64_t fixed = tab_order[ti] ? ntab : 0;
+            int64_t per = sE + sW + (q_order[qi] ? sQ0 + sQ1 : 0);
+            if (least < 0 || fixed + per < least) least = fixed + per;
+            int64_t room = (int64_t)(limit / sizeof(double)) - fixed;
+            int64_t fit = room <= 0 ? 0 : per > 0 ? room / per : epb;
+            if (fit > epb) fit = epb;
+            int64_t res =
+                fit < 1 ? 0
+                        : resident(g, kernel, (int)(nt * fit), sizeof(double) * (size_t)(fixed + fit * per));
+            if (fit > best || (fit == epb && res > best_res))
+                best = fit, best_res = res, best_tab = tab_order[ti], best_q = q_order[qi];
+        }
+    if (best < 1)
+        return fem_fail(FEM_ERR_DEVICE,
+                        "one element (%d dofs, %d q-points, %d components) needs %.1f kB of shared memory in "
+                        "the GPU %s kernel, more than the %.1f kB a block may use",
+                        v->ndof, v->nq, v->ncomp, (double)least * sizeof(double) / 1024.0, op_name(op),
+                        (double)limit / 1024.0);
+    L->nt = (int)nt;
+    L->epb = (int)best;
+    L->tab_smem = best_tab;
+    L->ntab = (int)ntab;
+    L->nE = (int)nE;
+    L->nQ0 = best_q ? (int)nQ0 : 0;
+    L->nQ1 = best_q ? (int)nQ1 : 0;
+    L->nW = (int)nW;
+    L->sE = (int)sE;
+    L->sW = (int)sW;
+    L->sQ0 = best_q ? (int)sQ0 : 0;
+    L->sQ1 = best_q ? (int)sQ1 : 0;
+    L->smem = sizeof(double) * (size_t)((best_tab ? ntab : 0) + best * (sE + sW + L->sQ0 + L->sQ1));
+    L->resident = (int)resident(g, kernel, L->nt * L->epb, L->smem);
+    return FEM_OK;
+}
+
+static void describe(GpuState *g, int op, const Layout *L) {
+    snprintf(g->last_launch, sizeof g->last_launch,
+             "%s (%s): %d elems/block x %d threads/elem (%s), %.1f kB shared, tables %s, q-data %s, %d "
+             "blocks/SM",
+             op_name(op), path_name(L->path), L->epb, L->nt,
+             L->efast ? "lanes = elements" : "lanes = threads", (double)L->smem / 1024.0,
+             L->tab_smem ? "shared" : "global", (L->nQ0 || L->nQ1) ? "shared" : "global", L->resident);
+}
+
+/* Raises a kernel's dynamic shared-memory limit when a launch needs more than the default 48 KB. */
+template <typename K> static int allow_shared(GpuState *g, int which, K kernel, size_t bytes) {
+    if (bytes <= 48 * 1024 || bytes <= g->shared_set[which]) return FEM_OK;
+    GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    g->shared_set[which] = bytes;
+    return FEM_OK;
+}
+
+static dim3 block_of(const Layout *L) {
+    return L->efast ? dim3(L->epb, L->nt) : dim3(L->nt, L->epb);
+}
+
+static int64_t grid_of(const ElemView *v, const Layout *L) {
+    return (v->nelem + L->epb - 1) / L->epb;
+}
+
+static int check_grid(int64_t blocks) {
+    if (blocks > 2147483647LL)
+        return fem_fail(FEM_ERR_DEVICE, "a GPU element kernel would need %lld blocks, more than CUDA allows",
+                        (long long)blocks);
+    return FEM_OK;
+}
+
+int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
+    GpuState *g = gpu_state(d);
+    if (v->nelem <= 0 || (!uq && !duq)) return FEM_OK;
+    Layout L;
+    FEM_TRY(plan(g, v, OP_INTERP, uq != NULL, duq != NULL, &L));
+    FEM_TRY(allow_shared(g, GPU_K_INTERPOLATE, k_interpolate, L.smem));
+    int64_t blocks = grid_of(v, &L);
+    FEM_TRY(check_grid(blocks));
+    describe(g, OP_INTERP, &L);
+    k_interpolate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, u, uq, duq);
+    GPU_LAUNCHED(k_interpolate);
+    return FEM_OK;
+}
+
+static int integrate_launch(GpuState *g, const ElemView *v, const double *sq, const double *fq, double *r,
+                            double *evec, int mode) {
+    Layout L;
+    FEM_TRY(plan(g, v, OP_INTEG, sq != NULL, fq != NULL, &L));
+    FEM_TRY(allow_shared(g, GPU_K_INTEGRATE, k_integrate, L.smem));
+    int64_t blocks = grid_of(v, &L);
+    FEM_TRY(check_grid(blocks));
+    describe(g, OP_INTEG, &L);
+    k_integrate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, sq, fq, r, evec, mode);
+    GPU_LAUNCHED(k_integrate);
+    return FEM_OK;
+}
+
+int gpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
+    GpuState *g = gpu_state(d);
+    if (v->nnodes <= 0 || v->nelem <= 0) return FEM_OK;
+    int64_t total = v->nnodes * v->ncomp;
+    k_gather_assemble<<<gpu_vec_blocks(g, total), GPU_VEC_THREADS>>>(v->nnodes, v->ncomp, v->ndof,
+                                                                     v->t_offsets, v->t_slots, evec, r);
+    GPU_LAUNCHED(k_gather_assemble);
+    return FEM_OK;
+}
+
+/* Gather assembly needs the E-vector scratch; without one (evec NULL) the atomics are used. */
+int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec) {
+    GpuState *g = gpu_state(d);
+    if (v->nelem <= 0 || (!sq && !fq)) return FEM_OK;
+    if (d->assembly == ASSEMBLE_GATHER && evec) {
+        FEM_TRY(integrate_launch(g, v, sq, fq, NULL, evec, MODE_EVEC));
+        return gpu_assemble(d, v, evec, r);
+    }
+    return integrate_launch(g, v, sq, fq, r, NULL, MODE_ATOMIC);
+}
+
+extern "C" int gpu_integrate_evec(Device *d, const ElemView *v, const double *sq, const double *fq,
+                                  double *evec) {
+    if (!d || d->kind != DEV_CUDA || !d->impl)
+        return fem_fail(FEM_ERR_USAGE, "gpu_integrate_evec needs a CUDA device");
+    if (v->nelem <= 0) return FEM_OK;
+    if (!sq && !fq) return gpu_zero(d, evec, sizeof(double) * (size_t)(v->nelem * v->ncomp * v->ndof));
+    return integrate_launch(gpu_state(d), v, sq, fq, NULL, evec, MODE_EVEC);
+}
+
+int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+                 double *evec) {
+    GpuState *g = gpu_state(d);
+    if (v->nelem <= 0) return FEM_OK;
+    if (c < 0 || c >= v->ncomp || b < 0 || b > v->dim)
+        return fem_fail(FEM_ERR_INTERNAL, "diag_add: component %d or slot %d out of range", c, b);
+    Layout L;
+    FEM_TRY(plan(g, v, OP_DIAG, sq != NULL, fq != NULL, &L));
+    FEM_TRY(allow_shared(g, GPU_K_DIAG, k_diag, L.smem));
+    int64_t blocks = grid_of(v, &L);
+    FEM_TRY(check_grid(blocks));
+    describe(g, OP_DIAG, &L);
+    k_diag<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, c, b, sq, fq, evec);
+    GPU_LAUNCHED(k_diag);
+    return FEM_OK;
+}
+
+int gpu_kernels_init(GpuState *g) {
+    cudaFuncAttributes attr[GPU_NKERNELS];
+    cudaError_t e = cudaFuncGetAttributes(&attr[GPU_K_INTERPOLATE], k_interpolate);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_INTEGRATE], k_integrate);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_DIAG], k_diag);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cudaDeviceProp prop;
+        int major = 0, minor = 0;
+        if (cudaGetDeviceProperties(&prop, g->device) == cudaSuccess) major = prop.major, minor = prop.minor;
+        cudaGetLastError();
+        return fem_fail(FEM_ERR_DEVICE,
+                        "the GPU (compute capability %d.%d) cannot run femto's CUDA kernels, built for "
+                        "architecture(s) %s (%s); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=%d%d",
+                        major, minor, FEMTO_CUDA_ARCHITECTURES, cudaGetErrorString(e), major, minor);
+    }
+    g->max_threads = GPU_MAX_THREADS;
+    for (int k = 0; k < GPU_NKERNELS; k++) {
+        if (attr[k].maxThreadsPerBlock < g->max_threads) g->max_threads = attr[k].maxThreadsPerBlock;
+        g->kernel_regs[k] = attr[k].numRegs;
+        g->shared_set[k] = 48 * 1024;
+    }
+    /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
+     */
+    return FEM_OK;
+}

@@ -1,0 +1,171 @@
+/* Vector operations: grid-stride loops, and a deterministic dot product.
+ *
+ * dot: a grid of min(GPU_DOT_BLOCKS, n / 256) blocks (a function of n only, not of the GPU), each thread
+ * summing its strided share in index order, each block reducing its threads by a fixed tree into one partial
+ * sum; a second one-block kernel reduces the partials in the same fixed way. Only the final scalar is copied
+ * back, so the same vectors give bitwise the same dot product on every run. */
+#include "gpu/internal.cuh"
+
+#include <string.h>
+
+enum { FILL_INLINE = 32 };
+
+typedef struct {
+    double v[FILL_INLINE];
+} FillPattern;
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_axpby(int64_t n, double a, const double *x, double b, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = a * x[i] + (b == 0.0 ? 0.0 : b * y[i]);
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_mult(int64_t n, const double *a, const double *x, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = a[i] * x[i];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS) k_recip(int64_t n, const double *x, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = 1.0 / x[i];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_scatter(int64_t n, const int32_t *idx, const double *vals, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[idx[i]] = vals ? vals[i] : 0.0;
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_gather(int64_t n, const int32_t *idx, const double *x, double *out) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = x[idx[i]];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_fill_inline(int64_t total, int m, FillPattern p, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = p.v[i % m];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_fill_array(int64_t total, int m, const double *p, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = p[i % m];
+}
+
+/* Fixed-order tree reduction of s[0 .. GPU_VEC_THREADS) into s[0] (blockDim.x == GPU_VEC_THREADS). */
+static __device__ void block_sum(double *s) {
+    for (int w = GPU_VEC_THREADS / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_dot_partial(int64_t n, const double *x, const double *y, double *partial) {
+    __shared__ double s[GPU_VEC_THREADS];
+    double acc = 0.0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        acc += x[i] * y[i];
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    block_sum(s);
+    if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS) k_dot_final(int nparts, double *partial) {
+    __shared__ double s[GPU_VEC_THREADS];
+    double acc = 0.0;
+    for (int i = threadIdx.x; i < nparts; i += blockDim.x) acc += partial[i];
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    block_sum(s);
+    if (threadIdx.x == 0) partial[GPU_DOT_BLOCKS] = s[0];
+}
+
+int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y) {
+    if (n <= 0) return FEM_OK;
+    k_axpby<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, a, x, b, y);
+    GPU_LAUNCHED(k_axpby);
+    return FEM_OK;
+}
+
+int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out) {
+    GpuState *g = gpu_state(d);
+    *out = 0.0;
+    if (n <= 0) return FEM_OK;
+    int64_t blocks = (n + GPU_VEC_THREADS - 1) / GPU_VEC_THREADS;
+    if (blocks > GPU_DOT_BLOCKS) blocks = GPU_DOT_BLOCKS;
+    k_dot_partial<<<(unsigned)blocks, GPU_VEC_THREADS>>>(n, x, y, g->dot_partial);
+    GPU_LAUNCHED(k_dot_partial);
+    k_dot_final<<<1, GPU_VEC_THREADS>>>((int)blocks, g->dot_partial);
+    GPU_LAUNCHED(k_dot_final);
+    GPU_CHECK(cudaMemcpy(out, g->dot_partial + GPU_DOT_BLOCKS, sizeof(double), cudaMemcpyDeviceToHost));
+    return FEM_OK;
+}
+
+int gpu_recip(Device *d, int64_t n, const double *x, double *y) {
+    if (n <= 0) return FEM_OK;
+    k_recip<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, x, y);
+    GPU_LAUNCHED(k_recip);
+    return FEM_OK;
+}
+
+int gpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y) {
+    if (n <= 0) return FEM_OK;
+    k_mult<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, a, x, y);
+    GPU_LAUNCHED(k_mult);
+    return FEM_OK;
+}
+
+int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y) {
+    if (n <= 0) return FEM_OK;
+    k_scatter<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, vals, y);
+    GPU_LAUNCHED(k_scatter);
+    return FEM_OK;
+}
+
+int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out) {
+    if (n <= 0) return FEM_OK;
+    k_gather<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, x, out);
+    GPU_LAUNCHED(k_gather);
+    return FEM_OK;
+}
+
+/* pattern is host memory (a few doubles: one q-point record) */
+int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y) {
+    GpuState *g = gpu_state(d);
+    if (n <= 0 || m <= 0) return FEM_OK;
+    int64_t total = n * m;
+    unsigned blocks = gpu_vec_blocks(g, total);
+    if (m <= FILL_INLINE) {
+        FillPattern p;
+        memset(&p, 0, sizeof p);
+        memcpy(p.v, pattern, sizeof(double) * (size_t)m);
+        k_fill_inline<<<blocks, GPU_VEC_THREADS>>>(total, m, p, y);
+        GPU_LAUNCHED(k_fill_inline);
+        return FEM_OK;
+    }
+    if (m > g->fill_capacity) {
+        cudaFree(g->fill_pattern);
+        g->fill_pattern = NULL;
+        g->fill_capacity = 0;
+        FEM_TRY(gpu_alloc(d, (void **)&g->fill_pattern, sizeof(double) * (size_t)m));
+        g->fill_capacity = m;
+    }
+    /* ordered after any earlier fill that read the buffer: same (default) stream */
+    GPU_CHECK(cudaMemcpy(g->fill_pattern, pattern, sizeof(double) * (size_t)m, cudaMemcpyHostToDevice));
+    k_fill_array<<<blocks, GPU_VEC_THREADS>>>(total, m, g->fill_pattern, y);
+    GPU_LAUNCHED(k_fill_array);
+    return FEM_OK;
+}
