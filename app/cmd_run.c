@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include "fem/error.h"
+#include "fem/functional.h"
 #include "io/fileutil.h"
 
 #include <stdio.h>
@@ -34,6 +35,36 @@ static int write_summary(const Run *r) {
     for (int i = 0; i < r->summary.n; i++)
         fileout_printf(&fo, "%s %.12g %s\n", r->summary.key[i], r->summary.value[i], r->summary.unit[i]);
     return fileout_commit(&fo);
+}
+
+int run_check_probes(const Run *r, const Space *sp)
+{
+    const OutputSettings *o = &r->pb.output;
+    for (int i = 0; i < o->nprobes; i++)
+        if (!functional_probe(sp, NULL, o->probes[i].x, NULL, NULL))
+            return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'", r->pb.path,
+                            o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0], o->probes[i].x[1],
+                            o->probes[i].x[2], r->mesh.path);
+    return FEM_OK;
+}
+
+void run_report_probes(Run *r, const Space *sp, const double *u, const char *field, const char *const *comp,
+                       const char *unit)
+{
+    const OutputSettings *o = &r->pb.output;
+    for (int i = 0; i < o->nprobes; i++) {
+        double v[3] = {0, 0, 0};
+        if (!functional_probe(sp, u, o->probes[i].x, v, NULL)) continue;
+        char key[PROBLEM_NAME_MAX + 64];
+        app_say(r->o, 1, "  %s at probe '%s' (%g, %g, %g):", field, o->probes[i].name, o->probes[i].x[0],
+                o->probes[i].x[1], o->probes[i].x[2]);
+        for (int c = 0; c < sp->ncomp; c++) {
+            app_say(r->o, 1, " %s%s%.8g", comp ? comp[c] : "", comp ? " = " : "", v[c]);
+            snprintf(key, sizeof key, "%s%s%s@%s", field, comp ? "_" : "", comp ? comp[c] : "", o->probes[i].name);
+            summary_add(&r->summary, key, v[c], unit);
+        }
+        app_say(r->o, 1, " %s\n", unit);
+    }
 }
 
 static DevKind dev_kind(DeviceKind k) {

@@ -15,7 +15,7 @@
 enum { SUMMARY_MAX = 64 };
 typedef struct {
     int n;
-    char key[SUMMARY_MAX][96];
+    char key[SUMMARY_MAX][PROBLEM_NAME_MAX + 96];
     double value[SUMMARY_MAX];
     char unit[SUMMARY_MAX][16];
 } Summary;
@@ -47,6 +47,13 @@ void run_release_temperature(Run *r);
 NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear);
 /* Prints Newton's per-iteration line (a NewtonReport). */
 void run_report(void *ctx, const NewtonStep *st);
+/* Every probe of the problem lies inside the mesh (else an error naming the problem file's line). */
+int run_check_probes(const Run *r, const Space *sp);
+/* Reports the field u (ncomp components named comp[c], unit) at every probe: a summary line and keys
+ * "FIELD@PROBE" (component names appended for vectors). */
+void run_report_probes(Run *r, const Space *sp, const double *u, const char *field, const char *const *comp,
+                       const char *unit);
+
 /* The physical tag of each cell's region for output (from a model's material tags and region names). */
 int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out);
 void run_free_tags(int32_t **tags);

@@ -152,6 +152,8 @@ static void elastic_summary(Elastic *e)
     app_say(o, 1, "  strain energy: %.6g %s\n", energy, eu);
     app_say(o, 1, "  solver: %d load step%s (%d cut back), %d Newton iterations, %d linear iterations\n",
             e->load_steps_done, e->load_steps_done == 1 ? "" : "s", e->cutbacks, e->newton_its, e->linear_its);
+    static const char *const xyz[] = {"x", "y", "z"};
+    run_report_probes(r, sp, e->host, "displacement", xyz, "m");
     summary_add(&r->summary, "max_displacement", ex.max_displacement, "m");
     summary_add(&r->summary, "max_von_mises", ex.max_von_mises, "Pa");
     summary_add(&r->summary, "strain_energy", energy, eu);
@@ -193,6 +195,7 @@ int run_elasticity(Run *r, int check_only)
     int status = space_create(&r->mesh, pb->order, r->mesh.dim, &e.sp);
     int have_space = !status;
     if (!status) status = elasticity_model_create(pb, &e.sp, &e.md);
+    if (!status) status = run_check_probes(r, &e.sp);
     if (status || check_only) goto done;
     if (pb->elasticity.coupled_temperature && !r->temperature) {
         status = fem_fail(FEM_ERR_INTERNAL, "the temperature field for thermal strain was not computed");

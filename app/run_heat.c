@@ -188,6 +188,7 @@ static void heat_summary(Heat *h) {
     summary_add(&r->summary, "temperature_min", h->host[imin], "K");
     summary_add(&r->summary, "temperature_max", h->host[imax], "K");
     summary_add(&r->summary, "heat_newton_iterations", h->newton_its, "");
+    run_report_probes(r, sp, h->host, "temperature", NULL, "K");
     app_say(o, 1,
             "summary (heat):\n  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, "
             "%.4g)\n",
@@ -240,6 +241,7 @@ int run_heat(Run *r, int check_only) {
     if (!h.sp || !h.md) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     int status = space_create(&r->mesh, pb->order, 1, h.sp);
     if (!status) status = heat_model_create(pb, h.sp, h.md);
+    if (!status) status = run_check_probes(r, h.sp);
     if (!status && pb->time.scheme != TIME_STEADY)
         for (int i = 0; i < pb->heat.nmaterials && !status; i++)
             if (!(pb->heat.materials[i].density > 0 && pb->heat.materials[i].specific_heat > 0))

@@ -37,6 +37,12 @@ int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, 
 int functional_nodal(const Space *sp, const double *u, int equispaced, CellFn fn, void *ctx, int nout,
                      double *out);
 
+/* The field at physical point x: u[ncomp] and its physical gradient g[ncomp][dim] (may be NULL), from the cell
+ * that contains x (found by a bounding-box search and Newton's method on the cell's geometric map, so curved
+ * cells work). Returns 1 when found, 0 when x lies outside the mesh (to a relative tolerance of 1e-8).
+ * u NULL: only whether x is inside. */
+int functional_probe(const Space *sp, const double *u, const double x[3], double *uq, double *gq);
+
 /* Equispaced reference position of a lattice node (lat / p): where VTK's Lagrange cells place their nodes. */
 void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]);
 

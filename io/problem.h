@@ -14,6 +14,7 @@ enum {
     PROBLEM_NAME_MAX = 128,
     PROBLEM_PATH_MAX = 4096,
     PROBLEM_TABLE_MAX = 64, /* points of a piecewise-linear table, coefficients of a polynomial */
+    PROBLEM_PROBES_MAX = 32,
 };
 
 typedef enum { PHYSICS_HEAT = 1, PHYSICS_ELASTICITY = 2 } PhysicsKind; /* bit flags: both may be present */
@@ -148,6 +149,12 @@ typedef struct {
     int flux;         /* heat flux -k grad T at nodes, default 1 */
     int stress;       /* Cauchy stress (6 components) and von Mises, default 1 */
     int strain_energy;/* strain-energy density, default 1 */
+    int nprobes;      /* points where the summary reports the solution */
+    struct {
+        char name[PROBLEM_NAME_MAX];
+        double x[3];  /* [m] */
+        SourceLine at;
+    } probes[PROBLEM_PROBES_MAX];
 } OutputSettings;
 
 typedef struct {

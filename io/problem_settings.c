@@ -213,6 +213,21 @@ int problem_read_output(const ProblemDoc *d, xmlNode *node, Problem *pb) {
             FEM_TRY(problem_get_boolean(d, c, "flux", o->flux, &o->flux));
             FEM_TRY(problem_get_boolean(d, c, "stress", o->stress, &o->stress));
             FEM_TRY(problem_get_boolean(d, c, "strain-energy", o->strain_energy, &o->strain_energy));
+        } else if (problem_is(c, "probe")) {
+            if (o->nprobes == PROBLEM_PROBES_MAX)
+                return problem_range_error(d, c, "name", "too many probes; expected at most 32");
+            char name[PROBLEM_NAME_MAX];
+            FEM_TRY(problem_get_string(d, c, "name", "", name, sizeof name));
+            for (int i = 0; i < o->nprobes; i++)
+                if (strcmp(o->probes[i].name, name) == 0)
+                    return problem_range_error(d, c, "name", "another probe has this name; expected unique names");
+            snprintf(o->probes[o->nprobes].name, sizeof o->probes[0].name, "%s", name);
+            double *x = o->probes[o->nprobes].x;
+            FEM_TRY(problem_get_number(d, c, "x", 0.0, &x[0]));
+            FEM_TRY(problem_get_number(d, c, "y", 0.0, &x[1]));
+            FEM_TRY(problem_get_number(d, c, "z", 0.0, &x[2]));
+            o->probes[o->nprobes].at.line = (int)xmlGetLineNo(c);
+            o->nprobes++;
         }
     }
     return FEM_OK;
