@@ -9,6 +9,9 @@
  * component of the end face, which is slightly stiffer than the beam-theory clamp (it also stops the Poisson
  * contraction and the warping of the section there): with 40 x 4 x 4 elements the 3D deflection is 0.76%
  * below Timoshenko's, with this test's 40 x 2 x 2 0.80%, with 20 x 2 x 2 0.92%.
+ * Also: the strain energy equals half the work of the load, 1/2 int t . u dA (Clapeyron's theorem; exact
+ * for the discrete solution up to the solver tolerance), to 1e-8; the largest displacement is at the free end
+ * (x = 1) and the largest nodal von Mises stress at the clamp (x = 0).
  * On "cuda" the solve runs on the GPU and on the CPU; the two displacement fields must agree to the solver
  * tolerance.
  * usage: test_elasticity_cantilever [cpu|cuda] */
@@ -60,6 +63,29 @@ int main(int argc, char **argv) {
            dev.name, (long long)sp.ndofs, cg, delta, want, bending, shear, err);
     CHECK(fabs(err) <= 0.01, "tip deflection %.6e, Timoshenko %.6e: %.2f%% apart, expected <= 1%%", delta,
           want, 100 * err);
+    Model md;
+    ElasticMaterial mat = elas_material(E, NU, 7850, 0, 293.15);
+    Problem *pb = elas_problem(ELASTIC_LINEAR, &mat, 0, NULL);
+    CHECK_OK(elasticity_model_create(pb, &sp, &md));
+    double energy, work = 0.5 * (-P / (H * H)) * r[0];
+    CHECK_OK(elasticity_strain_energy(&md, &sp, u, NULL, &energy));
+    double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *vm = malloc(sizeof(double) * sp.nnodes);
+    CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, vm, NULL));
+    ElasticExtremes ex;
+    CHECK_OK(elasticity_extremes(&sp, u, vm, &ex));
+    printf("strain energy %.9e J, half the load's work %.9e J; max |u| %.6e m at (%g, %g, %g), max von Mises "
+           "%.6e Pa at (%g, %g, %g)\n",
+           energy, work, ex.max_displacement, ex.max_displacement_at[0], ex.max_displacement_at[1],
+           ex.max_displacement_at[2], ex.max_von_mises, ex.max_von_mises_at[0], ex.max_von_mises_at[1],
+           ex.max_von_mises_at[2]);
+    CHECK(fabs(energy - work) <= 1e-8 * work, "strain energy %.9e, half the work %.9e", energy, work);
+    CHECK(ex.max_displacement_at[0] == LEN && ex.max_displacement >= delta,
+          "largest displacement %.6e at x = %g, expected at the free end", ex.max_displacement,
+          ex.max_displacement_at[0]);
+    CHECK(ex.max_von_mises_at[0] == 0.0, "largest von Mises stress at x = %g, expected at the clamp",
+          ex.max_von_mises_at[0]);
+    free(sig), free(vm);
+    model_destroy(&md);
     if (cuda) {
         Device cpu;
         CHECK_OK(test_device(&cpu, DEV_CPU, 0, ASSEMBLE_GATHER));
