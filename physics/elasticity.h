@@ -1,5 +1,11 @@
 /* Elasticity: the model (materials, supports, loads, temperature) and its derived results. The q-point
- * physics and its formulas are in elasticity_qf.h.
+ * physics and its formulas are in elasticity_qf.h: small-strain linear elasticity (thermal strain
+ * alpha (T - T_ref) I added to the strain) and compressible neo-Hookean hyperelasticity in the reference
+ * configuration (thermal strain multiplicative, F = F_e F_theta with F_theta = (1 + alpha (T - T_ref)) I;
+ * pressure a follower load on the deformed surface).
+ *
+ * State kept per q-point for the Jacobian: none for linear elasticity (its tangent is constant); neo-Hookean
+ * cells 10 doubles (H_e = F_e - I row-major, then theta), facets 6 (the current tangents dx/dxi_1, dx/dxi_2).
  *
  * The displacement field has ncomp = mesh dimension components, interleaved (dof = node * ncomp + c). 2D
  * meshes are plane strain or plane stress (pb->elasticity.plane); forces and energies in 2D are per metre of
@@ -12,9 +18,11 @@
  *    each Newton solve. Linear elasticity is affine (one Newton step, NewtonSettings.linear = 1, one load
  *    step); neo-Hookean needs load steps for large loads (elasticity_nonlinear).
  *  - Krylov: CG when md->symmetric, else GMRES (neo-Hookean with a pressure follower load).
- *  - Coupled temperature (pb->elasticity.coupled_temperature): md->phys.uses_aux is 1 and the caller must set
- *    op->aux to a device L-vector of the temperature on the scalar space of the same mesh and order before
- * any residual; the derived results below then take the same field on the host as T.
+ *  - Coupled temperature (pb->elasticity.coupled_temperature): md->phys.uses_aux is 1; before any residual
+ *    the caller sets op->aux to a device L-vector of the temperature (the scalar space of the same mesh and
+ *    order); without it the q-points read T = 0 K. The derived results below take that field on the host.
+ *  - Neo-Hookean with prescribed displacements: applied at once, a displaced boundary next to an interior at
+ *    rest can fold the first layer of elements (NaN residual at Newton's first iterate): load steps help.
  *  - Output: elasticity_stress_nodes (Cauchy stress, von Mises, strain-energy density per node),
  *    elasticity_strain_energy, elasticity_reactions (from op_residual_unconstrained at the solution),
  *    elasticity_extremes. They use the current load factor: call them with the load at which u was solved. */

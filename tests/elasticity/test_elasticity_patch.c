@@ -68,8 +68,9 @@ int main(int argc, char **argv) {
         CHECK(sp.ndofs - md.ndir > 0, "the patch has no free dofs");
 
         /* nodal stress against Hooke's law */
-        double *sig = malloc(sizeof(double) * 6 * sp.nnodes);
-        CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, NULL, NULL));
+        double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *w = malloc(sizeof(double) * sp.nnodes), energy;
+        CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, NULL, w));
+        CHECK_OK(elasticity_strain_energy(&md, &sp, u, NULL, &energy));
         if (model == ELASTIC_LINEAR) {
             double eps[3][3] = {{0}}, tr = 0.0, se[3][3] = {{0}};
             for (int a = 0; a < dim; a++)
@@ -94,8 +95,20 @@ int main(int argc, char **argv) {
             printf("  nodal stress: max error %.3e relative to %.3e (sigma_zz %.6e)\n", serr / scale, scale,
                    sig[2]);
             CHECK(serr <= 1e-8 * scale, "nodal stress error %.3e relative, expected <= 1e-8", serr / scale);
+            /* energy density 1/2 sigma : (eps - alpha dT I), over the 3 x 3 tensors: eps_zz = 0 in plane
+             * strain, sigma_zz = 0 in plane stress */
+            double W = 0.0, werr = 0.0, volume = dim == 3 ? 1.0 : 0.24 * 0.12;
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) W += 0.5 * se[a][b] * (eps[a][b] - (a == b) * alpha * dT);
+            for (int64_t n = 0; n < sp.nnodes; n++) werr = fmax(werr, fabs(w[n] - W));
+            printf("  energy density %.9e (want %.9e, worst nodal error %.2e), total %.9e (want %.9e)\n",
+                   w[0], W, werr / W, energy, W * volume);
+            CHECK(werr <= 1e-8 * W, "nodal energy density off by %.3e relative", werr / W);
+            CHECK(fabs(energy - W * volume) <= 1e-8 * W * volume, "strain energy %.9e, expected %.9e", energy,
+                  W * volume);
         }
         free(sig);
+        free(w);
         free(u);
         model_destroy(&md);
     }
