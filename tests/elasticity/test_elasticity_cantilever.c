@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
             scale = fmax(scale, fabs(uc[i]));
         }
         printf("CPU vs GPU: max difference %.3e (max |u| %.3e)\n", diff, scale);
-        CHECK(diff <= 1e-7 * scale, "CPU and GPU displacements differ by %.3e, expected <= 1e-7 * %.3e", diff,
+        CHECK(diff <= 1e-8 * scale, "CPU and GPU displacements differ by %.3e, expected <= 1e-8 * %.3e", diff,
               scale);
         free(uc);
         device_destroy(&cpu);
