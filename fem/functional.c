@@ -16,12 +16,14 @@ void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3])
 
 /* Field values and physical gradients of one element at the points of `t`; geometry from geo (GEO_STRIDE). */
 static void field_at(const Space *sp, const SpaceBlock *b, const ElementTables *t, int64_t c, const double *u,
-                     const double *geo, int q, double *uq, double *gq) {
+                     const double *aux, const double *geo, int q, double *uq, double *gq, double *auxq) {
     int nc = sp->ncomp, d = t->dim, nd = t->ndof;
     double gr[3 * 3] = {0};
     for (int k = 0; k < nc; k++) uq[k] = 0.0;
+    *auxq = 0.0;
     for (int i = 0; i < nd; i++) {
         fem_idx node = b->dofs[c * nd + i];
+        if (aux) *auxq += t->B[q * nd + i] * aux[node];
         for (int k = 0; k < nc; k++) {
             double v = u[(int64_t)node * nc + k];
             uq[k] += t->B[q * nd + i] * v;
@@ -39,6 +41,11 @@ static void field_at(const Space *sp, const SpaceBlock *b, const ElementTables *
 
 int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, int degree, CellFn fn,
                      void *ctx, int nout, double *result) {
+    return functional_cells_aux(sp, u, NULL, g, degree, fn, ctx, nout, result);
+}
+
+int functional_cells_aux(const Space *sp, const double *u, const double *aux, const PhysicalGroup *g,
+                         int degree, CellFn fn, void *ctx, int nout, double *result) {
     const Mesh *m = sp->mesh;
     int d = m->dim, status = FEM_OK;
     for (int k = 0; k < nout; k++) result[k] = 0.0;
@@ -56,9 +63,9 @@ int functional_cells(const Space *sp, const double *u, const PhysicalGroup *g, i
             fem_idx cell = (fem_idx)c;
             status = geometry_cells(m, bi, &t.quad, 1, &cell, geo, x);
             for (int q = 0; q < nq && !status; q++) {
-                double uq[3], gq[9];
-                field_at(sp, b, &t, c, u, &geo[q * GEO_STRIDE(d)], q, uq, gq);
-                CellPoint p = {bi, c, &x[3 * q], uq, gq};
+                double uq[3], gq[9], auxq;
+                field_at(sp, b, &t, c, u, aux, &geo[q * GEO_STRIDE(d)], q, uq, gq, &auxq);
+                CellPoint p = {bi, c, &x[3 * q], uq, gq, aux ? &auxq : NULL};
                 fn(ctx, &p, out);
                 for (int k = 0; k < nout; k++) result[k] += geo[q * GEO_STRIDE(d)] * out[k];
             }
@@ -90,11 +97,16 @@ int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, 
             fem_idx facet = (fem_idx)c;
             status = geometry_facets(m, fi, &t.quad, 1, &facet, fgeo, x);
             for (int q = 0; q < nq && !status; q++) {
-                double uq[3] = {0, 0, 0};
+                double uq[3] = {0, 0, 0}, duq[3 * 2] = {0};
                 for (int i = 0; i < t.ndof; i++)
-                    for (int k = 0; k < nc; k++)
-                        uq[k] += t.B[q * t.ndof + i] * u[(int64_t)b->dofs[c * t.ndof + i] * nc + k];
-                FacetPoint p = {fi, c, &x[3 * q], &fgeo[q * FGEO_STRIDE + FGEO_N], uq};
+                    for (int k = 0; k < nc; k++) {
+                        double v = u[(int64_t)b->dofs[c * t.ndof + i] * nc + k];
+                        uq[k] += t.B[q * t.ndof + i] * v;
+                        for (int r = 0; r < t.dim; r++)
+                            duq[k * t.dim + r] += t.G[(q * t.ndof + i) * t.dim + r] * v;
+                    }
+                FacetPoint p = {fi, c, &x[3 * q], &fgeo[q * FGEO_STRIDE + FGEO_N], uq, &fgeo[q * FGEO_STRIDE],
+                                duq};
                 fn(ctx, &p, out);
                 for (int k = 0; k < nout; k++) result[k] += fgeo[q * FGEO_STRIDE + FGEO_WDA] * out[k];
             }
@@ -109,6 +121,11 @@ int functional_facets(const Space *sp, const double *u, const PhysicalGroup *g, 
 
 int functional_nodal(const Space *sp, const double *u, int equispaced, CellFn fn, void *ctx, int nout,
                      double *result) {
+    return functional_nodal_aux(sp, u, NULL, equispaced, fn, ctx, nout, result);
+}
+
+int functional_nodal_aux(const Space *sp, const double *u, const double *aux, int equispaced, CellFn fn,
+                         void *ctx, int nout, double *result) {
     const Mesh *m = sp->mesh;
     int d = m->dim, status = FEM_OK;
     int *count = calloc((size_t)sp->nnodes + 1, sizeof(int));
@@ -141,9 +158,9 @@ int functional_nodal(const Space *sp, const double *u, int equispaced, CellFn fn
             fem_idx cell = (fem_idx)c;
             status = geometry_cells(m, bi, &at, 1, &cell, geo, x);
             for (int n = 0; n < nd && !status; n++) {
-                double uq[3], gq[9];
-                field_at(sp, b, &t, c, u, &geo[n * GEO_STRIDE(d)], n, uq, gq);
-                CellPoint p = {bi, c, &x[3 * n], uq, gq};
+                double uq[3], gq[9], auxq;
+                field_at(sp, b, &t, c, u, aux, &geo[n * GEO_STRIDE(d)], n, uq, gq, &auxq);
+                CellPoint p = {bi, c, &x[3 * n], uq, gq, aux ? &auxq : NULL};
                 fn(ctx, &p, out);
                 fem_idx node = b->dofs[c * nd + n];
                 for (int k = 0; k < nout; k++) result[(int64_t)node * nout + k] += out[k];

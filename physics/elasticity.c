@@ -1,0 +1,344 @@
+/* The elasticity model (see elasticity.h); the q-point physics is in elasticity_qf.h. */
+#include "elasticity.h"
+
+#include "elasticity_qf.h"
+#include "fem/error.h"
+#include "fem/functional.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+FEM_QF_CPU(elas_linear_residual_cpu, elas_linear_residual)
+FEM_QF_CPU(elas_linear_jacobian_cpu, elas_linear_jacobian)
+FEM_QF_CPU(elas_nh_residual_cpu, elas_nh_residual)
+FEM_QF_CPU(elas_nh_jacobian_cpu, elas_nh_jacobian)
+FEM_QF_CPU(elas_linear_facet_residual_cpu, elas_linear_facet_residual)
+FEM_QF_CPU(elas_zero_facet_jacobian_cpu, elas_zero_facet_jacobian)
+FEM_QF_CPU(elas_nh_facet_residual_cpu, elas_nh_facet_residual)
+FEM_QF_CPU(elas_nh_facet_jacobian_cpu, elas_nh_facet_jacobian)
+
+#ifdef FEMTO_HAVE_CUDA
+int elas_linear_residual_cuda(const QfArgs *a);
+int elas_linear_jacobian_cuda(const QfArgs *a);
+int elas_nh_residual_cuda(const QfArgs *a);
+int elas_nh_jacobian_cuda(const QfArgs *a);
+int elas_linear_facet_residual_cuda(const QfArgs *a);
+int elas_zero_facet_jacobian_cuda(const QfArgs *a);
+int elas_nh_facet_residual_cuda(const QfArgs *a);
+int elas_nh_facet_jacobian_cuda(const QfArgs *a);
+#define CUDA_FN(f) f
+#else
+#define CUDA_FN(f) NULL
+#endif
+
+static void fill_material(ElasMaterial_ *em, const ElasticMaterial *pm) {
+    memset(em, 0, sizeof *em);
+    double lam = pm->lambda, mu = pm->mu;
+    em->lambda = lam;
+    em->mu = mu;
+    em->beta3 = 3.0 * lam + 2.0 * mu;
+    /* plane stress: sigma_zz = 0 eliminates eps_zz (see elasticity_qf.h) */
+    em->lambda_eff = 2.0 * lam * mu / (lam + 2.0 * mu);
+    em->beta_eff = 2.0 * mu * em->beta3 / (lam + 2.0 * mu);
+    em->rho = pm->density;
+    em->alpha = pm->expansion;
+    em->Tref = pm->reference_temperature;
+}
+
+static int is_dirichlet(ElasticBcKind k) {
+    return k == ELASTIC_BC_FIXED || k == ELASTIC_BC_DISPLACEMENT;
+}
+
+/* facet_tags: one record per distinct set of tractions and pressures acting on a facet */
+static int natural_conditions(const Problem *pb, const Space *sp, Model *md, ElasCtx *ctx) {
+    const Mesh *m = sp->mesh;
+    const ElasticProblem *ep = &pb->elasticity;
+    const PhysicalGroup *groups[ELAS_MAX_BCS] = {0};
+    for (int i = 0; i < ep->nbcs; i++)
+        if (!is_dirichlet(ep->bcs[i].kind))
+            FEM_TRY(model_boundary(pb, m, ep->bcs[i].boundary, ep->bcs[i].at.line, &groups[i]));
+    uint64_t sets[ELAS_MAX_BCS];
+    ctx->nbc = 0;
+    for (int fb = 0; fb < m->nfacet_blocks; fb++) {
+        const MeshBlock *b = &m->facets[fb];
+        FEM_ALLOC(md->facet_tags[fb], b->count, "boundary-condition tags");
+        for (int64_t c = 0; c < b->count; c++) {
+            uint64_t set = 0;
+            for (int i = 0; i < ep->nbcs; i++)
+                if (groups[i] && mesh_group_has_entity(groups[i], b->entity[c])) set |= 1ull << i;
+            int tag = -1;
+            for (int k = 0; k < ctx->nbc && set; k++)
+                if (sets[k] == set) tag = k;
+            if (set && tag < 0) {
+                if (ctx->nbc == ELAS_MAX_BCS)
+                    return fem_fail(FEM_ERR_INPUT, "%s: too many overlapping boundary conditions", pb->path);
+                tag = ctx->nbc++;
+                sets[tag] = set;
+                ElasBc_ *r = &ctx->bc[tag];
+                memset(r, 0, sizeof *r);
+                for (int i = 0; i < ep->nbcs; i++) {
+                    if (!(set >> i & 1)) continue;
+                    const ElasticBc *bc = &ep->bcs[i];
+                    if (bc->kind == ELASTIC_BC_TRACTION)
+                        for (int p = 0; p < 3; p++) r->t[p] += bc->value[p];
+                    if (bc->kind == ELASTIC_BC_PRESSURE) r->p += bc->pressure;
+                }
+            }
+            md->facet_tags[fb][c] = tag;
+        }
+    }
+    return FEM_OK;
+}
+
+static int dirichlet_conditions(const Problem *pb, const Space *sp, Model *md) {
+    const ElasticProblem *ep = &pb->elasticity;
+    const Mesh *m = sp->mesh;
+    int all = (1 << m->dim) - 1;
+    for (int i = 0; i < ep->nbcs; i++) {
+        const ElasticBc *bc = &ep->bcs[i];
+        if (!is_dirichlet(bc->kind)) continue;
+        int mask = bc->components & all;
+        if (!mask)
+            return fem_fail(FEM_ERR_INPUT,
+                            "%s:%d: <%s> on boundary '%s' prescribes only z, which a 2D mesh does not have; "
+                            "expected x or y",
+                            pb->path, bc->at.line, bc->kind == ELASTIC_BC_FIXED ? "fixed" : "displacement",
+                            bc->boundary);
+        const PhysicalGroup *g;
+        FEM_TRY(model_boundary(pb, m, bc->boundary, bc->at.line, &g));
+        double zero[3] = {0, 0, 0};
+        FEM_TRY(model_add_dirichlet(md, sp, g, mask, bc->kind == ELASTIC_BC_FIXED ? zero : bc->value));
+    }
+    return model_finish_dirichlet(md);
+}
+
+int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
+    memset(md, 0, sizeof *md);
+    const ElasticProblem *ep = &pb->elasticity;
+    const Mesh *m = sp->mesh;
+    if (m->dim != 2 && m->dim != 3)
+        return fem_fail(FEM_ERR_INPUT, "%s: elasticity needs a 2D or 3D mesh; '%s' is %dD", pb->path, m->path,
+                        m->dim);
+    if (sp->ncomp != m->dim)
+        return fem_fail(FEM_ERR_INTERNAL, "elasticity needs a space with %d components, not %d", m->dim,
+                        sp->ncomp);
+    if (ep->nmaterials > ELAS_MAX_MATERIALS || ep->nbcs > ELAS_MAX_BCS)
+        return fem_fail(FEM_ERR_INPUT, "%s: at most %d elastic materials and %d boundary conditions",
+                        pb->path, ELAS_MAX_MATERIALS, ELAS_MAX_BCS);
+    ElasCtx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    md->ctx = ctx;
+    md->name = "elasticity";
+    md->ncomp = m->dim;
+    ctx->dim = m->dim;
+    ctx->model = ep->model == ELASTIC_NEO_HOOKEAN ? ELAS_NEO_HOOKEAN : ELAS_LINEAR;
+    ctx->plane_stress = m->dim == 2 && ep->plane == PLANE_STRESS;
+    ctx->temp_mode = ep->coupled_temperature ? ELAS_TEMP_FIELD
+                     : ep->has_temperature   ? ELAS_TEMP_UNIFORM
+                                             : ELAS_TEMP_NONE;
+    ctx->temperature = ep->temperature;
+    ctx->load = 1.0;
+    for (int p = 0; p < m->dim; p++) ctx->gravity[p] = ep->gravity[p];
+    ctx->nmat = ep->nmaterials;
+    const char *names[ELAS_MAX_MATERIALS];
+    int lines[ELAS_MAX_MATERIALS];
+    for (int i = 0; i < ep->nmaterials; i++) {
+        fill_material(&ctx->mat[i], &ep->materials[i]);
+        names[i] = ep->materials[i].region;
+        lines[i] = ep->materials[i].at.line;
+    }
+    int status = model_cell_tags(pb, m, ep->nmaterials, names, lines, md->cell_tags);
+    if (!status) status = natural_conditions(pb, sp, md, ctx);
+    if (!status) status = dirichlet_conditions(pb, sp, md);
+    int nh = ctx->model == ELAS_NEO_HOOKEAN, pressure = 0;
+    for (int i = 0; i < ep->nbcs; i++) pressure |= ep->bcs[i].kind == ELASTIC_BC_PRESSURE;
+    /* the follower load's linearisation is unsymmetric; everything else is symmetric */
+    md->symmetric = !(nh && pressure);
+    md->phys = (OpPhysics){
+        .ncomp = m->dim,
+        .nstate = nh ? ELAS_NH_STATE : 0,
+        .nfstate = nh ? ELAS_NH_FSTATE : 0,
+        .cell_residual = {NULL, nh ? elas_nh_residual_cpu : elas_linear_residual_cpu,
+                          nh ? CUDA_FN(elas_nh_residual_cuda) : CUDA_FN(elas_linear_residual_cuda)},
+        .cell_jacobian = {NULL, nh ? elas_nh_jacobian_cpu : elas_linear_jacobian_cpu,
+                          nh ? CUDA_FN(elas_nh_jacobian_cuda) : CUDA_FN(elas_linear_jacobian_cuda)},
+        .facet_residual = {NULL, nh ? elas_nh_facet_residual_cpu : elas_linear_facet_residual_cpu,
+                           nh ? CUDA_FN(elas_nh_facet_residual_cuda)
+                              : CUDA_FN(elas_linear_facet_residual_cuda)},
+        .facet_jacobian = {NULL, nh ? elas_nh_facet_jacobian_cpu : elas_zero_facet_jacobian_cpu,
+                           nh ? CUDA_FN(elas_nh_facet_jacobian_cuda)
+                              : CUDA_FN(elas_zero_facet_jacobian_cuda)},
+        .facet_grad = nh,
+        .uses_aux = ctx->temp_mode == ELAS_TEMP_FIELD,
+        .ctx = ctx,
+        .ctx_bytes = sizeof *ctx,
+    };
+    if (status) model_destroy(md);
+    return status;
+}
+
+void elasticity_set_load(Model *md, double factor) {
+    ((ElasCtx *)md->ctx)->load = factor;
+}
+
+double elasticity_load(const Model *md) {
+    return ((const ElasCtx *)md->ctx)->load;
+}
+
+int elasticity_nonlinear(const Model *md) {
+    return ((const ElasCtx *)md->ctx)->model == ELAS_NEO_HOOKEAN;
+}
+
+/* ---- derived results */
+
+typedef struct {
+    const Model *md;
+    const ElasCtx *ctx;
+} PointCtx;
+
+/* out: stress XX YY ZZ XY YZ XZ, von Mises, energy density */
+static void stress_at(void *vctx, const CellPoint *p, double *out) {
+    const PointCtx *pc = vctx;
+    const ElasMaterial_ *m = &pc->ctx->mat[pc->md->cell_tags[p->block][p->cell]];
+    double sig[9], W;
+    elas_point_stress(pc->ctx, m, p->g, p->aux ? *p->aux : m->Tref, sig, &W);
+    out[0] = sig[0];
+    out[1] = sig[4];
+    out[2] = sig[8];
+    out[3] = sig[1];
+    out[4] = sig[5];
+    out[5] = sig[2];
+    out[6] = elas_von_mises(sig);
+    out[7] = W;
+}
+
+static int check_temperature(const Model *md, const double *T) {
+    if (((const ElasCtx *)md->ctx)->temp_mode == ELAS_TEMP_FIELD && !T)
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "the elasticity model reads a temperature field, and none was given");
+    return FEM_OK;
+}
+
+int elasticity_stress_nodes(const Model *md, const Space *sp, const double *u, const double *T,
+                            double *stress, double *von_mises, double *energy) {
+    FEM_TRY(check_temperature(md, T));
+    PointCtx pc = {md, md->ctx};
+    double *all = malloc(sizeof(double) * 8 * (size_t)(sp->nnodes + 1));
+    if (!all) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal stresses");
+    int status = functional_nodal_aux(sp, u, T, 1, stress_at, &pc, 8, all);
+    for (int64_t n = 0; n < sp->nnodes && !status; n++) {
+        for (int k = 0; k < 6; k++) stress[n * 6 + k] = all[n * 8 + k];
+        if (von_mises) von_mises[n] = all[n * 8 + 6];
+        if (energy) energy[n] = all[n * 8 + 7];
+    }
+    free(all);
+    return status;
+}
+
+static void energy_at(void *vctx, const CellPoint *p, double *out) {
+    double all[8];
+    stress_at(vctx, p, all);
+    out[0] = all[7];
+}
+
+int elasticity_strain_energy(const Model *md, const Space *sp, const double *u, const double *T,
+                             double *energy) {
+    FEM_TRY(check_temperature(md, T));
+    PointCtx pc = {md, md->ctx};
+    return functional_cells_aux(sp, u, T, NULL, 0, energy_at, &pc, 1, energy);
+}
+
+typedef struct {
+    const ElasCtx *ctx;
+    const ElasticBc *bc;
+    int dim;
+} LoadCtx;
+
+/* The force per unit reference area that a traction or pressure applies to the body. */
+static void load_at(void *vctx, const FacetPoint *p, double *out) {
+    const LoadCtx *lc = vctx;
+    const ElasCtx *c = lc->ctx;
+    int d = lc->dim;
+    for (int k = 0; k < 3; k++) out[k] = 0.0;
+    if (lc->bc->kind == ELASTIC_BC_TRACTION) {
+        for (int k = 0; k < d; k++) out[k] = c->load * lc->bc->value[k];
+    } else if (c->model == ELAS_NEO_HOOKEAN) {
+        /* follower: -p n da, per reference area w dA (elasticity_qf.h) */
+        double t1[3], t2[3], nda[3];
+        elas_current_tangents(d, p->geo, p->du, t1, t2);
+        elas_area_vector(d, p->geo[FGEO_WS], t1, t2, nda);
+        for (int k = 0; k < d; k++) out[k] = -c->load * lc->bc->pressure * nda[k] / p->geo[FGEO_WDA];
+    } else {
+        for (int k = 0; k < d; k++) out[k] = -c->load * lc->bc->pressure * p->n[k];
+    }
+}
+
+static void body_at(void *vctx, const CellPoint *p, double *out) {
+    const PointCtx *pc = vctx;
+    const ElasMaterial_ *m = &pc->ctx->mat[pc->md->cell_tags[p->block][p->cell]];
+    for (int k = 0; k < 3; k++) out[k] = pc->ctx->load * m->rho * pc->ctx->gravity[k];
+}
+
+int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const double *u,
+                         const double *reaction, ElasticForce *forces, double body[3]) {
+    const ElasticProblem *ep = &pb->elasticity;
+    const Mesh *m = sp->mesh;
+    const ElasCtx *ctx = md->ctx;
+    int nc = sp->ncomp;
+    char *claimed = calloc((size_t)sp->ndofs + 1, 1); /* a dof shared by two supports counts once */
+    if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status = FEM_OK;
+    static const char *kinds[] = {"", "fixed", "displacement", "traction", "pressure"};
+    for (int i = 0; i < ep->nbcs && !status; i++) {
+        const ElasticBc *bc = &ep->bcs[i];
+        ElasticForce *f = &forces[i];
+        memset(f, 0, sizeof *f);
+        snprintf(f->boundary, sizeof f->boundary, "%s", bc->boundary);
+        f->kind = kinds[bc->kind];
+        const PhysicalGroup *g;
+        status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
+        if (status) break;
+        if (is_dirichlet(bc->kind)) {
+            fem_idx *nodes;
+            int64_t n;
+            status = space_group_nodes(sp, g, &nodes, &n);
+            if (status) break;
+            for (int64_t k = 0; k < n; k++)
+                for (int c = 0; c < nc; c++) {
+                    int64_t dof = (int64_t)nodes[k] * nc + c;
+                    if (!(bc->components >> c & 1) || claimed[dof]) continue;
+                    claimed[dof] = 1;
+                    f->force[c] += reaction[dof];
+                }
+            free(nodes);
+        } else {
+            LoadCtx lc = {ctx, bc, m->dim};
+            status = functional_facets(sp, u, g, 0, load_at, &lc, 3, f->force);
+        }
+    }
+    free(claimed);
+    PointCtx pc = {md, ctx};
+    if (!status) status = functional_cells(sp, u, NULL, 0, body_at, &pc, 3, body);
+    return status;
+}
+
+int elasticity_extremes(const Space *sp, const double *u, const double *von_mises, ElasticExtremes *ex) {
+    memset(ex, 0, sizeof *ex);
+    int nc = sp->ncomp;
+    int64_t iu = -1, iv = -1;
+    for (int64_t n = 0; n < sp->nnodes; n++) {
+        double s = 0.0;
+        for (int c = 0; c < nc; c++) s += u[n * nc + c] * u[n * nc + c];
+        s = sqrt(s);
+        if (iu < 0 || s > ex->max_displacement) iu = n, ex->max_displacement = s;
+        if (von_mises && (iv < 0 || von_mises[n] > ex->max_von_mises))
+            iv = n, ex->max_von_mises = von_mises[n];
+    }
+    for (int k = 0; k < 3; k++) {
+        if (iu >= 0) ex->max_displacement_at[k] = sp->node_x[3 * iu + k];
+        if (iv >= 0) ex->max_von_mises_at[k] = sp->node_x[3 * iv + k];
+    }
+    return FEM_OK;
+}
