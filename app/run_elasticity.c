@@ -20,6 +20,7 @@ typedef struct {
     ResultSeries rs;
     OutFrame frame;
     double *u, *u_saved;    /* device */
+    double *u_prev;         /* device: the converged state one load step back (secant predictor) */
     int32_t *dir_idx;       /* device */
     double *dir_vals;       /* device: prescribed values at the current load */
     double *host, *scaled, *Thost;
@@ -75,18 +76,26 @@ static int elastic_output(Elastic *e, double time)
 }
 
 /* Load steps 1/n, 2/n, ..., 1; a failed step is retried with half the increment from the last converged
- * state, up to MAX_CUTBACKS times in a row. */
+ * state, up to MAX_CUTBACKS times in a row. Each step starts from the secant extrapolation of the last two
+ * converged states: for slender structures the linear predictor from the last state alone bends without
+ * shortening, and the resulting stretch forces keep Newton far from its quadratic range. */
 static int load_stepping(Elastic *e, const NewtonSettings *ns)
 {
     Run *r = e->r;
     Device *d = &r->dev;
     size_t bytes = sizeof(double) * (size_t)e->sp.ndofs;
-    int nsteps = r->pb.solver.load_steps > 0 ? r->pb.solver.load_steps : 1;
-    double L = 0.0, inc = 1.0 / nsteps;
+    int nsteps = r->pb.solver.load_steps > 0 ? r->pb.solver.load_steps : 1, level = 1;
+    double L = 0.0, nominal = 1.0 / nsteps, inc = nominal, L_prev = -1.0; /* L_prev < 0: no history yet */
     int failures = 0, status = FEM_OK, write_steps = elasticity_nonlinear(&e->md) && nsteps > 1;
     while (L < 1.0 - 1e-12 && !status) {
-        double target = fmin(1.0, L + inc);
+        /* never step past the next nominal load level: results are written there */
+        double target = fmin((double)level / nsteps, L + inc);
         status = d->ops.copy(d, e->u_saved, e->u, bytes);
+        if (!status && L_prev >= 0.0 && elasticity_nonlinear(&e->md)) { /* u += (u - u_prev) dL / dL_prev */
+            double f = (target - L) / (L - L_prev);
+            status = d->ops.axpby(d, e->sp.ndofs, f, e->u, 1.0, e->u);
+            if (!status) status = d->ops.axpby(d, e->sp.ndofs, -f, e->u_prev, 1.0, e->u);
+        }
         if (!status) status = set_load(e, target);
         if (status) break;
         NewtonResult res;
@@ -98,20 +107,26 @@ static int load_stepping(Elastic *e, const NewtonSettings *ns)
                 return fem_fail(FEM_ERR_SOLVER, "the load step to %.4g of the full load failed %d times in a row: %s",
                                 target, failures, res.reason);
             app_say(r->o, 1, "load %.4g: Newton did not converge (%s); cutting the increment to %.4g\n", target,
-                    res.reason, inc / 2);
+                    res.reason, (target - L) / 2);
             e->cutbacks++;
-            inc /= 2;
+            inc = (target - L) / 2;
             status = d->ops.copy(d, e->u, e->u_saved, bytes);
             continue;
         }
         if (solved) return solved;
         failures = 0;
+        status = d->ops.copy(d, e->u_prev, e->u_saved, bytes);
+        L_prev = L;
         L = target;
         e->load_steps_done++;
+        if (res.iterations <= 4) inc = fmin(2 * inc, nominal); /* easy step: grow back towards the nominal one */
         app_say(r->o, 1, "load %.4g: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n", L,
                 res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm, res.linear_iterations,
                 ksp_name(ns->ksp.type));
-        if (write_steps && L < 1.0 - 1e-12) status = elastic_output(e, L);
+        if (L >= (double)level / nsteps - 1e-12) {
+            if (write_steps && level < nsteps) status = elastic_output(e, L);
+            level++;
+        }
     }
     if (!status) status = elastic_output(e, 1.0);
     return status;
@@ -215,6 +230,7 @@ int run_elasticity(Run *r, int check_only)
     if (!status && (!e.host || !e.scaled)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (!status) status = device_alloc_copy(d, (void **)&e.u, e.host, bytes);
     if (!status) status = device_alloc(d, (void **)&e.u_saved, bytes);
+    if (!status) status = device_alloc(d, (void **)&e.u_prev, bytes);
     if (!status && e.md.ndir) status = device_alloc_copy(d, (void **)&e.dir_idx, e.md.dir_dofs, sizeof(int32_t) * (size_t)e.md.ndir);
     if (!status && e.md.ndir) status = device_alloc(d, (void **)&e.dir_vals, sizeof(double) * (size_t)e.md.ndir);
     if (!status && pb->elasticity.coupled_temperature) {
@@ -249,6 +265,7 @@ done:
     if (r->have_dev) {
         device_free(&r->dev, e.u);
         device_free(&r->dev, e.u_saved);
+        device_free(&r->dev, e.u_prev);
         device_free(&r->dev, e.dir_idx);
         device_free(&r->dev, e.dir_vals);
     }
