@@ -5,5 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 tools/build.sh
+# Tests run in parallel, each with OpenMP threads: idle threads must sleep rather than spin, or they starve
+# the other tests of the cores.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 cd build
 ctest --output-on-failure -j"$(nproc)" "$@"
