@@ -35,7 +35,6 @@ import json
 import math
 import multiprocessing
 import os
-import sys
 import time
 from fractions import Fraction
 
