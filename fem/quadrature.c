@@ -76,6 +76,20 @@ int quadrature_default_degree(int p, int g) {
     return 2 * p + (g > 1 ? g - 1 : 0);
 }
 
+int quadrature_collapsed_points(Shape s, int degree) {
+    int n = (degree < 1 ? 1 : degree) / 2 + 1, npts = 1; /* 2n - 1 >= degree */
+    for (int a = 0; a < shape_dim(s); a++) npts *= n;
+    return npts;
+}
+
+/* The tabulated symmetric rule for this degree when it has fewer points than the collapsed one, else NULL. */
+static const QuadratureTable *symmetric_rule(Shape s, int degree) {
+    int count = 0;
+    const QuadratureTable *t = quadrature_symmetric_table(s, &count);
+    if (!t || degree > count || t[degree - 1].npts >= quadrature_collapsed_points(s, degree)) return NULL;
+    return &t[degree - 1];
+}
+
 int quadrature_create(Shape s, int degree, Quadrature *q) {
     memset(q, 0, sizeof *q);
     if (degree < 1) degree = 1;
@@ -85,10 +99,18 @@ int quadrature_create(Shape s, int degree, Quadrature *q) {
     int d = shape_dim(s), n = degree / 2 + 1; /* 2n - 1 >= degree */
     q->shape = s;
     q->degree = degree;
-    q->npts = 1;
-    for (int a = 0; a < d; a++) q->npts *= n;
+    const QuadratureTable *sym = shape_is_tensor(s) ? NULL : symmetric_rule(s, degree);
+    q->npts = sym ? sym->npts : quadrature_collapsed_points(s, degree);
     FEM_ALLOC(q->xi, 3 * q->npts, "quadrature points");
     FEM_ALLOC(q->w, q->npts, "quadrature weights");
+    if (sym) {
+        for (int k = 0; k < q->npts; k++) {
+            const double *row = &sym->data[k * (d + 1)];
+            for (int a = 0; a < 3; a++) q->xi[3 * k + a] = a < d ? row[a] : 0.0;
+            q->w[k] = row[d];
+        }
+        return FEM_OK;
+    }
     long double x[3][32], w[3][32];
     if (shape_is_tensor(s)) {
         q->n1d = n;
