@@ -139,21 +139,25 @@ static int check_rule(Shape s, int degree) {
     double worst = 0.0;
     int worst_e[3] = {0, 0, 0}, nmono = 0;
     int emax[3] = {degree, dim > 1 ? degree : 0, dim > 2 ? degree : 0};
+    long double *c = malloc(sizeof(long double) * q.npts); /* w y^e1 z^e2 per point */
     for (int e2 = 0; e2 <= emax[2]; e2++)
-        for (int e1 = 0; e1 <= emax[1]; e1++)
-            for (int e0 = 0; e0 <= emax[0]; e0++) {
-                if (!tensor && e0 + e1 + e2 > degree) continue;
+        for (int e1 = 0; e1 <= emax[1]; e1++) {
+            if (!tensor && e1 + e2 > degree) continue;
+            for (int k = 0; k < q.npts; k++) {
+                const long double *p = &pw[k * 3 * (degree + 1)];
+                c[k] = q.w[k] * p[(degree + 1) + e1] * p[2 * (degree + 1) + e2];
+            }
+            for (int e0 = 0; e0 <= (tensor ? emax[0] : degree - e1 - e2); e0++) {
                 int e[3] = {e0, e1, e2};
                 long double sum = 0.0L;
-                for (int k = 0; k < q.npts; k++) {
-                    const long double *p = &pw[k * 3 * (degree + 1)];
-                    sum += q.w[k] * p[e0] * p[(degree + 1) + e1] * p[2 * (degree + 1) + e2];
-                }
+                for (int k = 0; k < q.npts; k++) sum += c[k] * pw[k * 3 * (degree + 1) + e0];
                 long double ex = exact_moment(s, e);
                 double rel = (double)fabsl(sum / ex - 1.0L);
                 nmono++;
                 if (rel > worst) worst = rel, memcpy(worst_e, e, sizeof e);
             }
+        }
+    free(c);
     free(pw);
     CHECK(worst <= 1e-14, "%s degree %d: monomial x^%d y^%d z^%d off by %.2e relative", shape_name(s), degree,
           worst_e[0], worst_e[1], worst_e[2], worst);
