@@ -102,7 +102,9 @@ static void check_rules(void) {
                         bad |= q.xi[3 * k + a] != q.xi1d[idx[a]];
                         w *= q.w1d[idx[a]];
                     }
-                    bad |= fabs(q.w[k] - w) > 1e-16 * w;
+                    /* the rule forms its products in long double and rounds once; the product of the
+                     * rounded 1D weights may differ from that by a rounding or two */
+                    bad |= fabs(q.w[k] - w) > 4.5e-16 * w;
                 }
                 CHECK(!bad, "%s degree %d: the rule is not the tensor product of its 1D rule", shape_name(s),
                       deg);
