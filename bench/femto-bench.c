@@ -43,7 +43,7 @@ typedef struct {
     int repeat, cpu_repeat;
     int cpu, gpu, gpu_required;
     int threads;
-    const char *markdown, *meshes, *tables;
+    const char *markdown, *meshes, *tables, *path;
 } Options;
 
 /* ------------------------------------------------------------------------------------------------ output */
@@ -482,6 +482,7 @@ static void usage(void) {
            "  --cpu-only          CPU rows only\n"
            "  --gpu-only          GPU rows only (exit 77 when there is no GPU)\n"
            "  --tables auto|shared|global   where the GPU kernels keep shape tables (default auto)\n"
+           "  --path auto|full|tensor       quads and hexes: full tables or sum factorisation (default auto)\n"
            "  --markdown FILE     also write the tables to FILE\n"
            "  --meshes DIR        folder of bench_<shape>.geo (default: the source tree's bench/meshes)\n");
 }
@@ -507,7 +508,8 @@ int main(int argc, char **argv) {
                  .cpu = 1,
                  .gpu = 1,
                  .meshes = FEMTO_BENCH_MESHES,
-                 .tables = "auto"};
+                 .tables = "auto",
+                 .path = "auto"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1;
@@ -529,6 +531,8 @@ int main(int argc, char **argv) {
             o.meshes = val;
         else if (!strcmp(a, "--tables") && val)
             o.tables = val;
+        else if (!strcmp(a, "--path") && val)
+            o.path = val;
         else {
             takes = 0;
             if (!strcmp(a, "--cpu-only"))
@@ -571,6 +575,7 @@ int main(int argc, char **argv) {
         tu.tables = !strcmp(o.tables, "shared")   ? GPU_PLACE_SHARED
                     : !strcmp(o.tables, "global") ? GPU_PLACE_GLOBAL
                                                   : GPU_PLACE_AUTO;
+        tu.path = !strcmp(o.path, "full") ? GPU_PATH_FULL : !strcmp(o.path, "tensor") ? GPU_PATH_TENSOR : GPU_PATH_AUTO;
         if (gpu_device_tune(&B.gpa, &tu) || gpu_device_tune(&B.gpg, &tu)) die("tuning");
         if (gpu_timer_create(&B.timer)) die("creating a GPU timer");
         double us;

@@ -41,6 +41,8 @@ enum { MODE_ATOMIC = 0, MODE_EVEC = 1 };
 static const size_t TABLE_SHARED_MAX = 48 * 1024;
 /* Threads per block the automatic choice aims at on the sum-factorised paths. */
 static const int TARGET_THREADS = 256;
+/* Threads per block the automatic choice does not exceed on the full-table path. */
+static const int FULL_TABLE_BLOCK = 256;
 
 typedef struct {
     int path;
@@ -329,10 +331,16 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
 
 /* -------------------------------------------------------------------------------------------- host side */
 
-static int path_of(const ElemView *v) {
-    if (v->tensor && v->dim == 3) return PATH_HEX;
-    if (v->tensor && v->dim == 2) return PATH_QUAD;
-    return PATH_GENERIC;
+/* Quads and hexes with at most this many (q-point, dof) pairs use the full tables: measured on an H200
+ * (docs/PERFORMANCE.md), the full-table path's warp-wide broadcast reads beat the sum-factorised stages and
+ * their barriers for hexes p = 1 (8 x 8) and quads p <= 3 (16 x 16); from hexes p = 2 (27 x 27) on sum
+ * factorisation wins. */
+static const int64_t FULL_TABLE_MAX_PAIRS = 256;
+
+static int path_of(const ElemView *v, GpuPath choice) {
+    if (!v->tensor || v->dim < 2 || choice == GPU_PATH_FULL) return PATH_GENERIC;
+    if (choice == GPU_PATH_AUTO && (int64_t)v->nq * v->ndof <= FULL_TABLE_MAX_PAIRS) return PATH_GENERIC;
+    return v->dim == 3 ? PATH_HEX : PATH_QUAD;
 }
 
 static const char *path_name(int path) {
@@ -379,7 +387,7 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     memset(L, 0, sizeof *L);
     const GpuTuning *t = &g->tuning;
     const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
-    L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v);
+    L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v, t->path);
 
     /* tables */
     int64_t ntab = 0;
@@ -424,7 +432,9 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
         int64_t pairs = (work + 1) / 2;
         epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
         if (epb > g->max_threads) epb = g->max_threads;
-        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, g->max_threads / epb);
+        /* at most FULL_TABLE_BLOCK threads: with the 64-register cap, four such blocks fit an SM (50%
+         * occupancy); 384-thread blocks fit only two (37.5%, measured register-limited with Nsight Compute) */
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / epb);
         if (nt > g->max_threads) nt = g->max_threads;
         if (nt < 1) nt = 1;
     } else {
