@@ -5,6 +5,7 @@
 #include "io/mesh_read.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,12 +48,12 @@ void app_print_mesh(const Mesh *m) {
     printf("  bounding box: [%g, %g] x [%g, %g] x [%g, %g] m\n", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
     for (int b = 0; b < m->ncell_blocks; b++) {
         double jmin = INFINITY, jmax = -INFINITY;
-        for (int64_t c = 0; c < m->cells[b].count; c++) {
-            double lo1, hi1;
-            mesh_cell_jacobian_range(m, b, c, &lo1, &hi1);
-            jmin = fmin(jmin, lo1);
-            jmax = fmax(jmax, hi1);
-        }
+        int64_t n = m->cells[b].count;
+        double *lo = malloc(sizeof(double) * (size_t)(n + 1)), *hi = malloc(sizeof(double) * (size_t)(n + 1));
+        if (lo && hi && mesh_block_jacobian_range(m, b, lo, hi) == FEM_OK)
+            for (int64_t c = 0; c < n; c++) jmin = fmin(jmin, lo[c]), jmax = fmax(jmax, hi[c]);
+        free(lo);
+        free(hi);
         printf("  Jacobian determinant (%s): %.4g to %.4g m^%d per unit reference %s\n",
                m->cells[b].type->name, jmin, jmax, m->dim, m->dim == 3 ? "volume" : "area");
     }

@@ -37,20 +37,18 @@ static int write_summary(const Run *r) {
     return fileout_commit(&fo);
 }
 
-int run_check_probes(const Run *r, const Space *sp)
-{
+int run_check_probes(const Run *r, const Space *sp) {
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++)
         if (!functional_probe(sp, NULL, o->probes[i].x, NULL, NULL))
-            return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'", r->pb.path,
-                            o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0], o->probes[i].x[1],
-                            o->probes[i].x[2], r->mesh.path);
+            return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'",
+                            r->pb.path, o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0],
+                            o->probes[i].x[1], o->probes[i].x[2], r->mesh.path);
     return FEM_OK;
 }
 
 void run_report_probes(Run *r, const Space *sp, const double *u, const char *field, const char *const *comp,
-                       const char *unit)
-{
+                       const char *unit) {
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++) {
         double v[3] = {0, 0, 0};
@@ -60,7 +58,8 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
                 o->probes[i].x[1], o->probes[i].x[2]);
         for (int c = 0; c < sp->ncomp; c++) {
             app_say(r->o, 1, " %s%s%.8g", comp ? comp[c] : "", comp ? " = " : "", v[c]);
-            snprintf(key, sizeof key, "%s%s%s@%s", field, comp ? "_" : "", comp ? comp[c] : "", o->probes[i].name);
+            snprintf(key, sizeof key, "%s%s%s@%s", field, comp ? "_" : "", comp ? comp[c] : "",
+                     o->probes[i].name);
             summary_add(&r->summary, key, v[c], unit);
         }
         app_say(r->o, 1, " %s\n", unit);
@@ -85,7 +84,9 @@ static int setup(const AppOptions *o, Run *r) {
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
     MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
+    double t = app_seconds();
     FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
+    r->t_mesh = app_seconds() - t;
     const Mesh *m = &r->mesh;
     int64_t ncells = 0;
     for (int b = 0; b < m->ncell_blocks; b++) ncells += m->cells[b].count;
@@ -126,6 +127,9 @@ int app_run(const AppOptions *o) {
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
     if (!status) status = write_summary(&r);
+    if (!status)
+        app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
+                r.t_solve, r.t_output, app_seconds() - r.t0 - r.t_mesh - r.t_solve - r.t_output);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

@@ -31,6 +31,7 @@ typedef struct {
     Device dev;
     int have_dev;
     double t0;
+    double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
     /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
     Space *temperature_space;
     double *temperature;

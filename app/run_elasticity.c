@@ -19,18 +19,17 @@ typedef struct {
     Operator op;
     ResultSeries rs;
     OutFrame frame;
-    double *u, *u_saved;    /* device */
-    double *u_prev;         /* device: the converged state one load step back (secant predictor) */
-    int32_t *dir_idx;       /* device */
-    double *dir_vals;       /* device: prescribed values at the current load */
+    double *u, *u_saved; /* device */
+    double *u_prev;      /* device: the converged state one load step back (secant predictor) */
+    int32_t *dir_idx;    /* device */
+    double *dir_vals;    /* device: prescribed values at the current load */
     double *host, *scaled, *Thost;
     int newton_its, linear_its, load_steps_done, cutbacks;
     int opened;
 } Elastic;
 
 /* Sets the load factor: constants on the device and the prescribed displacements in u. */
-static int set_load(Elastic *e, double L)
-{
+static int set_load(Elastic *e, double L) {
     Device *d = &e->r->dev;
     elasticity_set_load(&e->md, L);
     FEM_TRY(op_update_ctx(&e->op));
@@ -40,8 +39,15 @@ static int set_load(Elastic *e, double L)
     return d->ops.scatter(d, e->md.ndir, e->dir_idx, e->dir_vals, e->u);
 }
 
-static int elastic_output(Elastic *e, double time)
-{
+static int elastic_output_timed(Elastic *e, double time);
+static int elastic_output(Elastic *e, double time) {
+    double t = app_seconds();
+    int status = elastic_output_timed(e, time);
+    e->r->t_output += app_seconds() - t;
+    return status;
+}
+
+static int elastic_output_timed(Elastic *e, double time) {
     Device *d = &e->r->dev;
     const Space *sp = &e->sp;
     int nc = sp->ncomp;
@@ -50,7 +56,8 @@ static int elastic_output(Elastic *e, double time)
     double *disp = calloc((size_t)nn * 3, sizeof(double)), *vals = malloc(sizeof(double) * (size_t)nn * nc);
     double *stress = malloc(sizeof(double) * (size_t)nn * 6), *vm = malloc(sizeof(double) * (size_t)nn);
     double *w = malloc(sizeof(double) * (size_t)nn);
-    int status = disp && vals && stress && vm && w ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status =
+        disp && vals && stress && vm && w ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (!status) status = results_nodal_field(sp, e->host, nc, vals);
     for (int64_t n = 0; n < nn && !status; n++)
         for (int c = 0; c < nc; c++) disp[3 * n + c] = vals[n * nc + c];
@@ -79,8 +86,7 @@ static int elastic_output(Elastic *e, double time)
  * state, up to MAX_CUTBACKS times in a row. Each step starts from the secant extrapolation of the last two
  * converged states: for slender structures the linear predictor from the last state alone bends without
  * shortening, and the resulting stretch forces keep Newton far from its quadratic range. */
-static int load_stepping(Elastic *e, const NewtonSettings *ns)
-{
+static int load_stepping(Elastic *e, const NewtonSettings *ns) {
     Run *r = e->r;
     Device *d = &r->dev;
     size_t bytes = sizeof(double) * (size_t)e->sp.ndofs;
@@ -99,15 +105,18 @@ static int load_stepping(Elastic *e, const NewtonSettings *ns)
         if (!status) status = set_load(e, target);
         if (status) break;
         NewtonResult res;
+        double t = app_seconds();
         int solved = newton_solve(&e->op, e->u, NULL, ns, &res, run_report, (void *)r->o);
+        r->t_solve += app_seconds() - t;
         e->newton_its += res.iterations;
         e->linear_its += res.linear_iterations;
         if (solved == FEM_ERR_SOLVER) {
             if (++failures > MAX_CUTBACKS)
-                return fem_fail(FEM_ERR_SOLVER, "the load step to %.4g of the full load failed %d times in a row: %s",
-                                target, failures, res.reason);
-            app_say(r->o, 1, "load %.4g: Newton did not converge (%s); cutting the increment to %.4g\n", target,
-                    res.reason, (target - L) / 2);
+                return fem_fail(FEM_ERR_SOLVER,
+                                "the load step to %.4g of the full load failed %d times in a row: %s", target,
+                                failures, res.reason);
+            app_say(r->o, 1, "load %.4g: Newton did not converge (%s); cutting the increment to %.4g\n",
+                    target, res.reason, (target - L) / 2);
             e->cutbacks++;
             inc = (target - L) / 2;
             status = d->ops.copy(d, e->u, e->u_saved, bytes);
@@ -119,7 +128,8 @@ static int load_stepping(Elastic *e, const NewtonSettings *ns)
         L_prev = L;
         L = target;
         e->load_steps_done++;
-        if (res.iterations <= 4) inc = fmin(2 * inc, nominal); /* easy step: grow back towards the nominal one */
+        if (res.iterations <= 4)
+            inc = fmin(2 * inc, nominal); /* easy step: grow back towards the nominal one */
         app_say(r->o, 1, "load %.4g: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n", L,
                 res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm, res.linear_iterations,
                 ksp_name(ns->ksp.type));
@@ -132,8 +142,7 @@ static int load_stepping(Elastic *e, const NewtonSettings *ns)
     return status;
 }
 
-static void elastic_summary(Elastic *e)
-{
+static void elastic_summary(Elastic *e) {
     Run *r = e->r;
     const AppOptions *o = r->o;
     const Problem *pb = &r->pb;
@@ -146,7 +155,8 @@ static void elastic_summary(Elastic *e)
     ElasticForce *forces = calloc((size_t)pb->elasticity.nbcs + 1, sizeof *forces);
     ElasticExtremes ex;
     double energy = 0.0, body[3] = {0, 0, 0};
-    int status = vm && stress && reaction && forces ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status =
+        vm && stress && reaction && forces ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (!status) status = d->ops.download(d, e->host, e->u, sizeof(double) * (size_t)n);
     if (!status) status = elasticity_stress_nodes(&e->md, sp, e->host, e->Thost, stress, vm, NULL);
     if (!status) status = elasticity_extremes(sp, e->host, vm, &ex);
@@ -166,14 +176,16 @@ static void elastic_summary(Elastic *e)
             ex.max_von_mises_at[0], ex.max_von_mises_at[1], ex.max_von_mises_at[2]);
     app_say(o, 1, "  strain energy: %.6g %s\n", energy, eu);
     app_say(o, 1, "  solver: %d load step%s (%d cut back), %d Newton iterations, %d linear iterations\n",
-            e->load_steps_done, e->load_steps_done == 1 ? "" : "s", e->cutbacks, e->newton_its, e->linear_its);
+            e->load_steps_done, e->load_steps_done == 1 ? "" : "s", e->cutbacks, e->newton_its,
+            e->linear_its);
     static const char *const xyz[] = {"x", "y", "z"};
     run_report_probes(r, sp, e->host, "displacement", xyz, "m");
     summary_add(&r->summary, "max_displacement", ex.max_displacement, "m");
     summary_add(&r->summary, "max_von_mises", ex.max_von_mises, "Pa");
     summary_add(&r->summary, "strain_energy", energy, eu);
     summary_add(&r->summary, "elasticity_newton_iterations", e->newton_its, "");
-    double total[3] = {body[0], body[1], body[2]}, scale = fmax(fabs(body[0]), fmax(fabs(body[1]), fabs(body[2])));
+    double total[3] = {body[0], body[1], body[2]},
+           scale = fmax(fabs(body[0]), fmax(fabs(body[1]), fabs(body[2])));
     static const char axis[] = "xyz";
     for (int i = 0; i < pb->elasticity.nbcs; i++) {
         const ElasticForce *f = &forces[i];
@@ -201,8 +213,7 @@ done:
     free(forces);
 }
 
-int run_elasticity(Run *r, int check_only)
-{
+int run_elasticity(Run *r, int check_only) {
     Problem *pb = &r->pb;
     Elastic e;
     memset(&e, 0, sizeof e);
@@ -218,9 +229,11 @@ int run_elasticity(Run *r, int check_only)
     }
     int nonlinear = elasticity_nonlinear(&e.md);
     NewtonSettings ns = run_newton_settings(pb, e.md.symmetric, !nonlinear);
-    app_say(r->o, 1, "elasticity (%s%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n",
-            nonlinear ? "neo-Hookean" : "linear", r->mesh.dim == 2 ? (pb->elasticity.plane == PLANE_STRESS ? ", plane stress" : ", plane strain") : "",
-            pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc));
+    app_say(
+        r->o, 1, "elasticity (%s%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n",
+        nonlinear ? "neo-Hookean" : "linear",
+        r->mesh.dim == 2 ? (pb->elasticity.plane == PLANE_STRESS ? ", plane stress" : ", plane strain") : "",
+        pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc));
     Device *d = &r->dev;
     size_t bytes = sizeof(double) * (size_t)e.sp.ndofs;
     status = op_create(&e.op, d, &e.sp, &e.md.phys, pb->quadrature_degree, e.md.cell_tags, e.md.facet_tags);
@@ -231,19 +244,25 @@ int run_elasticity(Run *r, int check_only)
     if (!status) status = device_alloc_copy(d, (void **)&e.u, e.host, bytes);
     if (!status) status = device_alloc(d, (void **)&e.u_saved, bytes);
     if (!status) status = device_alloc(d, (void **)&e.u_prev, bytes);
-    if (!status && e.md.ndir) status = device_alloc_copy(d, (void **)&e.dir_idx, e.md.dir_dofs, sizeof(int32_t) * (size_t)e.md.ndir);
-    if (!status && e.md.ndir) status = device_alloc(d, (void **)&e.dir_vals, sizeof(double) * (size_t)e.md.ndir);
+    if (!status && e.md.ndir)
+        status =
+            device_alloc_copy(d, (void **)&e.dir_idx, e.md.dir_dofs, sizeof(int32_t) * (size_t)e.md.ndir);
+    if (!status && e.md.ndir)
+        status = device_alloc(d, (void **)&e.dir_vals, sizeof(double) * (size_t)e.md.ndir);
     if (!status && pb->elasticity.coupled_temperature) {
         e.op.aux = r->temperature;
         e.Thost = malloc(sizeof(double) * (size_t)r->temperature_space->ndofs);
-        status = e.Thost ? d->ops.download(d, e.Thost, r->temperature, sizeof(double) * (size_t)r->temperature_space->ndofs)
+        status = e.Thost ? d->ops.download(d, e.Thost, r->temperature,
+                                           sizeof(double) * (size_t)r->temperature_space->ndofs)
                          : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     }
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
     const char **names = calloc((size_t)pb->elasticity.nmaterials + 1, sizeof *names);
-    for (int i = 0; names && i < pb->elasticity.nmaterials; i++) names[i] = pb->elasticity.materials[i].region;
-    if (!status) status = names ? run_region_tags(&r->mesh, &e.md, pb->elasticity.nmaterials, names, regions)
-                                : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    for (int i = 0; names && i < pb->elasticity.nmaterials; i++)
+        names[i] = pb->elasticity.materials[i].region;
+    if (!status)
+        status = names ? run_region_tags(&r->mesh, &e.md, pb->elasticity.nmaterials, names, regions)
+                       : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     free(names);
     if (!status) status = results_frame(&e.sp, (const int32_t *const *)regions, pb->path, &e.frame);
     run_free_tags(regions);

@@ -75,7 +75,15 @@ typedef struct {
     int newton_its, linear_its;
 } Heat;
 
+static int heat_output_timed(Heat *h, double time);
 static int heat_output(Heat *h, double time) {
+    double t = app_seconds();
+    int status = heat_output_timed(h, time);
+    h->r->t_output += app_seconds() - t;
+    return status;
+}
+
+static int heat_output_timed(Heat *h, double time) {
     Device *d = &h->r->dev;
     const Space *sp = h->sp;
     size_t bytes = sizeof(double) * (size_t)sp->ndofs;
@@ -97,7 +105,9 @@ static int heat_output(Heat *h, double time) {
 
 static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, const char *what) {
     NewtonResult res;
+    double t = app_seconds();
     int status = newton_solve(&h->op, h->u, extra, ns, &res, run_report, (void *)h->r->o);
+    h->r->t_solve += app_seconds() - t;
     h->newton_its += res.iterations;
     h->linear_its += res.linear_iterations;
     app_say(h->r->o, what ? 1 : 2, "%s%sNewton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n",

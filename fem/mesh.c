@@ -157,6 +157,25 @@ void mesh_cell_jacobian_range(const Mesh *m, int block, int64_t cell, double *jm
     free(grad);
 }
 
+int mesh_block_jacobian_range(const Mesh *m, int block, double *lo, double *hi) {
+    const MeshBlock *b = &m->cells[block];
+    double *grad = node_gradients(b->shape, b->order);
+    if (!grad) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for Jacobians");
+#pragma omp parallel for schedule(static) if (b->count > 10000)
+    for (int64_t c = 0; c < b->count; c++) {
+        double l = INFINITY, h = -INFINITY;
+        for (int k = 0; k < b->nnodes; k++) {
+            double det = det_at(m, b, c, grad, k);
+            l = fmin(l, det);
+            h = fmax(h, det);
+        }
+        lo[c] = l;
+        hi[c] = h;
+    }
+    free(grad);
+    return FEM_OK;
+}
+
 /* Swaps lattice axes 0 and 1 of a 2D cell, reversing its orientation. */
 static void transpose_cell(MeshBlock *b, int64_t c) {
     fem_idx tmp[64];

@@ -108,6 +108,8 @@ int mesh_group_has_entity(const PhysicalGroup *g, int entity);
 
 /* Jacobian determinants of a cell at its own geometric nodes: min and max (for `info` and validation). */
 void mesh_cell_jacobian_range(const Mesh *m, int block, int64_t cell, double *jmin, double *jmax);
+/* The same for every cell of a block: lo[c], hi[c] (one basis tabulation for the whole block). */
+int mesh_block_jacobian_range(const Mesh *m, int block, double *lo, double *hi);
 
 /* Bounding box lo[3], hi[3]. */
 void mesh_bounding_box(const Mesh *m, double lo[3], double hi[3]);

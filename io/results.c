@@ -92,13 +92,18 @@ int results_frame(const Space *sp, const int32_t *const *cell_region, const char
     double *quality = status ? NULL : malloc(sizeof(double) * (size_t)(ncells + 1));
     if (!status && (!region || !quality))
         status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for cell data");
-    for (int bi = 0, k = 0; bi < sp->ncell_blocks && !status; bi++)
-        for (int64_t c = 0; c < m->cells[bi].count; c++, k++) {
-            double lo, hi;
-            mesh_cell_jacobian_range(m, bi, c, &lo, &hi);
+    for (int bi = 0, k = 0; bi < sp->ncell_blocks && !status; bi++) {
+        int64_t n = m->cells[bi].count;
+        double *lo = malloc(sizeof(double) * (size_t)(n + 1)), *hi = malloc(sizeof(double) * (size_t)(n + 1));
+        status = lo && hi ? mesh_block_jacobian_range(m, bi, lo, hi)
+                          : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        for (int64_t c = 0; c < n && !status; c++, k++) {
             region[k] = cell_region ? cell_region[bi][c] : 0;
-            quality[k] = hi > 0 ? lo / hi : 0.0;
+            quality[k] = hi[c] > 0 ? lo[c] / hi[c] : 0.0;
         }
+        free(lo);
+        free(hi);
+    }
     if (!status) {
         OutArray *a = &f->cell[f->ncell_arrays++];
         snprintf(a->name, sizeof a->name, "region");
