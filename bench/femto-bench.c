@@ -602,7 +602,7 @@ int main(int argc, char **argv) {
     FILE *git = popen("git -C '" FEMTO_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null", "r");
     if (git) {
         if (fgets(rev, sizeof rev, git)) rev[strcspn(rev, "\n")] = 0;
-        if (pclose(git) != 0 || !rev[0]) snprintf(rev, sizeof rev, "unknown");
+        if (pclose(git) != 0 || !rev[0]) snprintf(rev, sizeof rev, "%s (configured)", FEMTO_CONFIGURED_COMMIT);
     }
     out("# femto-bench\n\n");
     out("- date: %s; femto %s, git %s\n", date, FEMTO_VERSION, rev);
