@@ -48,6 +48,9 @@ void run_release_temperature(Run *r);
 NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear);
 /* Prints Newton's per-iteration line (a NewtonReport). */
 void run_report(void *ctx, const NewtonStep *st);
+/* The problem's space (element order from the problem or --order) with ncomp components on the mesh; an order
+ * the mesh's cells do not support is an error naming the problem file. */
+int run_space(const Run *r, int ncomp, Space *sp);
 /* Every probe of the problem lies inside the mesh (else an error naming the problem file's line). */
 int run_check_probes(const Run *r, const Space *sp);
 /* Reports the field u (ncomp components named comp[c], unit) at every probe: a summary line and keys

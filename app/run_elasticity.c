@@ -218,7 +218,7 @@ int run_elasticity(Run *r, int check_only) {
     Elastic e;
     memset(&e, 0, sizeof e);
     e.r = r;
-    int status = space_create(&r->mesh, pb->order, r->mesh.dim, &e.sp);
+    int status = run_space(r, r->mesh.dim, &e.sp);
     int have_space = !status;
     if (!status) status = elasticity_model_create(pb, &e.sp, &e.md);
     if (!status) status = run_check_probes(r, &e.sp);

@@ -249,7 +249,7 @@ int run_heat(Run *r, int check_only) {
     h.sp = calloc(1, sizeof *h.sp);
     h.md = calloc(1, sizeof *h.md);
     if (!h.sp || !h.md) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-    int status = space_create(&r->mesh, pb->order, 1, h.sp);
+    int status = run_space(r, 1, h.sp);
     if (!status) status = heat_model_create(pb, h.sp, h.md);
     if (!status) status = run_check_probes(r, h.sp);
     if (!status && pb->time.scheme != TIME_STEADY)

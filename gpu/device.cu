@@ -66,13 +66,16 @@ extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
     memset(d, 0, sizeof *d);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || (e == cudaSuccess && n == 0)) {
+        cudaGetLastError();
+        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available: this machine has no NVIDIA GPU with a working "
+                        "driver (use --device cpu)");
+    }
     if (e != cudaSuccess) {
         cudaGetLastError();
         return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: %s)",
                         cudaGetErrorString(e));
     }
-    if (n == 0)
-        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: 0 devices)");
     GPU_CHECK(cudaSetDevice(0));
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, 0));

@@ -5,8 +5,10 @@
  *            to O(Biot) at every node.
  *   balance  a block with a volumetric source, convection and radiation: heat out through the boundaries
  *            equals the source integral to 1e-8 relative.
+ *   precond  the matrix-free diagonal equals e_i . J e_i (k(T) and radiation included), and CG with
+ *            Chebyshev-Jacobi reaches the Jacobi solution in fewer iterations.
  *   gpu      the fin and the k(T) bar on CPU and GPU agree to the solver tolerance (skipped without a GPU).
- * usage: test_heat_physics newton|fin|balance|gpu */
+ * usage: test_heat_physics newton|fin|balance|precond|gpu */
 #include "common/femto_test.h"
 #include "fem/error.h"
 #include "io/mesh_read.h"
@@ -157,6 +159,60 @@ static int test_balance(void) {
     return 0;
 }
 
+static int test_precond(void)
+{
+    Device d;
+    CHECK_OK(test_device(&d, DEV_CPU, 1, ASSEMBLE_GATHER));
+    /* (1) the diagonal, on a nonlinear case: k(T) polynomial, radiation and convection on the boundary */
+    Case c;
+    case_open(&c, test_mesh("cube_hex.geo"), 2);
+    c.mat = (HeatMaterial){.k_kind = CONDUCTIVITY_POLYNOMIAL, .k_ncoef = 3, .k_coef = {5, 0.02, 1e-5}};
+    c.bc[0] = (HeatBc){.kind = HEAT_BC_RADIATION, .boundary = "right", .emissivity = 0.7, .ambient = 280};
+    c.bc[1] = (HeatBc){.kind = HEAT_BC_CONVECTION, .boundary = "left", .h = 30, .ambient = 300};
+    c.pb.heat.nbcs = 2;
+    case_model(&c, 0);
+    int64_t n = c.sp.ndofs;
+    uint64_t seed = 7;
+    for (int64_t i = 0; i < n; i++) c.u[i] = 350 + 100 * test_rand(&seed); /* a non-uniform state */
+    Operator op;
+    CHECK_OK(op_create(&op, &d, &c.sp, &c.md.phys, 0, c.md.cell_tags, c.md.facet_tags));
+    double *r = malloc(sizeof(double) * n), *diag = malloc(sizeof(double) * n), *e = calloc(n, sizeof(double)),
+           *Je = malloc(sizeof(double) * n);
+    CHECK_OK(op_residual(&op, c.u, r)); /* stores the state the Jacobian linearises about */
+    CHECK_OK(op_diagonal(&op, diag));
+    double worst = 0.0;
+    for (int k = 0; k < 60; k++) {
+        int64_t i = (int64_t)(test_rand(&seed) * n) % n;
+        e[i] = 1.0;
+        CHECK_OK(op_jacobian(&op, e, Je));
+        e[i] = 0.0;
+        worst = fmax(worst, fabs(Je[i] - diag[i]) / fabs(Je[i]));
+    }
+    printf("diagonal vs e_i . J e_i at 60 random dofs: largest relative difference %.3e\n", worst);
+    CHECK(worst < 1e-12, "the matrix-free diagonal differs from e_i . J e_i by %.3e", worst);
+    op_destroy(&op);
+    free(r), free(diag), free(e), free(Je);
+    case_close(&c);
+    /* (2) Chebyshev-Jacobi against Jacobi on the fin */
+    Case a, b;
+    fin_case(&a, 2);
+    fin_case(&b, 2);
+    TestSolve ja = {.ksp = KSP_CG, .pc = PC_JACOBI, .linear = 1}, ch = {.ksp = KSP_CG, .pc = PC_CHEBYSHEV, .linear = 1};
+    CHECK_OK(test_solve(&d, &a.sp, &a.md, NULL, a.u, &ja));
+    CHECK_OK(test_solve(&d, &b.sp, &b.md, NULL, b.u, &ch));
+    double diff = 0.0;
+    for (int64_t i = 0; i < a.sp.ndofs; i++) diff = fmax(diff, fabs(a.u[i] - b.u[i]));
+    printf("fin: CG + Jacobi %d iterations, CG + Chebyshev-Jacobi (degree 3) %d iterations, max |T difference| "
+           "%.3e K\n", ja.linear_iterations, ch.linear_iterations, diff);
+    CHECK(diff < 1e-6, "Chebyshev and Jacobi solutions differ by %.3e K", diff);
+    CHECK(ch.linear_iterations < ja.linear_iterations, "Chebyshev took %d CG iterations, Jacobi %d",
+          ch.linear_iterations, ja.linear_iterations);
+    case_close(&a);
+    case_close(&b);
+    device_destroy(&d);
+    return 0;
+}
+
 /* Solves a case on CPU and GPU; the two fields agree to the solver tolerance. */
 static int compare_devices(void (*make)(Case *, int), int p, KspType ksp, double tol, const char *name) {
     Device cpu, gpu;
@@ -192,11 +248,13 @@ int main(int argc, char **argv) {
         rc = test_fin();
     else if (strcmp(what, "balance") == 0)
         rc = test_balance();
+    else if (strcmp(what, "precond") == 0)
+        rc = test_precond();
     else if (strcmp(what, "gpu") == 0) {
         rc = compare_devices(fin_case, 2, KSP_CG, 1e-9, "fin");
         if (rc == 0) rc = compare_devices(bar_case, 2, KSP_GMRES, 1e-9, "k(T) bar");
     } else
-        return fprintf(stderr, "usage: %s newton|fin|balance|gpu\n", argv[0]), 2;
+        return fprintf(stderr, "usage: %s newton|fin|balance|precond|gpu\n", argv[0]), 2;
     if (rc) return rc;
     return test_result(what);
 }
