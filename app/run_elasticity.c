@@ -202,8 +202,20 @@ static void elastic_summary(Elastic *e) {
     if (body[0] || body[1] || body[2])
         app_say(o, 1, "  body force (gravity): (%.6g, %.6g, %.6g) %s\n", body[0], body[1], body[2], fu);
     double imbalance = sqrt(total[0] * total[0] + total[1] * total[1] + total[2] * total[2]);
-    app_say(o, 1, "  force balance: |sum| = %.3g %s (%.2g of the largest force)\n", imbalance, fu,
-            scale > 0 ? imbalance / scale : 0.0);
+    /* with no applied load (free thermal expansion) every force is rounding: judge them against the force the
+     * largest stress would carry over the body's size instead */
+    double lo[3], hi[3], size = 0.0;
+    mesh_bounding_box(sp->mesh, lo, hi);
+    for (int c = 0; c < 3; c++) size = fmax(size, hi[c] - lo[c]);
+    double stress_force = ex.max_von_mises * pow(size, sp->mesh->dim - 1);
+    if (scale < 1e-9 * stress_force) {
+        app_say(o, 1, "  force balance: no applied loads; the reactions sum to %.3g %s (%.2g of the stress scale %.3g %s)\n",
+                imbalance, fu, stress_force > 0 ? imbalance / stress_force : 0.0, stress_force, fu);
+        scale = stress_force;
+    } else {
+        app_say(o, 1, "  force balance: |sum| = %.3g %s (%.2g of the largest force)\n", imbalance, fu,
+                scale > 0 ? imbalance / scale : 0.0);
+    }
     summary_add(&r->summary, "force_imbalance", scale > 0 ? imbalance / scale : 0.0, "");
 done:
     device_free(d, rdev);

@@ -8,6 +8,7 @@ mesh() { gmsh "$@" -format msh41 > /dev/null && echo "made ${*: -1}"; }
 mesh -2 heat-fin-2d/fin.geo -o heat-fin-2d/fin.msh
 mesh -3 heat-wall-3d/wall.geo -o heat-wall-3d/wall.msh
 mesh -3 heat-kt-bar/bar.geo -o heat-kt-bar/bar.msh
+mesh -3 thermal-bar/bar.geo -o thermal-bar/bar.msh
 mesh -3 heat-transient-slab/slab.geo -o heat-transient-slab/slab.msh
 mesh -3 cantilever/cantilever.geo -o cantilever/cantilever.msh
 mesh -3 cantilever-neohookean/beam.geo -o cantilever-neohookean/beam.msh
