@@ -66,14 +66,14 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
     }
 }
 
-int run_space(const Run *r, int ncomp, Space *sp)
-{
+int run_space(const Run *r, int ncomp, Space *sp) {
     for (int b = 0; b < r->mesh.ncell_blocks; b++) {
         Shape s = r->mesh.cells[b].shape;
         if (r->pb.order > element_max_order(s))
-            return fem_fail(FEM_ERR_INPUT, "%s: element order %d is not available on the mesh's %s cells (orders 1 to %d "
-                            "there; quadrilaterals and hexahedra go up to 8)", r->pb.path, r->pb.order, shape_name(s),
-                            element_max_order(s));
+            return fem_fail(FEM_ERR_INPUT,
+                            "%s: element order %d is not available on the mesh's %s cells (orders 1 to %d "
+                            "there; quadrilaterals and hexahedra go up to 8)",
+                            r->pb.path, r->pb.order, shape_name(s), element_max_order(s));
     }
     return space_create(&r->mesh, r->pb.order, ncomp, sp);
 }

@@ -209,7 +209,9 @@ static void elastic_summary(Elastic *e) {
     for (int c = 0; c < 3; c++) size = fmax(size, hi[c] - lo[c]);
     double stress_force = ex.max_von_mises * pow(size, sp->mesh->dim - 1);
     if (scale < 1e-9 * stress_force) {
-        app_say(o, 1, "  force balance: no applied loads; the reactions sum to %.3g %s (%.2g of the stress scale %.3g %s)\n",
+        app_say(o, 1,
+                "  force balance: no applied loads; the reactions sum to %.3g %s (%.2g of the stress scale "
+                "%.3g %s)\n",
                 imbalance, fu, stress_force > 0 ? imbalance / stress_force : 0.0, stress_force, fu);
         scale = stress_force;
     } else {

@@ -222,6 +222,11 @@ void lattice_site(Shape s, int p, const int lat[3], LatticeSite *site) {
     site->dim = site->ncorners - 1;
 }
 
+void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]) {
+    xi[0] = xi[1] = xi[2] = 0.0;
+    for (int a = 0; a < shape_dim(s); a++) xi[a] = (double)lat[a] / p;
+}
+
 /* ---------------------------------------------------------------- 1D polynomials */
 
 /* Legendre P_n and its derivative at x in [-1,1]. */

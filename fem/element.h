@@ -59,6 +59,8 @@ int lattice_index(Shape s, int p, const int lat[3]);  /* inverse of lattice_node
 void lattice_position(Shape s, int p, const int lat[3], double xi[3]); /* reference coordinates */
 /* Lattice index of corner v (vertex numbering above). */
 int lattice_vertex(Shape s, int p, int v);
+/* Equispaced reference position of a lattice node (lat / p): where VTK's Lagrange cells place their nodes. */
+void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]);
 /* Number of nodes of order p strictly inside a shape (not on its boundary): (p-1)^d or C(p-1, d). */
 int lattice_interior_count(Shape s, int p);
 

@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]) {
-    xi[0] = xi[1] = xi[2] = 0.0;
-    for (int a = 0; a < shape_dim(s); a++) xi[a] = (double)lat[a] / p;
-}
 
 /* Field values and physical gradients of one element at the points of `t`; geometry from geo (GEO_STRIDE). */
 static void field_at(const Space *sp, const SpaceBlock *b, const ElementTables *t, int64_t c, const double *u,

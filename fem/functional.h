@@ -56,8 +56,6 @@ int functional_nodal_aux(const Space *sp, const double *u, const double *aux, in
  * u NULL: only whether x is inside. */
 int functional_probe(const Space *sp, const double *u, const double x[3], double *uq, double *gq);
 
-/* Equispaced reference position of a lattice node (lat / p): where VTK's Lagrange cells place their nodes. */
-void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]);
 
 FEM_EXTERN_C_END
 

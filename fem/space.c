@@ -210,10 +210,8 @@ static int build_transpose(SpaceBlock *b, int64_t nnodes) {
     return FEM_OK;
 }
 
-/* Coordinates of every node: the geometry mapped at the node's reference position. */
-static int node_coordinates(Space *sp) {
+int space_lattice_points(const Space *sp, int equispaced, double *x) {
     const Mesh *m = sp->mesh;
-    FEM_ALLOC(sp->node_x, 3 * sp->nnodes, "node coordinates");
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
         const MeshBlock *mb = &m->cells[bi];
         const SpaceBlock *b = &sp->cells[bi];
@@ -227,16 +225,19 @@ static int node_coordinates(Space *sp) {
         for (int n = 0; n < b->ndof; n++) {
             int lat[3];
             lattice_node(b->shape, b->order, n, lat);
-            lattice_position(b->shape, b->order, lat, &pts[3 * n]);
+            if (equispaced)
+                lattice_position_equispaced(b->shape, b->order, lat, &pts[3 * n]);
+            else
+                lattice_position(b->shape, b->order, lat, &pts[3 * n]);
         }
         basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
         for (int64_t c = 0; c < b->count; c++)
             for (int n = 0; n < b->ndof; n++) {
-                double *x = &sp->node_x[3 * (int64_t)b->dofs[c * b->ndof + n]];
-                x[0] = x[1] = x[2] = 0.0;
+                double *xn = &x[3 * (int64_t)b->dofs[c * b->ndof + n]];
+                xn[0] = xn[1] = xn[2] = 0.0;
                 for (int j = 0; j < mb->nnodes; j++)
                     for (int a = 0; a < 3; a++)
-                        x[a] +=
+                        xn[a] +=
                             val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
             }
         free(pts);
@@ -280,7 +281,11 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
     for (int b = 0; b < sp->ncell_blocks && !status; b++) status = build_transpose(&sp->cells[b], sp->nnodes);
     for (int b = 0; b < sp->nfacet_blocks && !status; b++)
         status = build_transpose(&sp->facets[b], sp->nnodes);
-    if (!status) status = node_coordinates(sp);
+    if (!status) {
+        sp->node_x = malloc(sizeof(double) * 3 * (size_t)(sp->nnodes + 1));
+        status = sp->node_x ? space_lattice_points(sp, 0, sp->node_x)
+                            : fem_fail(FEM_ERR_INTERNAL, "out of host memory for node coordinates");
+    }
     free(nb.vertex);
     free(nb.edge);
     free(nb.face);

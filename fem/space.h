@@ -44,6 +44,11 @@ typedef struct Space {
 int space_create(const Mesh *m, int order, int ncomp, Space *s);
 void space_destroy(Space *s);
 
+/* Physical coordinates x[nnodes][3] of every node, mapped through each cell's geometry from the node's reference
+ * position: its own (GLL) position, or (equispaced = 1) the equispaced lattice position where VTK's Lagrange
+ * cells expect it. Shared nodes get the same point from every cell. */
+int space_lattice_points(const Space *sp, int equispaced, double *x);
+
 /* The nodes on the facets of physical group g (sorted, unique); *nodes is malloc'ed. */
 int space_group_nodes(const Space *s, const PhysicalGroup *g, fem_idx **nodes, int64_t *count);
 

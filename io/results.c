@@ -24,32 +24,8 @@ static double *equispaced_points(Shape s, int p, int n) {
 }
 
 static int frame_points(const Space *sp, OutFrame *f) {
-    const Mesh *m = sp->mesh;
     FEM_ALLOC(f->x, 3 * sp->nnodes, "output points");
-    for (int bi = 0; bi < sp->ncell_blocks; bi++) {
-        const SpaceBlock *b = &sp->cells[bi];
-        const MeshBlock *mb = &m->cells[bi];
-        double *pts = equispaced_points(b->shape, b->order, b->ndof);
-        double *val = malloc(sizeof(double) * (size_t)b->ndof * mb->nnodes);
-        if (!pts || !val) {
-            free(pts);
-            free(val);
-            return fem_fail(FEM_ERR_INTERNAL, "out of host memory for output points");
-        }
-        basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
-        for (int64_t c = 0; c < b->count; c++)
-            for (int n = 0; n < b->ndof; n++) {
-                double *x = &f->x[3 * (int64_t)b->dofs[c * b->ndof + n]];
-                x[0] = x[1] = x[2] = 0.0;
-                for (int j = 0; j < mb->nnodes; j++)
-                    for (int a = 0; a < 3; a++)
-                        x[a] +=
-                            val[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
-            }
-        free(pts);
-        free(val);
-    }
-    return FEM_OK;
+    return space_lattice_points(sp, 1, f->x);
 }
 
 static int add_string(OutFrame *f, const char *name, const char *value) {

@@ -52,41 +52,26 @@ static int is_dirichlet(ElasticBcKind k) {
 }
 
 /* facet_tags: one record per distinct set of tractions and pressures acting on a facet */
+/* One record per distinct set of tractions and pressures acting on a facet (model_natural_sets), summed. */
 static int natural_conditions(const Problem *pb, const Space *sp, Model *md, ElasCtx *ctx) {
-    const Mesh *m = sp->mesh;
     const ElasticProblem *ep = &pb->elasticity;
-    const PhysicalGroup *groups[ELAS_MAX_BCS] = {0};
-    for (int i = 0; i < ep->nbcs; i++)
-        if (!is_dirichlet(ep->bcs[i].kind))
-            FEM_TRY(model_boundary(pb, m, ep->bcs[i].boundary, ep->bcs[i].at.line, &groups[i]));
+    const char *names[ELAS_MAX_BCS];
+    int lines[ELAS_MAX_BCS];
     uint64_t sets[ELAS_MAX_BCS];
-    ctx->nbc = 0;
-    for (int fb = 0; fb < m->nfacet_blocks; fb++) {
-        const MeshBlock *b = &m->facets[fb];
-        FEM_ALLOC(md->facet_tags[fb], b->count, "boundary-condition tags");
-        for (int64_t c = 0; c < b->count; c++) {
-            uint64_t set = 0;
-            for (int i = 0; i < ep->nbcs; i++)
-                if (groups[i] && mesh_group_has_entity(groups[i], b->entity[c])) set |= 1ull << i;
-            int tag = -1;
-            for (int k = 0; k < ctx->nbc && set; k++)
-                if (sets[k] == set) tag = k;
-            if (set && tag < 0) {
-                if (ctx->nbc == ELAS_MAX_BCS)
-                    return fem_fail(FEM_ERR_INPUT, "%s: too many overlapping boundary conditions", pb->path);
-                tag = ctx->nbc++;
-                sets[tag] = set;
-                ElasBc_ *r = &ctx->bc[tag];
-                memset(r, 0, sizeof *r);
-                for (int i = 0; i < ep->nbcs; i++) {
-                    if (!(set >> i & 1)) continue;
-                    const ElasticBc *bc = &ep->bcs[i];
-                    if (bc->kind == ELASTIC_BC_TRACTION)
-                        for (int p = 0; p < 3; p++) r->t[p] += bc->value[p];
-                    if (bc->kind == ELASTIC_BC_PRESSURE) r->p += bc->pressure;
-                }
-            }
-            md->facet_tags[fb][c] = tag;
+    for (int i = 0; i < ep->nbcs; i++) {
+        names[i] = is_dirichlet(ep->bcs[i].kind) ? NULL : ep->bcs[i].boundary;
+        lines[i] = ep->bcs[i].at.line;
+    }
+    FEM_TRY(model_natural_sets(md, pb, sp->mesh, ep->nbcs, names, lines, ELAS_MAX_BCS, sets, &ctx->nbc));
+    for (int k = 0; k < ctx->nbc; k++) {
+        ElasBc_ *r = &ctx->bc[k];
+        memset(r, 0, sizeof *r);
+        for (int i = 0; i < ep->nbcs; i++) {
+            if (!(sets[k] >> i & 1)) continue;
+            const ElasticBc *bc = &ep->bcs[i];
+            if (bc->kind == ELASTIC_BC_TRACTION)
+                for (int p = 0; p < 3; p++) r->t[p] += bc->value[p];
+            if (bc->kind == ELASTIC_BC_PRESSURE) r->p += bc->pressure;
         }
     }
     return FEM_OK;

@@ -52,46 +52,30 @@ static void fill_material(HeatMaterial_ *hm, const HeatMaterial *pm, int dim) {
     hm->Q = pm->source;
 }
 
-/* facet_tags: one record per distinct set of natural conditions acting on a facet */
+/* One record per distinct set of natural conditions acting on a facet (model_natural_sets), summed. */
 static int natural_conditions(const Problem *pb, const Space *sp, Model *md, HeatCtx *ctx) {
-    const Mesh *m = sp->mesh;
     const HeatProblem *hp = &pb->heat;
-    const PhysicalGroup *groups[HEAT_MAX_BCS] = {0};
-    for (int i = 0; i < hp->nbcs; i++)
-        if (hp->bcs[i].kind != HEAT_BC_TEMPERATURE)
-            FEM_TRY(model_boundary(pb, m, hp->bcs[i].boundary, hp->bcs[i].at.line, &groups[i]));
+    const char *names[HEAT_MAX_BCS];
+    int lines[HEAT_MAX_BCS];
     uint64_t sets[HEAT_MAX_BCS];
-    ctx->nbc = 0;
-    for (int fb = 0; fb < m->nfacet_blocks; fb++) {
-        const MeshBlock *b = &m->facets[fb];
-        FEM_ALLOC(md->facet_tags[fb], b->count, "boundary-condition tags");
-        for (int64_t c = 0; c < b->count; c++) {
-            uint64_t set = 0;
-            for (int i = 0; i < hp->nbcs; i++)
-                if (groups[i] && mesh_group_has_entity(groups[i], b->entity[c])) set |= 1ull << i;
-            int tag = -1;
-            for (int k = 0; k < ctx->nbc && set; k++)
-                if (sets[k] == set) tag = k;
-            if (set && tag < 0) {
-                if (ctx->nbc == HEAT_MAX_BCS)
-                    return fem_fail(FEM_ERR_INPUT, "%s: too many overlapping boundary conditions", pb->path);
-                tag = ctx->nbc++;
-                sets[tag] = set;
-                HeatBc_ *r = &ctx->bc[tag];
-                memset(r, 0, sizeof *r);
-                for (int i = 0; i < hp->nbcs; i++) {
-                    if (!(set >> i & 1)) continue;
-                    const HeatBc *bc = &hp->bcs[i];
-                    if (bc->kind == HEAT_BC_FLUX) r->q += bc->value;
-                    if (bc->kind == HEAT_BC_CONVECTION) r->h += bc->h, r->hT += bc->h * bc->ambient;
-                    if (bc->kind == HEAT_BC_RADIATION) {
-                        double T2 = bc->ambient * bc->ambient;
-                        r->e += bc->emissivity;
-                        r->eT4 += bc->emissivity * T2 * T2;
-                    }
-                }
+    for (int i = 0; i < hp->nbcs; i++) {
+        names[i] = hp->bcs[i].kind == HEAT_BC_TEMPERATURE ? NULL : hp->bcs[i].boundary;
+        lines[i] = hp->bcs[i].at.line;
+    }
+    FEM_TRY(model_natural_sets(md, pb, sp->mesh, hp->nbcs, names, lines, HEAT_MAX_BCS, sets, &ctx->nbc));
+    for (int k = 0; k < ctx->nbc; k++) {
+        HeatBc_ *r = &ctx->bc[k];
+        memset(r, 0, sizeof *r);
+        for (int i = 0; i < hp->nbcs; i++) {
+            if (!(sets[k] >> i & 1)) continue;
+            const HeatBc *bc = &hp->bcs[i];
+            if (bc->kind == HEAT_BC_FLUX) r->q += bc->value;
+            if (bc->kind == HEAT_BC_CONVECTION) r->h += bc->h, r->hT += bc->h * bc->ambient;
+            if (bc->kind == HEAT_BC_RADIATION) {
+                double T2 = bc->ambient * bc->ambient;
+                r->e += bc->emissivity;
+                r->eT4 += bc->emissivity * T2 * T2;
             }
-            md->facet_tags[fb][c] = tag;
         }
     }
     return FEM_OK;

@@ -130,3 +130,34 @@ int model_finish_dirichlet(Model *md) {
     free(e);
     return FEM_OK;
 }
+
+int model_natural_sets(Model *md, const Problem *pb, const Mesh *m, int n, const char *const *boundary,
+                       const int *lines, int max_sets, uint64_t *sets, int *nsets) {
+    if (n > 64) return fem_fail(FEM_ERR_INPUT, "%s: at most 64 boundary conditions", pb->path);
+    const PhysicalGroup *groups[64] = {0};
+    for (int i = 0; i < n; i++)
+        if (boundary[i]) FEM_TRY(model_boundary(pb, m, boundary[i], lines[i], &groups[i]));
+    *nsets = 0;
+    for (int fb = 0; fb < m->nfacet_blocks; fb++) {
+        const MeshBlock *b = &m->facets[fb];
+        FEM_ALLOC(md->facet_tags[fb], b->count, "boundary-condition tags");
+        for (int64_t c = 0; c < b->count; c++) {
+            uint64_t set = 0;
+            for (int i = 0; i < n; i++)
+                if (groups[i] && mesh_group_has_entity(groups[i], b->entity[c])) set |= 1ull << i;
+            int tag = -1;
+            for (int k = 0; k < *nsets && set; k++)
+                if (sets[k] == set) tag = k;
+            if (set && tag < 0) {
+                if (*nsets == max_sets)
+                    return fem_fail(FEM_ERR_INPUT,
+                                    "%s: more than %d different combinations of boundary conditions",
+                                    pb->path, max_sets);
+                tag = (*nsets)++;
+                sets[tag] = set;
+            }
+            md->facet_tags[fb][c] = tag;
+        }
+    }
+    return FEM_OK;
+}

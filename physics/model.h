@@ -36,6 +36,13 @@ int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *
  * groups when absent). */
 int model_boundary(const Problem *pb, const Mesh *m, const char *name, int line, const PhysicalGroup **g);
 
+/* Natural boundary conditions per facet. boundary[i] names the group of condition i, or is NULL for a condition
+ * that is not natural (Dirichlet). Several conditions may act on one facet (convection and radiation on one
+ * surface): every distinct set of them becomes one record, sets[k] with bit i set when condition i acts, and
+ * md->facet_tags[b][c] is the record of facet c of facet block b (-1: none). At most max_sets records. */
+int model_natural_sets(Model *md, const Problem *pb, const Mesh *m, int n, const char *const *boundary,
+                       const int *lines, int max_sets, uint64_t *sets, int *nsets);
+
 /* Appends the dofs node * ncomp + c (c in the bit mask `components`) of the nodes on group g, with value
  * values[c], to the model's Dirichlet list (later entries win on shared nodes). */
 int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int components,

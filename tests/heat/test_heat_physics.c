@@ -159,8 +159,7 @@ static int test_balance(void) {
     return 0;
 }
 
-static int test_precond(void)
-{
+static int test_precond(void) {
     Device d;
     CHECK_OK(test_device(&d, DEV_CPU, 1, ASSEMBLE_GATHER));
     /* (1) the diagonal, on a nonlinear case: k(T) polynomial, radiation and convection on the boundary */
@@ -176,8 +175,8 @@ static int test_precond(void)
     for (int64_t i = 0; i < n; i++) c.u[i] = 350 + 100 * test_rand(&seed); /* a non-uniform state */
     Operator op;
     CHECK_OK(op_create(&op, &d, &c.sp, &c.md.phys, 0, c.md.cell_tags, c.md.facet_tags));
-    double *r = malloc(sizeof(double) * n), *diag = malloc(sizeof(double) * n), *e = calloc(n, sizeof(double)),
-           *Je = malloc(sizeof(double) * n);
+    double *r = malloc(sizeof(double) * n), *diag = malloc(sizeof(double) * n),
+           *e = calloc(n, sizeof(double)), *Je = malloc(sizeof(double) * n);
     CHECK_OK(op_residual(&op, c.u, r)); /* stores the state the Jacobian linearises about */
     CHECK_OK(op_diagonal(&op, diag));
     double worst = 0.0;
@@ -197,13 +196,16 @@ static int test_precond(void)
     Case a, b;
     fin_case(&a, 2);
     fin_case(&b, 2);
-    TestSolve ja = {.ksp = KSP_CG, .pc = PC_JACOBI, .linear = 1}, ch = {.ksp = KSP_CG, .pc = PC_CHEBYSHEV, .linear = 1};
+    TestSolve ja = {.ksp = KSP_CG, .pc = PC_JACOBI, .linear = 1},
+              ch = {.ksp = KSP_CG, .pc = PC_CHEBYSHEV, .linear = 1};
     CHECK_OK(test_solve(&d, &a.sp, &a.md, NULL, a.u, &ja));
     CHECK_OK(test_solve(&d, &b.sp, &b.md, NULL, b.u, &ch));
     double diff = 0.0;
     for (int64_t i = 0; i < a.sp.ndofs; i++) diff = fmax(diff, fabs(a.u[i] - b.u[i]));
-    printf("fin: CG + Jacobi %d iterations, CG + Chebyshev-Jacobi (degree 3) %d iterations, max |T difference| "
-           "%.3e K\n", ja.linear_iterations, ch.linear_iterations, diff);
+    printf(
+        "fin: CG + Jacobi %d iterations, CG + Chebyshev-Jacobi (degree 3) %d iterations, max |T difference| "
+        "%.3e K\n",
+        ja.linear_iterations, ch.linear_iterations, diff);
     CHECK(diff < 1e-6, "Chebyshev and Jacobi solutions differ by %.3e K", diff);
     CHECK(ch.linear_iterations < ja.linear_iterations, "Chebyshev took %d CG iterations, Jacobi %d",
           ch.linear_iterations, ja.linear_iterations);
