@@ -227,6 +227,17 @@ void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3])
     for (int a = 0; a < shape_dim(s); a++) xi[a] = (double)lat[a] / p;
 }
 
+void lattice_points(Shape s, int p, int equispaced, double *pts) {
+    for (int n = 0; n < lattice_count(s, p); n++) {
+        int lat[3];
+        lattice_node(s, p, n, lat);
+        if (equispaced)
+            lattice_position_equispaced(s, p, lat, &pts[3 * n]);
+        else
+            lattice_position(s, p, lat, &pts[3 * n]);
+    }
+}
+
 /* ---------------------------------------------------------------- 1D polynomials */
 
 /* Legendre P_n and its derivative at x in [-1,1]. */

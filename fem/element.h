@@ -61,6 +61,9 @@ void lattice_position(Shape s, int p, const int lat[3], double xi[3]); /* refere
 int lattice_vertex(Shape s, int p, int v);
 /* Equispaced reference position of a lattice node (lat / p): where VTK's Lagrange cells place their nodes. */
 void lattice_position_equispaced(Shape s, int p, const int lat[3], double xi[3]);
+/* Reference positions of all nodes of order p, pts[n][3] in lattice order: their own positions, or (equispaced)
+ * the equispaced ones. */
+void lattice_points(Shape s, int p, int equispaced, double *pts);
 /* Number of nodes of order p strictly inside a shape (not on its boundary): (p-1)^d or C(p-1, d). */
 int lattice_interior_count(Shape s, int p);
 

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Field values and physical gradients of one element at the points of `t`; geometry from geo (GEO_STRIDE). */
 static void field_at(const Space *sp, const SpaceBlock *b, const ElementTables *t, int64_t c, const double *u,
                      const double *aux, const double *geo, int q, double *uq, double *gq, double *auxq) {
@@ -134,14 +133,7 @@ int functional_nodal_aux(const Space *sp, const double *u, const double *aux, in
         ElementTables t;
         memset(&t, 0, sizeof t);
         if (!pts) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal values");
-        for (int n = 0; n < nd && !status; n++) {
-            int lat[3];
-            lattice_node(b->shape, b->order, n, lat);
-            if (equispaced)
-                lattice_position_equispaced(b->shape, b->order, lat, &pts[3 * n]);
-            else
-                lattice_position(b->shape, b->order, lat, &pts[3 * n]);
-        }
+        if (!status) lattice_points(b->shape, b->order, equispaced, pts);
         if (!status) status = tables_create_at(b->shape, b->order, nd, pts, &t);
         Quadrature at = {.shape = b->shape, .npts = nd, .xi = pts, .w = NULL};
         double *w1 = malloc(sizeof(double) * nd), *geo = malloc(sizeof(double) * nd * GEO_STRIDE(d)),
@@ -177,8 +169,7 @@ int functional_nodal_aux(const Space *sp, const double *u, const double *aux, in
 }
 
 /* Reference coordinates of physical point x in cell c of block bi, by Newton's method; 1 if inside. */
-static int locate(const Mesh *m, int bi, int64_t c, const double *x, double *xi)
-{
+static int locate(const Mesh *m, int bi, int64_t c, const double *x, double *xi) {
     const MeshBlock *mb = &m->cells[bi];
     int d = m->dim, n = mb->nnodes;
     double val[27], grad[27 * 3];
@@ -221,8 +212,7 @@ static int locate(const Mesh *m, int bi, int64_t c, const double *x, double *xi)
     return sum <= 1 + tol;
 }
 
-int functional_probe(const Space *sp, const double *u, const double x[3], double *uq, double *gq)
-{
+int functional_probe(const Space *sp, const double *u, const double x[3], double *uq, double *gq) {
     const Mesh *m = sp->mesh;
     int d = m->dim, nc = sp->ncomp;
     for (int bi = 0; bi < sp->ncell_blocks; bi++) {
@@ -250,7 +240,8 @@ int functional_probe(const Space *sp, const double *u, const double x[3], double
             for (int i = 0; i < mb->nnodes; i++)
                 for (int a = 0; a < d; a++)
                     for (int r = 0; r < d; r++)
-                        J[a * d + r] += m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + i] + a] * ggrad[i * d + r];
+                        J[a * d + r] +=
+                            m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + i] + a] * ggrad[i * d + r];
             geometry_invert(d, J, geo + 1);
             for (int k = 0; k < nc; k++) uq[k] = 0.0;
             for (int i = 0; i < b->ndof; i++)

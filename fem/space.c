@@ -222,14 +222,7 @@ int space_lattice_points(const Space *sp, int equispaced, double *x) {
             free(val);
             return fem_fail(FEM_ERR_INTERNAL, "out of host memory for node coordinates");
         }
-        for (int n = 0; n < b->ndof; n++) {
-            int lat[3];
-            lattice_node(b->shape, b->order, n, lat);
-            if (equispaced)
-                lattice_position_equispaced(b->shape, b->order, lat, &pts[3 * n]);
-            else
-                lattice_position(b->shape, b->order, lat, &pts[3 * n]);
-        }
+        lattice_points(b->shape, b->order, equispaced, pts);
         basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
         for (int64_t c = 0; c < b->count; c++)
             for (int n = 0; n < b->ndof; n++) {

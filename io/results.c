@@ -12,14 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Equispaced reference positions of the lattice of order p on shape s: pts[n][3]. */
+/* Equispaced reference positions of the lattice of order p on shape s: pts[n][3] (malloc'ed). */
 static double *equispaced_points(Shape s, int p, int n) {
     double *pts = malloc(sizeof(double) * 3 * (size_t)n);
-    for (int i = 0; pts && i < n; i++) {
-        int lat[3];
-        lattice_node(s, p, i, lat);
-        lattice_position_equispaced(s, p, lat, &pts[3 * i]);
-    }
+    if (pts) lattice_points(s, p, 1, pts);
     return pts;
 }
 
