@@ -44,8 +44,16 @@ static const int TARGET_THREADS = 256;
 /* Threads per block the automatic choice does not exceed on the full-table path. */
 static const int FULL_TABLE_BLOCK = 256;
 
+/* The element kernels are templates on the path P and the reference dimension D only: the order, the
+ * quadrature, the number of components and the element type within a dimension stay run-time values, so
+ * there are five compiled variants of each (GPU_V_*), not one per order. One kernel with the path and the
+ * dimension as run-time values needed 64 registers and spilled; the specialised ones do not spill and run
+ * 3-7% faster (docs/PERFORMANCE.md). */
+#define ELEM_BOUNDS __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
+
 typedef struct {
     int path;
+    int variant;            /* GPU_V_*: the compiled kernel that runs the launch */
     int efast;              /* threadIdx.x is the element (full-table path), else the thread in the element */
     int nt, epb;            /* threads per element, elements per block */
     int tab_smem;           /* tables staged in shared memory */
@@ -100,9 +108,9 @@ static __device__ __forceinline__ void area_from_global(double *area, const doub
 }
 
 /* The tables every thread reads: staged copies or the global arrays. Generic: full B, G. Tensor: B1, G1. */
-static __device__ __forceinline__ void tables(const ElemView &v, const Layout &L, double *sT, int bt, int bn,
-                                              const double **B, const double **G) {
-    if (L.path == PATH_GENERIC) {
+static __device__ __forceinline__ void tables(int path, const ElemView &v, const Layout &L, double *sT, int bt,
+                                              int bn, const double **B, const double **G) {
+    if (path == PATH_GENERIC) {
         *B = v.B;
         *G = v.G;
         if (L.tab_smem && L.off_B >= 0) {
@@ -126,12 +134,12 @@ static __device__ __forceinline__ void tables(const ElemView &v, const Layout &L
     }
 }
 
-static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
-    k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
+template <int P, int D>
+static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
-    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = D;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb); /* elements in this block */
     const bool active = le < nb;
@@ -139,7 +147,7 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
            *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
     const double *B, *G;
-    tables(v, L, sT, bt, bn, &B, &G);
+    tables(P, v, L, sT, bt, bn, &B, &G);
 
     /* gather the element's values: ue[c][i] = u[dof_i * nc + c] */
     double *ue = sE + le * L.sE, *w = sW + le * L.sW;
@@ -160,9 +168,9 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     for (int c = 0; c < nc; c++) {
         const double *uc = ue + c * nd;
         double *quc = qu ? qu + c : NULL, *qdc = qd ? qd + c * dim : NULL;
-        if (L.path == PATH_GENERIC) {
+        if (P == PATH_GENERIC) {
             if (active) eo_interp(tid, nt, nq, nd, dim, B, G, uc, quc, nc, qdc, nc * dim);
-        } else if (L.path == PATH_QUAD) {
+        } else if (P == PATH_QUAD) {
             const int n1 = v.nd1, q1 = v.nq1;
             double *AB = w, *AG = w + n1 * q1;
             if (active) eo_q2_interp1(tid, nt, n1, q1, B, G, uc, AB, AG);
@@ -190,12 +198,12 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 }
 
 /* mode MODE_ATOMIC: r[dof] += re with atomicAdd; MODE_EVEC: evec[e][c][i] = re (gather assembly follows) */
-static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
-    k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
+template <int P, int D>
+static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
-    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = D;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
     const bool active = le < nb;
@@ -203,7 +211,7 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     double *sT = smem, *sE = sT + (L.tab_smem ? L.ntab : 0), *sQ0 = sE + L.epb * L.sE,
            *sQ1 = sQ0 + L.epb * L.sQ0, *sW = sQ1 + L.epb * L.sQ1;
     const double *B, *G;
-    tables(v, L, sT, bt, bn, &B, &G);
+    tables(P, v, L, sT, bt, bn, &B, &G);
 
     /* the block's q-point inputs are contiguous in global memory: coalesced copy-in */
     if (sq && L.nQ0) area_from_global(sQ0, sq + e0 * nq * nc, nb, L.nQ0, L.sQ0, bt, bn);
@@ -218,9 +226,9 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
     for (int c = 0; c < nc; c++) {
         const double *sc = se ? se + c : NULL, *fc = fe ? fe + c * dim : NULL;
         double *rc = re + c * nd;
-        if (L.path == PATH_GENERIC) {
+        if (P == PATH_GENERIC) {
             if (active) eo_integ(tid, nt, nq, nd, dim, B, G, sc, nc, fc, nc * dim, rc);
-        } else if (L.path == PATH_QUAD) {
+        } else if (P == PATH_QUAD) {
             const int n1 = v.nd1, q1 = v.nq1;
             double *X = w, *Y = w + n1 * q1;
             if (active) eo_q2_integ1(tid, nt, n1, q1, B, G, sc, nc, fc, nc * 2, X, Y);
@@ -256,19 +264,19 @@ static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 
 /* evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), as cpu_diag_add (full tables for
  * every shape). One thread per local dof. Q0/Q1 stage component c of s and f: [le][q], [le][q][a]. */
-static __global__ void __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
-    k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
+template <int D>
+static __global__ void ELEM_BOUNDS k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
-    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = v.dim;
+    const int nc = v.ncomp, nd = v.ndof, nq = v.nq, dim = D;
     const int64_t e0 = (int64_t)blockIdx.x * L.epb, e = e0 + le;
     const int nb = (int)(v.nelem - e0 < L.epb ? v.nelem - e0 : L.epb);
     const bool active = le < nb;
 
     double *sT = smem, *sQ0 = sT + (L.tab_smem ? L.ntab : 0), *sQ1 = sQ0 + L.epb * L.sQ0;
     const double *B, *G;
-    tables(v, L, sT, bt, bn, &B, &G);
+    tables(PATH_GENERIC, v, L, sT, bt, bn, &B, &G);
     if (sq && L.nQ0)
         for (int k = bt; k < nb * nq; k += bn) {
             int l = k / nq;
@@ -331,6 +339,18 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
 
 /* -------------------------------------------------------------------------------------------- host side */
 
+/* The compiled variants, indexed by GPU_V_* (the diagonal always runs on full tables). */
+typedef void (*InterpKernel)(ElemView, Layout, const double *, double *, double *);
+typedef void (*IntegKernel)(ElemView, Layout, const double *, const double *, double *, double *, int);
+typedef void (*DiagKernel)(ElemView, Layout, int, int, const double *, const double *, double *);
+static const InterpKernel interp_kernels[GPU_NVARIANTS] = {
+    k_interpolate<PATH_GENERIC, 1>, k_interpolate<PATH_GENERIC, 2>, k_interpolate<PATH_GENERIC, 3>,
+    k_interpolate<PATH_QUAD, 2>, k_interpolate<PATH_HEX, 3>};
+static const IntegKernel integ_kernels[GPU_NVARIANTS] = {
+    k_integrate<PATH_GENERIC, 1>, k_integrate<PATH_GENERIC, 2>, k_integrate<PATH_GENERIC, 3>,
+    k_integrate<PATH_QUAD, 2>, k_integrate<PATH_HEX, 3>};
+static const DiagKernel diag_kernels[GPU_NVARIANTS] = {k_diag<1>, k_diag<2>, k_diag<3>, k_diag<2>, k_diag<3>};
+
 /* Quads and hexes with at most this many (q-point, dof) pairs use the full tables: measured on an H200
  * (docs/PERFORMANCE.md), the full-table path's warp-wide broadcast reads beat the sum-factorised stages and
  * their barriers for hexes p = 1 (8 x 8) and quads p <= 3 (16 x 16); from hexes p = 2 (27 x 27) on sum
@@ -370,9 +390,9 @@ static int64_t balanced(int64_t work, int64_t cap) {
 /* Chooses threads per element, elements per block and what is staged in shared memory for one launch.
  * in0/in1: the value / gradient arrays that the operation reads or writes are present. */
 /* Blocks of `threads` threads and `smem` bytes of dynamic shared memory that fit on one SM at once. */
-static int64_t resident(const GpuState *g, int kernel, int threads, size_t smem) {
+static int64_t resident(const GpuState *g, int kernel, int variant, int threads, size_t smem) {
     int64_t warps = (threads + 31) / 32;
-    int64_t regs = (int64_t)g->kernel_regs[kernel] * 32;
+    int64_t regs = (int64_t)g->kernel_regs[kernel][variant] * 32;
     regs = (regs + 255) / 256 * 256 * warps; /* registers are allocated per warp, 256 at a time */
     int64_t n = regs > 0 ? g->regs_per_sm / regs : 32;
     int64_t by_threads = g->threads_per_sm / (warps * 32);
@@ -387,6 +407,8 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     memset(L, 0, sizeof *L);
     const GpuTuning *t = &g->tuning;
     const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
+    if (dim < 1 || dim > 3)
+        return fem_fail(FEM_ERR_INTERNAL, "GPU element kernels: reference dimension %d", (int)dim);
     L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v, t->path);
 
     /* tables */
@@ -446,6 +468,9 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     if (epb > g->max_threads / nt) epb = g->max_threads / nt;
     if (epb > v->nelem) epb = v->nelem;
     if (epb < 1) epb = 1;
+
+    /* the compiled variant */
+    L->variant = L->path == PATH_QUAD ? GPU_V_QUAD : L->path == PATH_HEX ? GPU_V_HEX : GPU_V_FULL1 + (int)dim - 1;
         /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
 #define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
     const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
@@ -486,7 +511,8 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
             if (fit > epb) fit = epb;
             int64_t res =
                 fit < 1 ? 0
-                        : resident(g, kernel, (int)(nt * fit), sizeof(double) * (size_t)(fixed + fit * per));
+                        : resident(g, kernel, L->variant, (int)(nt * fit),
+                                   sizeof(double) * (size_t)(fixed + fit * per));
             if (fit > best || (fit == epb && res > best_res))
                 best = fit, best_res = res, best_tab = tab_order[ti], best_q = q_order[qi];
         }
@@ -509,24 +535,26 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     L->sQ0 = best_q ? (int)sQ0 : 0;
     L->sQ1 = best_q ? (int)sQ1 : 0;
     L->smem = sizeof(double) * (size_t)((best_tab ? ntab : 0) + best * (sE + sW + L->sQ0 + L->sQ1));
-    L->resident = (int)resident(g, kernel, L->nt * L->epb, L->smem);
+    L->resident = (int)resident(g, kernel, L->variant, L->nt * L->epb, L->smem);
     return FEM_OK;
 }
 
 static void describe(GpuState *g, int op, const Layout *L) {
+    const int kernel = op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
     snprintf(g->last_launch, sizeof g->last_launch,
              "%s (%s): %d elems/block x %d threads/elem (%s), %.1f kB shared, tables %s, q-data %s, %d "
-             "blocks/SM",
+             "registers, %d blocks/SM",
              op_name(op), path_name(L->path), L->epb, L->nt,
              L->efast ? "lanes = elements" : "lanes = threads", (double)L->smem / 1024.0,
-             L->tab_smem ? "shared" : "global", (L->nQ0 || L->nQ1) ? "shared" : "global", L->resident);
+             L->tab_smem ? "shared" : "global", (L->nQ0 || L->nQ1) ? "shared" : "global",
+             g->kernel_regs[kernel][L->variant], L->resident);
 }
 
 /* Raises a kernel's dynamic shared-memory limit when a launch needs more than the default 48 KB. */
-template <typename K> static int allow_shared(GpuState *g, int which, K kernel, size_t bytes) {
-    if (bytes <= 48 * 1024 || bytes <= g->shared_set[which]) return FEM_OK;
+template <typename K> static int allow_shared(GpuState *g, int which, int variant, K kernel, size_t bytes) {
+    if (bytes <= 48 * 1024 || bytes <= g->shared_set[which][variant]) return FEM_OK;
     GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    g->shared_set[which] = bytes;
+    g->shared_set[which][variant] = bytes;
     return FEM_OK;
 }
 
@@ -550,12 +578,13 @@ int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, d
     if (v->nelem <= 0 || (!uq && !duq)) return FEM_OK;
     Layout L;
     FEM_TRY(plan(g, v, OP_INTERP, uq != NULL, duq != NULL, &L));
-    FEM_TRY(allow_shared(g, GPU_K_INTERPOLATE, k_interpolate, L.smem));
+    const InterpKernel k = interp_kernels[L.variant];
+    FEM_TRY(allow_shared(g, GPU_K_INTERPOLATE, L.variant, k, L.smem));
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_INTERP, &L);
-    k_interpolate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, u, uq, duq);
-    GPU_LAUNCHED(k_interpolate);
+    k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, u, uq, duq);
+    GPU_LAUNCHED(k);
     return FEM_OK;
 }
 
@@ -563,12 +592,13 @@ static int integrate_launch(GpuState *g, const ElemView *v, const double *sq, co
                             double *evec, int mode) {
     Layout L;
     FEM_TRY(plan(g, v, OP_INTEG, sq != NULL, fq != NULL, &L));
-    FEM_TRY(allow_shared(g, GPU_K_INTEGRATE, k_integrate, L.smem));
+    const IntegKernel k = integ_kernels[L.variant];
+    FEM_TRY(allow_shared(g, GPU_K_INTEGRATE, L.variant, k, L.smem));
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_INTEG, &L);
-    k_integrate<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, sq, fq, r, evec, mode);
-    GPU_LAUNCHED(k_integrate);
+    k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, sq, fq, r, evec, mode);
+    GPU_LAUNCHED(k);
     return FEM_OK;
 }
 
@@ -610,20 +640,24 @@ int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, c
         return fem_fail(FEM_ERR_INTERNAL, "diag_add: component %d or slot %d out of range", c, b);
     Layout L;
     FEM_TRY(plan(g, v, OP_DIAG, sq != NULL, fq != NULL, &L));
-    FEM_TRY(allow_shared(g, GPU_K_DIAG, k_diag, L.smem));
+    const DiagKernel k = diag_kernels[L.variant];
+    FEM_TRY(allow_shared(g, GPU_K_DIAG, L.variant, k, L.smem));
     int64_t blocks = grid_of(v, &L);
     FEM_TRY(check_grid(blocks));
     describe(g, OP_DIAG, &L);
-    k_diag<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, c, b, sq, fq, evec);
-    GPU_LAUNCHED(k_diag);
+    k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, c, b, sq, fq, evec);
+    GPU_LAUNCHED(k);
     return FEM_OK;
 }
 
 int gpu_kernels_init(GpuState *g) {
-    cudaFuncAttributes attr[GPU_NKERNELS];
-    cudaError_t e = cudaFuncGetAttributes(&attr[GPU_K_INTERPOLATE], k_interpolate);
-    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_INTEGRATE], k_integrate);
-    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_DIAG], k_diag);
+    cudaFuncAttributes attr[GPU_NKERNELS][GPU_NVARIANTS];
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; k < GPU_NVARIANTS && e == cudaSuccess; k++) {
+        e = cudaFuncGetAttributes(&attr[GPU_K_INTERPOLATE][k], interp_kernels[k]);
+        if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_INTEGRATE][k], integ_kernels[k]);
+        if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr[GPU_K_DIAG][k], diag_kernels[k]);
+    }
     if (e != cudaSuccess) {
         cudaGetLastError();
         cudaDeviceProp prop;
@@ -636,11 +670,13 @@ int gpu_kernels_init(GpuState *g) {
                         major, minor, FEMTO_CUDA_ARCHITECTURES, cudaGetErrorString(e), major, minor);
     }
     g->max_threads = GPU_MAX_THREADS;
-    for (int k = 0; k < GPU_NKERNELS; k++) {
-        if (attr[k].maxThreadsPerBlock < g->max_threads) g->max_threads = attr[k].maxThreadsPerBlock;
-        g->kernel_regs[k] = attr[k].numRegs;
-        g->shared_set[k] = 48 * 1024;
-    }
+    for (int k = 0; k < GPU_NKERNELS; k++)
+        for (int n = 0; n < GPU_NVARIANTS; n++) {
+            const cudaFuncAttributes *a = &attr[k][n];
+            if (a->maxThreadsPerBlock < g->max_threads) g->max_threads = a->maxThreadsPerBlock;
+            g->kernel_regs[k][n] = a->numRegs;
+            g->shared_set[k][n] = 48 * 1024;
+        }
     /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
      */
     return FEM_OK;
