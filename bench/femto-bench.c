@@ -596,14 +596,21 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    char date[64] = "?", rev[64] = "unknown";
+    /* the commit the build was configured at; the source tree's HEAD is named too where it differs (a copy
+     * of the tree on another machine may carry an older .git) */
+    char date[64] = "?", head[64] = "", rev[160];
     time_t tt = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&tt));
     FILE *git = popen("git -C '" FEMTO_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null", "r");
     if (git) {
-        if (fgets(rev, sizeof rev, git)) rev[strcspn(rev, "\n")] = 0;
-        if (pclose(git) != 0 || !rev[0]) snprintf(rev, sizeof rev, "%s (configured)", FEMTO_CONFIGURED_COMMIT);
+        if (!fgets(head, sizeof head, git)) head[0] = 0;
+        head[strcspn(head, "\n")] = 0;
+        if (pclose(git) != 0) head[0] = 0;
     }
+    if (head[0] && strcmp(head, FEMTO_CONFIGURED_COMMIT))
+        snprintf(rev, sizeof rev, "%s (configured; the source tree's HEAD is %s)", FEMTO_CONFIGURED_COMMIT, head);
+    else
+        snprintf(rev, sizeof rev, "%s", FEMTO_CONFIGURED_COMMIT);
     out("# femto-bench\n\n");
     out("- date: %s; femto %s, git %s\n", date, FEMTO_VERSION, rev);
     out("- GPU: %s\n", gpu_note);

@@ -68,7 +68,8 @@ extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || (e == cudaSuccess && n == 0)) {
         cudaGetLastError();
-        return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available: this machine has no NVIDIA GPU with a working "
+        return fem_fail(FEM_ERR_DEVICE,
+                        "no CUDA device is available: this machine has no NVIDIA GPU with a working "
                         "driver (use --device cpu)");
     }
     if (e != cudaSuccess) {

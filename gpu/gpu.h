@@ -18,8 +18,8 @@ int gpu_device_create(Device *d, AssembleKind assembly);
  * tests force each fallback so that every code path is checked against the CPU, and the benchmark can compare
  * choices. */
 typedef enum { GPU_PLACE_AUTO = 0, GPU_PLACE_SHARED = 1, GPU_PLACE_GLOBAL = 2 } GpuPlace;
-/* How quadrilaterals and hexahedra are computed: full shape tables (one table row per q-point, like simplices)
- * or sum factorisation (1D tables, stage by stage); AUTO picks per element type and order. */
+/* How quadrilaterals and hexahedra are computed: full shape tables (one table row per q-point, like
+ * simplices) or sum factorisation (1D tables, stage by stage); AUTO picks per element type and order. */
 typedef enum { GPU_PATH_AUTO = 0, GPU_PATH_FULL = 1, GPU_PATH_TENSOR = 2 } GpuPath;
 typedef struct {
     size_t shared_limit;  /* bytes of dynamic shared memory one block may use; 0: the GPU's maximum */

@@ -1,9 +1,10 @@
 /* The element kernels: interpolation, integration (atomic or gather assembly), the Jacobian diagonal and
  * gather assembly. See docs/gpu-backend.md for the design; in short:
  *
- *  - ONE kernel per operation for every element type, order and quadrature rule: sizes are run-time values
- * and all staging buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the
- * host computes per launch (no templates on the order).
+ *  - ONE kernel per operation for every order and quadrature rule: sizes are run-time values and all staging
+ * buffers live in one runtime-sized dynamic shared-memory array, cut up by a Layout that the host computes
+ * per launch (no templates on the order). The kernels are templates on the path and the reference
+ * dimension only (five variants, GPU_V_*), which lets the dimension loops unroll without spilling.
  *  - A block handles epb consecutive elements with nt threads each. Sum-factorised paths (quads, hexes) map
  *    threadIdx.x to tid, the thread's index in its element's group of nt threads, and threadIdx.y to the
  *    element; the full-table path (tri, tet, line, and every diagonal) maps threadIdx.x to the element and
@@ -44,11 +45,8 @@ static const int TARGET_THREADS = 256;
 /* Threads per block the automatic choice does not exceed on the full-table path. */
 static const int FULL_TABLE_BLOCK = 256;
 
-/* The element kernels are templates on the path P and the reference dimension D only: the order, the
- * quadrature, the number of components and the element type within a dimension stay run-time values, so
- * there are five compiled variants of each (GPU_V_*), not one per order. One kernel with the path and the
- * dimension as run-time values needed 64 registers and spilled; the specialised ones do not spill and run
- * 3-7% faster (docs/PERFORMANCE.md). */
+/* Every variant of the element kernels (template arguments: the path P and the reference dimension D; see
+ * docs/gpu-backend.md) has the same register budget: 64 per thread, two 512-thread blocks per SM. */
 #define ELEM_BOUNDS __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
 
 typedef struct {
@@ -108,8 +106,8 @@ static __device__ __forceinline__ void area_from_global(double *area, const doub
 }
 
 /* The tables every thread reads: staged copies or the global arrays. Generic: full B, G. Tensor: B1, G1. */
-static __device__ __forceinline__ void tables(int path, const ElemView &v, const Layout &L, double *sT, int bt,
-                                              int bn, const double **B, const double **G) {
+static __device__ __forceinline__ void tables(int path, const ElemView &v, const Layout &L, double *sT,
+                                              int bt, int bn, const double **B, const double **G) {
     if (path == PATH_GENERIC) {
         *B = v.B;
         *G = v.G;
@@ -135,7 +133,8 @@ static __device__ __forceinline__ void tables(int path, const ElemView &v, const
 }
 
 template <int P, int D>
-static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
+static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const double *u, double *uq,
+                                                 double *duq) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -199,7 +198,8 @@ static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const dou
 
 /* mode MODE_ATOMIC: r[dof] += re with atomicAdd; MODE_EVEC: evec[e][c][i] = re (gather assembly follows) */
 template <int P, int D>
-static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
+static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const double *sq, const double *fq,
+                                               double *r, double *evec, int mode) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -265,7 +265,8 @@ static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const doubl
 /* evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), as cpu_diag_add (full tables for
  * every shape). One thread per local dof. Q0/Q1 stage component c of s and f: [le][q], [le][q][a]. */
 template <int D>
-static __global__ void ELEM_BOUNDS k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
+static __global__ void ELEM_BOUNDS k_diag(ElemView v, Layout L, int c, int b, const double *sq,
+                                          const double *fq, double *evec) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -455,7 +456,8 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
         epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
         if (epb > g->max_threads) epb = g->max_threads;
         /* at most FULL_TABLE_BLOCK threads: with the 64-register cap, four such blocks fit an SM (50%
-         * occupancy); 384-thread blocks fit only two (37.5%, measured register-limited with Nsight Compute) */
+         * occupancy); 384-thread blocks fit only two (37.5%, measured register-limited with Nsight Compute)
+         */
         nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / epb);
         if (nt > g->max_threads) nt = g->max_threads;
         if (nt < 1) nt = 1;
@@ -470,8 +472,10 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
     if (epb < 1) epb = 1;
 
     /* the compiled variant */
-    L->variant = L->path == PATH_QUAD ? GPU_V_QUAD : L->path == PATH_HEX ? GPU_V_HEX : GPU_V_FULL1 + (int)dim - 1;
-        /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
+    L->variant = L->path == PATH_QUAD  ? GPU_V_QUAD
+                 : L->path == PATH_HEX ? GPU_V_HEX
+                                       : GPU_V_FULL1 + (int)dim - 1;
+    /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
 #define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
     const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
 #undef STRIDE
@@ -509,10 +513,9 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
             int64_t room = (int64_t)(limit / sizeof(double)) - fixed;
             int64_t fit = room <= 0 ? 0 : per > 0 ? room / per : epb;
             if (fit > epb) fit = epb;
-            int64_t res =
-                fit < 1 ? 0
-                        : resident(g, kernel, L->variant, (int)(nt * fit),
-                                   sizeof(double) * (size_t)(fixed + fit * per));
+            int64_t res = fit < 1 ? 0
+                                  : resident(g, kernel, L->variant, (int)(nt * fit),
+                                             sizeof(double) * (size_t)(fixed + fit * per));
             if (fit > best || (fit == epb && res > best_res))
                 best = fit, best_res = res, best_tab = tab_order[ti], best_q = q_order[qi];
         }
