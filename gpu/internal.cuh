@@ -11,7 +11,8 @@
 
 /* Largest block of the element kernels: they are compiled with __launch_bounds__(GPU_MAX_THREADS,
  * GPU_MIN_BLOCKS), so a launch of that many threads never fails for lack of registers, and the register
- * budget (64 per thread) leaves room for two such blocks per SM. */
+ * budget (64 per thread) leaves room for two such blocks per SM (kernels.cu: the full-table path in one and
+ * two dimensions has a smaller budget and blocks of at most 256 threads). */
 enum { GPU_MAX_THREADS = 512, GPU_MIN_BLOCKS = 2, GPU_VEC_THREADS = 256, GPU_DOT_BLOCKS = 1024 };
 
 /* Kernels whose dynamic shared-memory limit may need raising above the 48 KB default. */
@@ -24,12 +25,12 @@ typedef struct {
     int device;
     int sm_count;
     size_t shared_optin; /* largest dynamic shared memory of one block (after cudaFuncSetAttribute) */
-    int max_threads;     /* threads per block the element kernels are launched with at most */
     int regs_per_sm, threads_per_sm;
     size_t shared_per_sm;
-    int kernel_regs[GPU_NKERNELS][GPU_NVARIANTS]; /* registers per thread of each kernel variant */
-    double *dot_partial;                          /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the result */
-    double *fill_pattern;                         /* device copy of a long fill pattern */
+    int kernel_regs[GPU_NKERNELS][GPU_NVARIANTS];    /* registers per thread of each kernel variant */
+    int kernel_threads[GPU_NKERNELS][GPU_NVARIANTS]; /* the largest block of each variant */
+    double *dot_partial;  /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the result */
+    double *fill_pattern; /* device copy of a long fill pattern */
     int fill_capacity;
     size_t shared_set[GPU_NKERNELS][GPU_NVARIANTS]; /* the limit cudaFuncSetAttribute raised each to */
     GpuTuning tuning;

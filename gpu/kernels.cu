@@ -45,9 +45,15 @@ static const int TARGET_THREADS = 256;
 /* Threads per block the automatic choice does not exceed on the full-table path. */
 static const int FULL_TABLE_BLOCK = 256;
 
-/* Every variant of the element kernels (template arguments: the path P and the reference dimension D; see
- * docs/gpu-backend.md) has the same register budget: 64 per thread, two 512-thread blocks per SM. */
-#define ELEM_BOUNDS __launch_bounds__(GPU_MAX_THREADS, GPU_MIN_BLOCKS)
+/* Register budgets of the variants (template arguments: the path P and the reference dimension D; see
+ * docs/gpu-backend.md). The full-table path in one and two dimensions keeps to 40 registers, six blocks of
+ * FULL_TABLE_BLOCK threads per SM (measured 5-13% faster on triangles than 64 registers and four blocks);
+ * every other variant may use 64, two blocks of GPU_MAX_THREADS (in three dimensions a smaller budget was
+ * not faster: docs/PERFORMANCE.md). */
+#define ELEM_LOW(P, D) ((P) == PATH_GENERIC && (D) < 3)
+#define ELEM_BOUNDS(P, D)                                                                                    \
+    __launch_bounds__(ELEM_LOW(P, D) ? FULL_TABLE_BLOCK : GPU_MAX_THREADS,                                   \
+                      ELEM_LOW(P, D) ? 6 : GPU_MIN_BLOCKS)
 
 typedef struct {
     int path;
@@ -133,8 +139,8 @@ static __device__ __forceinline__ void tables(int path, const ElemView &v, const
 }
 
 template <int P, int D>
-static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const double *u, double *uq,
-                                                 double *duq) {
+static __global__ void ELEM_BOUNDS(P, D)
+    k_interpolate(ElemView v, Layout L, const double *u, double *uq, double *duq) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -198,8 +204,8 @@ static __global__ void ELEM_BOUNDS k_interpolate(ElemView v, Layout L, const dou
 
 /* mode MODE_ATOMIC: r[dof] += re with atomicAdd; MODE_EVEC: evec[e][c][i] = re (gather assembly follows) */
 template <int P, int D>
-static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const double *sq, const double *fq,
-                                               double *r, double *evec, int mode) {
+static __global__ void ELEM_BOUNDS(P, D)
+    k_integrate(ElemView v, Layout L, const double *sq, const double *fq, double *r, double *evec, int mode) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -265,8 +271,8 @@ static __global__ void ELEM_BOUNDS k_integrate(ElemView v, Layout L, const doubl
 /* evec[e][c][i] += sum_q Phi_b(q,i) (B[q][i] s_q + sum_a G[q][i][a] f_q,a), as cpu_diag_add (full tables for
  * every shape). One thread per local dof. Q0/Q1 stage component c of s and f: [le][q], [le][q][a]. */
 template <int D>
-static __global__ void ELEM_BOUNDS k_diag(ElemView v, Layout L, int c, int b, const double *sq,
-                                          const double *fq, double *evec) {
+static __global__ void ELEM_BOUNDS(PATH_GENERIC, D)
+    k_diag(ElemView v, Layout L, int c, int b, const double *sq, const double *fq, double *evec) {
     extern __shared__ double smem[];
     const Ids I = ids(L);
     const int tid = I.tid, le = I.le, nt = I.nt, bt = I.bt, bn = I.bn;
@@ -449,33 +455,32 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
      * element is small) and one thread per pair of items (q-points or dofs), as many as fit in a block.
      * Sum-factorised paths: one thread per item of the widest stage, blocks of about TARGET_THREADS. */
     L->efast = L->path == PATH_GENERIC;
+    L->variant = L->path == PATH_QUAD  ? GPU_V_QUAD
+                 : L->path == PATH_HEX ? GPU_V_HEX
+                                       : GPU_V_FULL1 + (int)dim - 1;
+    const int64_t cap = g->kernel_threads[kernel][L->variant]; /* the variant's largest block */
     int64_t nt, epb;
     if (L->efast) {
         /* eo_interp / eo_integ give each thread two items per pass */
         int64_t pairs = (work + 1) / 2;
         epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
-        if (epb > g->max_threads) epb = g->max_threads;
+        if (epb > cap) epb = cap;
         /* at most FULL_TABLE_BLOCK threads: with the 64-register cap, four such blocks fit an SM (50%
          * occupancy); 384-thread blocks fit only two (37.5%, measured register-limited with Nsight Compute)
          */
         nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / epb);
-        if (nt > g->max_threads) nt = g->max_threads;
+        if (nt > cap) nt = cap;
         if (nt < 1) nt = 1;
     } else {
-        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, g->max_threads);
-        if (nt > g->max_threads) nt = g->max_threads;
+        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, cap);
+        if (nt > cap) nt = cap;
         if (nt < 1) nt = 1;
         epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + nt - 1) / nt;
     }
-    if (epb > g->max_threads / nt) epb = g->max_threads / nt;
+    if (epb > cap / nt) epb = cap / nt;
     if (epb > v->nelem) epb = v->nelem;
     if (epb < 1) epb = 1;
-
-    /* the compiled variant */
-    L->variant = L->path == PATH_QUAD  ? GPU_V_QUAD
-                 : L->path == PATH_HEX ? GPU_V_HEX
-                                       : GPU_V_FULL1 + (int)dim - 1;
-    /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
+        /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
 #define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
     const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
 #undef STRIDE
@@ -672,11 +677,11 @@ int gpu_kernels_init(GpuState *g) {
                         "architecture(s) %s (%s); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=%d%d",
                         major, minor, FEMTO_CUDA_ARCHITECTURES, cudaGetErrorString(e), major, minor);
     }
-    g->max_threads = GPU_MAX_THREADS;
     for (int k = 0; k < GPU_NKERNELS; k++)
         for (int n = 0; n < GPU_NVARIANTS; n++) {
             const cudaFuncAttributes *a = &attr[k][n];
-            if (a->maxThreadsPerBlock < g->max_threads) g->max_threads = a->maxThreadsPerBlock;
+            g->kernel_threads[k][n] =
+                a->maxThreadsPerBlock < GPU_MAX_THREADS ? a->maxThreadsPerBlock : GPU_MAX_THREADS;
             g->kernel_regs[k][n] = a->numRegs;
             g->shared_set[k][n] = 48 * 1024;
         }
