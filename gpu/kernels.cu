@@ -380,6 +380,10 @@ static const char *op_name(int op) {
     return op == OP_INTERP ? "interpolation" : op == OP_INTEG ? "integration" : "diagonal";
 }
 
+static int kernel_of(int op) {
+    return op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
+}
+
 static int64_t max3(int64_t a, int64_t b, int64_t c) {
     int64_t m = a > b ? a : b;
     return m > c ? m : c;
@@ -410,7 +414,7 @@ static int64_t resident(const GpuState *g, int kernel, int variant, int threads,
 }
 
 static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, Layout *L) {
-    const int kernel = op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
+    const int kernel = kernel_of(op);
     memset(L, 0, sizeof *L);
     const GpuTuning *t = &g->tuning;
     const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
@@ -465,9 +469,9 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
         int64_t pairs = (work + 1) / 2;
         epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
         if (epb > cap) epb = cap;
-        /* at most FULL_TABLE_BLOCK threads: with the 64-register cap, four such blocks fit an SM (50%
-         * occupancy); 384-thread blocks fit only two (37.5%, measured register-limited with Nsight Compute)
-         */
+        /* at most FULL_TABLE_BLOCK threads: with 64 registers (3D), four such blocks fit an SM (50%
+         * occupancy) where 384-thread blocks fit only two (37.5%, measured register-limited with Nsight
+         * Compute); the 1D/2D variants are compiled for this size */
         nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / epb);
         if (nt > cap) nt = cap;
         if (nt < 1) nt = 1;
@@ -548,7 +552,7 @@ static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, 
 }
 
 static void describe(GpuState *g, int op, const Layout *L) {
-    const int kernel = op == OP_INTERP ? GPU_K_INTERPOLATE : op == OP_INTEG ? GPU_K_INTEGRATE : GPU_K_DIAG;
+    const int kernel = kernel_of(op);
     snprintf(g->last_launch, sizeof g->last_launch,
              "%s (%s): %d elems/block x %d threads/elem (%s), %.1f kB shared, tables %s, q-data %s, %d "
              "registers, %d blocks/SM",
