@@ -585,16 +585,27 @@ static int check_grid(int64_t blocks) {
     return FEM_OK;
 }
 
+/* Everything before a launch of an element kernel: the plan, the compiled variant out of `variants`, the
+ * shared-memory limit it needs, the grid, and the description of the launch. */
+template <typename K>
+static int prepare(GpuState *g, const ElemView *v, int op, int in0, int in1, const K *variants, Layout *L,
+                   K *k, int64_t *blocks) {
+    FEM_TRY(plan(g, v, op, in0, in1, L));
+    *k = variants[L->variant];
+    FEM_TRY(allow_shared(g, kernel_of(op), L->variant, *k, L->smem));
+    *blocks = grid_of(v, L);
+    FEM_TRY(check_grid(*blocks));
+    describe(g, op, L);
+    return FEM_OK;
+}
+
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
     GpuState *g = gpu_state(d);
     if (v->nelem <= 0 || (!uq && !duq)) return FEM_OK;
     Layout L;
-    FEM_TRY(plan(g, v, OP_INTERP, uq != NULL, duq != NULL, &L));
-    const InterpKernel k = interp_kernels[L.variant];
-    FEM_TRY(allow_shared(g, GPU_K_INTERPOLATE, L.variant, k, L.smem));
-    int64_t blocks = grid_of(v, &L);
-    FEM_TRY(check_grid(blocks));
-    describe(g, OP_INTERP, &L);
+    InterpKernel k;
+    int64_t blocks;
+    FEM_TRY(prepare(g, v, OP_INTERP, uq != NULL, duq != NULL, interp_kernels, &L, &k, &blocks));
     k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, u, uq, duq);
     GPU_LAUNCHED(k);
     return FEM_OK;
@@ -603,12 +614,9 @@ int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, d
 static int integrate_launch(GpuState *g, const ElemView *v, const double *sq, const double *fq, double *r,
                             double *evec, int mode) {
     Layout L;
-    FEM_TRY(plan(g, v, OP_INTEG, sq != NULL, fq != NULL, &L));
-    const IntegKernel k = integ_kernels[L.variant];
-    FEM_TRY(allow_shared(g, GPU_K_INTEGRATE, L.variant, k, L.smem));
-    int64_t blocks = grid_of(v, &L);
-    FEM_TRY(check_grid(blocks));
-    describe(g, OP_INTEG, &L);
+    IntegKernel k;
+    int64_t blocks;
+    FEM_TRY(prepare(g, v, OP_INTEG, sq != NULL, fq != NULL, integ_kernels, &L, &k, &blocks));
     k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, sq, fq, r, evec, mode);
     GPU_LAUNCHED(k);
     return FEM_OK;
@@ -651,12 +659,9 @@ int gpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, c
     if (c < 0 || c >= v->ncomp || b < 0 || b > v->dim)
         return fem_fail(FEM_ERR_INTERNAL, "diag_add: component %d or slot %d out of range", c, b);
     Layout L;
-    FEM_TRY(plan(g, v, OP_DIAG, sq != NULL, fq != NULL, &L));
-    const DiagKernel k = diag_kernels[L.variant];
-    FEM_TRY(allow_shared(g, GPU_K_DIAG, L.variant, k, L.smem));
-    int64_t blocks = grid_of(v, &L);
-    FEM_TRY(check_grid(blocks));
-    describe(g, OP_DIAG, &L);
+    DiagKernel k;
+    int64_t blocks;
+    FEM_TRY(prepare(g, v, OP_DIAG, sq != NULL, fq != NULL, diag_kernels, &L, &k, &blocks));
     k<<<(unsigned)blocks, block_of(&L), L.smem>>>(*v, L, c, b, sq, fq, evec);
     GPU_LAUNCHED(k);
     return FEM_OK;
