@@ -138,10 +138,21 @@ int app_run(const AppOptions *o) {
     }
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
-    if (!status) status = write_summary(&r);
+    double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
+    if (!status) {
+        summary_add(&r.summary, "newton_iterations", r.newton_its, "");
+        summary_add(&r.summary, "linear_iterations", r.linear_its, "");
+        summary_add(&r.summary, "linear_solves_capped", r.capped, "");
+        summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
+        summary_add(&r.summary, "setup_seconds", setup, "s");
+        summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
+        summary_add(&r.summary, "output_seconds", r.t_output, "s");
+        summary_add(&r.summary, "total_seconds", total, "s");
+        status = write_summary(&r);
+    }
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
-                r.t_solve, r.t_output, app_seconds() - r.t0 - r.t_mesh - r.t_solve - r.t_output);
+                r.t_solve, r.t_output, setup);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

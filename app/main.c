@@ -71,6 +71,17 @@ void app_say(const AppOptions *o, int level, const char *fmt, ...) {
     fflush(stdout);
 }
 
+void app_warn(const AppOptions *o, const char *fmt, ...) {
+    if (o->verbosity < 1) return;
+    fflush(stdout);
+    fputs("warning: ", stderr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+}
+
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "femto-app: ");
     fprintf(stderr, fmt, arg);

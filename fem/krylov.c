@@ -149,10 +149,16 @@ int ksp_setup(Ksp *k, LinOp A, const double *diag) {
 static int finish(KspResult *res, double target, int it) {
     res->iterations = it;
     res->converged = res->rnorm <= target;
-    if (!res->converged && !res->reason[0])
-        snprintf(res->reason, sizeof res->reason, "reached %d iterations with |r| = %.3e > %.3e", it,
-                 res->rnorm, target);
+    if (!res->converged && !res->reason[0]) {
+        res->capped = 1;
+        snprintf(res->reason, sizeof res->reason, "stopped at its cap of %d iterations with |r| = %.3e > %.3e",
+                 it, res->rnorm, target);
+    }
     return FEM_OK;
+}
+
+static void monitor(const Ksp *k, int it, const KspResult *res, double target) {
+    if (k->set.monitor) k->set.monitor(k->set.monitor_ctx, it, res->rnorm, res->rnorm0, target);
 }
 
 static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, double target) {
@@ -180,6 +186,7 @@ static int cg(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, doubl
         FEM_TRY(dot(k, r, r, &rr));
         res->rnorm = sqrt(rr);
         it++;
+        monitor(k, it, res, target);
         if (!isfinite(res->rnorm)) {
             snprintf(res->reason, sizeof res->reason, "CG produced NaN");
             break;
@@ -241,6 +248,7 @@ static int gmres(Ksp *k, LinOp A, const double *b, double *x, KspResult *res, do
             g[j] = cs[j] * g[j];
             res->rnorm = fabs(g[j + 1]);
             it++;
+            monitor(k, it, res, target);
             if (!isfinite(res->rnorm)) {
                 snprintf(res->reason, sizeof res->reason, "GMRES produced NaN");
                 j++;
@@ -324,6 +332,7 @@ static int bicgstab(Ksp *k, LinOp A, const double *b, double *x, KspResult *res,
         res->rnorm = sqrt(rr);
         rho = rho_new;
         it++;
+        monitor(k, it, res, target);
         if (!isfinite(res->rnorm)) {
             snprintf(res->reason, sizeof res->reason, "BiCGStab produced NaN");
             break;

@@ -16,6 +16,10 @@ typedef struct {
     void *ctx;
 } LinOp;
 
+/* Called after every iteration of a solve (progress lines on long solves): the iteration, the residual norm
+ * (the recursively updated one, as the method sees it), the right-hand side's norm and the target. */
+typedef void (*KspMonitor)(void *ctx, int iteration, double rnorm, double bnorm, double target);
+
 typedef struct {
     KspType type;
     PcType pc;
@@ -23,12 +27,15 @@ typedef struct {
     int max_iterations;
     int restart;     /* GMRES */
     int cheb_degree; /* Chebyshev polynomial degree (default 3) */
+    KspMonitor monitor;
+    void *monitor_ctx;
 } KspSettings;
 
 typedef struct {
     int iterations;
     double rnorm0, rnorm;
     int converged;
+    int capped;      /* stopped at max_iterations without converging */
     char reason[96]; /* why it stopped, when it did not converge */
 } KspResult;
 

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+/* After a converged linear solve, a residual that no step reduces while it lies within this factor of the
+ * tolerance is the round-off floor of the evaluation, not a stagnating Newton. */
+#define STALL_FACTOR 100.0
+
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -18,121 +22,245 @@ static int jacobian_apply(void *ctx, const double *x, double *y) {
     return op_jacobian((Operator *)ctx, x, y);
 }
 
-typedef struct {
-    Operator *op;
-    const double *extra;
-    int64_t n;
-} Residual;
-
-static int residual_norm(Residual *R, const double *u, double *r, double *norm) {
-    Device *d = R->op->dev;
-    FEM_TRY(op_residual(R->op, u, r));
-    if (R->extra) FEM_TRY(d->ops.axpby(d, R->n, 1.0, R->extra, 1.0, r));
-    double rr;
-    FEM_TRY(d->ops.dot(d, R->n, r, r, &rr));
-    *norm = sqrt(rr);
+static int norm(Device *d, int64_t n, const double *x, double *out) {
+    double xx;
+    FEM_TRY(d->ops.dot(d, n, x, x, &xx));
+    *out = sqrt(xx);
     return FEM_OK;
 }
 
-int newton_solve(Operator *op, double *u, const double *extra, const NewtonSettings *set, NewtonResult *res,
-                 NewtonReport report, void *report_ctx) {
-    Device *d = op->dev;
-    int64_t n = op->space->ndofs;
-    memset(res, 0, sizeof *res);
-    double *r = NULL, *du = NULL, *trial = NULL, *rtrial = NULL, *diag = NULL;
-    Ksp ksp = {0};
+int newton_create(Newton *nw, Operator *op, const NewtonSettings *set, NewtonReport report, void *report_ctx) {
+    memset(nw, 0, sizeof *nw);
+    nw->op = op;
+    nw->set = *set;
+    nw->report = report;
+    nw->report_ctx = report_ctx;
+    size_t bytes = sizeof(double) * (size_t)op->space->ndofs;
+    double **vecs[] = {&nw->r, &nw->du, &nw->trial, &nw->rtrial, &nw->diag, &nw->r_zero, &nw->tmp};
     int status = FEM_OK;
-    double *vecs[] = {NULL, NULL, NULL, NULL, NULL};
-    for (int i = 0; i < 5 && !status; i++)
-        status = device_alloc(d, (void **)&vecs[i], sizeof(double) * (size_t)n);
-    r = vecs[0], du = vecs[1], trial = vecs[2], rtrial = vecs[3], diag = vecs[4];
-    if (!status) status = ksp_create(&ksp, d, n, &set->ksp);
-    Residual R = {op, extra, n};
-    LinOp J = {jacobian_apply, op};
-    double t0 = now(), rnorm = 0.0;
-    if (!status) status = residual_norm(&R, u, r, &rnorm);
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0] && !status; i++)
+        status = device_alloc(op->dev, (void **)vecs[i], bytes);
+    if (!status) status = ksp_create(&nw->ksp, op->dev, op->space->ndofs, &set->ksp);
+    if (status) newton_destroy(nw);
+    return status;
+}
+
+void newton_destroy(Newton *nw) {
+    if (!nw->op) return;
+    Device *d = nw->op->dev;
+    double *vecs[] = {nw->r, nw->du, nw->trial, nw->rtrial, nw->diag, nw->r_zero, nw->tmp};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) device_free(d, vecs[i]);
+    ksp_destroy(&nw->ksp);
+    memset(nw, 0, sizeof *nw);
+}
+
+void newton_jacobian_changed(Newton *nw) {
+    nw->pc_ready = 0;
+}
+
+const char *newton_how(NewtonHow how) {
+    switch (how) {
+    case NEWTON_BY_RESIDUAL: return "residual below the tolerance";
+    case NEWTON_BY_STEP: return "negligible correction";
+    case NEWTON_BY_LINEAR: return "affine problem: one linear solve";
+    case NEWTON_BY_FLOOR: return "residual at the round-off floor";
+    }
+    return "";
+}
+
+/* r = R(u) + extra and its norm; internal (may be NULL) = |r - (R(0) + extra)|, the size of the internal
+ * forces (or heat flows) that cancel in r. */
+static int evaluate(Newton *nw, const double *u, const double *extra, double *r, double *rnorm,
+                    double *internal) {
+    Device *d = nw->op->dev;
+    int64_t n = nw->op->space->ndofs;
+    FEM_TRY(op_residual(nw->op, u, r));
+    if (extra) FEM_TRY(d->ops.axpby(d, n, 1.0, extra, 1.0, r));
+    FEM_TRY(norm(d, n, r, rnorm));
+    if (!internal) return FEM_OK;
+    FEM_TRY(d->ops.copy(d, nw->tmp, r, sizeof(double) * (size_t)n));
+    FEM_TRY(d->ops.axpby(d, n, -1.0, nw->r_zero, 1.0, nw->tmp));
+    return norm(d, n, nw->tmp, internal);
+}
+
+/* R(0) + extra (the applied loads, with the constrained rows zero) into r_zero, and the first residual. */
+static int start(Newton *nw, const double *u, const double *extra, NewtonResult *res) {
+    Device *d = nw->op->dev;
+    size_t bytes = sizeof(double) * (size_t)nw->op->space->ndofs;
+    double load, rnorm, internal;
+    FEM_TRY(d->ops.zero(d, nw->trial, bytes));
+    FEM_TRY(evaluate(nw, nw->trial, extra, nw->r_zero, &load, NULL));
+    FEM_TRY(evaluate(nw, u, extra, nw->r, &rnorm, &internal));
     res->rnorm0 = res->rnorm = rnorm;
+    res->scale = fmax(rnorm, fmax(load, internal));
     res->history[res->nhistory++] = rnorm;
-    double target = fmax(set->atol, set->rtol * res->rnorm0);
-    while (!status) {
-        if (!isfinite(rnorm)) {
-            snprintf(res->reason, sizeof res->reason, "the residual is NaN or infinite (iteration %d)",
-                     res->iterations);
-            break;
+    return FEM_OK;
+}
+
+static double tolerance(const Newton *nw, const NewtonResult *res) {
+    return fmax(nw->set.atol, nw->set.rtol * res->scale);
+}
+
+/* Before a step: NaN, converged by the residual, or out of iterations. Returns 1 when Newton stops. */
+static int stop_before_step(const Newton *nw, NewtonResult *res) {
+    if (!isfinite(res->rnorm)) {
+        snprintf(res->reason, sizeof res->reason, "the residual is NaN or infinite (iteration %d)",
+                 res->iterations);
+        return 1;
+    }
+    if (res->rnorm <= tolerance(nw, res)) {
+        res->converged = 1;
+        res->how = NEWTON_BY_RESIDUAL;
+        return 1;
+    }
+    if (res->iterations >= nw->set.max_iterations) {
+        snprintf(res->reason, sizeof res->reason,
+                 "reached the iteration limit (%d) with |R| = %.3e, above the tolerance %.3e (%.1e of the "
+                 "residual scale %.3e)%s",
+                 nw->set.max_iterations, res->rnorm, tolerance(nw, res), res->rnorm / res->scale, res->scale,
+                 res->capped ? "; some linear solves stopped at their iteration cap" : "");
+        return 1;
+    }
+    return 0;
+}
+
+/* du from J du = -r: the preconditioner (again, unless the problem is affine and it is still valid), the
+ * forcing term (tight enough for the Newton target, no tighter; for affine problems the linear tolerance),
+ * and the Krylov solve. */
+static int correction(Newton *nw, NewtonResult *res, KspResult *kr) {
+    Operator *op = nw->op;
+    Device *d = op->dev;
+    LinOp J = {jacobian_apply, op};
+    if (!nw->pc_ready || !nw->set.linear) {
+        FEM_TRY(op_diagonal(op, nw->diag));
+        FEM_TRY(ksp_setup(&nw->ksp, J, nw->diag));
+        nw->pc_ready = 1;
+    }
+    double target = tolerance(nw, res), need = target / res->rnorm;
+    double eta = nw->set.linear ? fmin(nw->set.ksp.rtol, need)
+                                : fmin(nw->set.ksp.rtol, fmax(0.5 * need, 0.1 * res->rnorm / res->rnorm0));
+    nw->ksp.set.rtol = fmax(1e-12, eta);
+    nw->ksp.set.atol = 0.01 * target;
+    FEM_TRY(d->ops.axpby(d, op->space->ndofs, -1.0, nw->r, 0.0, nw->rtrial));
+    FEM_TRY(ksp_solve(&nw->ksp, J, nw->rtrial, nw->du, kr));
+    res->linear_iterations += kr->iterations;
+    res->capped += kr->capped;
+    return FEM_OK;
+}
+
+/* Backtracking on |R| (sufficient decrease) along du: trial = u + step du, rtrial = R(trial). An affine problem
+ * always takes the full step: with an exact Jacobian a truncated CG correction still lowers the error in the
+ * energy norm, though not always |R|, and a shortened step would only slow the restarted solve down. */
+static int line_search(Newton *nw, const double *u, const double *extra, double rnorm, double *step,
+                       double *tnorm, double *internal, int *accepted) {
+    Device *d = nw->op->dev;
+    int64_t n = nw->op->space->ndofs;
+    int search = nw->set.line_search && !nw->set.linear;
+    *step = 1.0;
+    *accepted = 0;
+    for (int ls = 0; ls < (search ? 12 : 1); ls++) {
+        FEM_TRY(d->ops.copy(d, nw->trial, u, sizeof(double) * (size_t)n));
+        FEM_TRY(d->ops.axpby(d, n, *step, nw->du, 1.0, nw->trial));
+        FEM_TRY(evaluate(nw, nw->trial, extra, nw->rtrial, tnorm, internal));
+        if (!search || (isfinite(*tnorm) && *tnorm <= (1.0 - 1e-4 * *step) * rnorm)) {
+            *accepted = 1;
+            return FEM_OK;
         }
-        if (rnorm <= target) {
-            res->converged = 1;
-            break;
-        }
-        if (res->iterations >= set->max_iterations) {
-            snprintf(res->reason, sizeof res->reason,
-                     "reached the iteration limit (%d) with |R| = %.3e, above the tolerance %.3e",
-                     set->max_iterations, rnorm, target);
-            break;
-        }
-        /* correction: J du = -r, with a forcing term that tightens as R falls (quadratic convergence) */
-        status = op_diagonal(op, diag);
-        if (!status) status = ksp_setup(&ksp, J, diag);
-        if (status) break;
-        /* forcing term: no tighter than the Newton target needs; for nonlinear problems 0.1 |R_k| / |R_0|,
-         * which keeps the convergence quadratic (Eisenstat-Walker); for affine ones the target at once */
-        double need = 0.5 * target / rnorm;
-        double eta = set->linear ? need : fmax(need, 0.1 * rnorm / fmax(res->rnorm0, 1e-300));
-        ksp.set.rtol = fmax(1e-15, fmin(set->ksp.rtol, eta));
-        ksp.set.atol = 0.01 * target;
-        status = d->ops.axpby(d, n, -1.0, r, 0.0, rtrial);
-        KspResult kr;
-        if (!status) status = ksp_solve(&ksp, J, rtrial, du, &kr);
-        if (status) break;
-        res->linear_iterations += kr.iterations;
-        if (!isfinite(kr.rnorm)) {
-            snprintf(res->reason, sizeof res->reason, "the linear solver failed: %s", kr.reason);
-            break;
-        }
-        /* backtracking on ||R|| (sufficient decrease) */
-        double step = 1.0, tnorm = INFINITY;
-        int accepted = 0;
-        for (int ls = 0; ls < (set->line_search ? 12 : 1) && !status; ls++) {
-            status = d->ops.copy(d, trial, u, sizeof(double) * (size_t)n);
-            if (!status) status = d->ops.axpby(d, n, step, du, 1.0, trial);
-            if (!status) status = residual_norm(&R, trial, rtrial, &tnorm);
-            if (status) break;
-            if (!set->line_search || (isfinite(tnorm) && tnorm <= (1.0 - 1e-4 * step) * rnorm)) {
-                accepted = 1;
-                break;
-            }
-            step *= 0.5;
-        }
-        if (status) break;
-        if (!accepted) {
-            snprintf(res->reason, sizeof res->reason,
-                     "stagnated: no step along the Newton direction reduces |R| = %.3e (linear solver: %s)",
-                     rnorm, kr.converged ? "converged" : kr.reason);
-            /* leave the state of the last residual consistent with u */
-            if (!status) status = residual_norm(&R, u, r, &rnorm);
-            break;
-        }
-        status = d->ops.copy(d, u, trial, sizeof(double) * (size_t)n);
-        double *tmp = r;
-        r = rtrial;
-        rtrial = tmp;
-        rnorm = tnorm;
-        res->iterations++;
-        res->rnorm = rnorm;
-        if (res->nhistory < 64) res->history[res->nhistory++] = rnorm;
-        if (report) {
-            NewtonStep st = {res->iterations, rnorm, kr.iterations, step, now() - t0};
-            report(report_ctx, &st);
-        }
-        if (!isfinite(rnorm)) continue;
-        if (rnorm > 1e6 * fmax(res->rnorm0, 1e-300)) {
+        *step *= 0.5;
+    }
+    return FEM_OK;
+}
+
+/* No step reduced |R|: the round-off floor when the linear solve converged and the residual is already
+ * close to the tolerance (or the correction negligible), else a stagnating Newton. */
+static int stalled(Newton *nw, double *u, const double *extra, NewtonResult *res, const KspResult *kr,
+                   double du_norm, double u_norm) {
+    double tol = tolerance(nw, res);
+    if (kr->converged && (res->rnorm <= STALL_FACTOR * tol || du_norm <= nw->set.stol * u_norm)) {
+        res->converged = 1;
+        res->how = NEWTON_BY_FLOOR;
+        snprintf(res->note, sizeof res->note,
+                 "the residual stalled at |R| = %.3e (%.1e of the residual scale %.3e): the round-off floor of "
+                 "this problem",
+                 res->rnorm, res->rnorm / res->scale, res->scale);
+    } else {
+        snprintf(res->reason, sizeof res->reason,
+                 "stagnated: no step along the Newton direction reduces |R| = %.3e (tolerance %.3e; linear "
+                 "solver: %s)",
+                 res->rnorm, tol, kr->converged ? "converged" : kr->reason);
+    }
+    /* the operator's q-point state belongs to the last residual evaluated: make it u's again */
+    double rnorm;
+    return evaluate(nw, u, extra, nw->r, &rnorm, NULL);
+}
+
+/* One Newton iteration: correction, line search, and the convergence tests that only a step can decide. */
+static int iterate(Newton *nw, double *u, const double *extra, NewtonResult *res, NewtonStep *st) {
+    Device *d = nw->op->dev;
+    int64_t n = nw->op->space->ndofs;
+    KspResult kr;
+    FEM_TRY(correction(nw, res, &kr));
+    if (!isfinite(kr.rnorm)) {
+        snprintf(res->reason, sizeof res->reason, "the linear solver failed: %s", kr.reason);
+        return FEM_OK;
+    }
+    double du_norm, u_norm, step, tnorm, internal;
+    int accepted;
+    FEM_TRY(norm(d, n, nw->du, &du_norm));
+    FEM_TRY(norm(d, n, u, &u_norm));
+    FEM_TRY(line_search(nw, u, extra, res->rnorm, &step, &tnorm, &internal, &accepted));
+    if (!accepted) return stalled(nw, u, extra, res, &kr, du_norm, u_norm);
+    FEM_TRY(d->ops.copy(d, u, nw->trial, sizeof(double) * (size_t)n));
+    double rnorm_before = res->rnorm;
+    double *tmp = nw->r;
+    nw->r = nw->rtrial;
+    nw->rtrial = tmp;
+    res->rnorm = tnorm;
+    res->scale = fmax(res->scale, internal);
+    res->iterations++;
+    if (res->nhistory < 64) res->history[res->nhistory++] = tnorm;
+    *st = (NewtonStep){res->iterations, tnorm, res->scale, kr.iterations, kr.converged, step, 0.0};
+    if (nw->set.linear && !kr.converged && !(tnorm < 0.5 * rnorm_before)) {
+        /* another capped solve, restarted from scratch, would lose the same ground again */
+        snprintf(res->reason, sizeof res->reason,
+                 "the linear solver stopped at its cap of %d iterations (|r|/|b| = %.1e, needed %.1e), and "
+                 "restarting it does not reduce |R|; raise <linear max-iterations> or use a stronger "
+                 "preconditioner",
+                 nw->set.ksp.max_iterations, kr.rnorm / fmax(kr.rnorm0, 1e-300), nw->ksp.set.rtol);
+        return FEM_OK;
+    }
+    if (!kr.converged || !isfinite(tnorm)) return FEM_OK;
+    /* an affine problem is solved by one converged linear solve; a residual far above the tolerance after
+     * it means the problem was not affine after all, and Newton goes on */
+    if (nw->set.linear && tnorm <= sqrt(nw->set.rtol) * res->scale) {
+        res->converged = 1;
+        res->how = tnorm <= tolerance(nw, res) ? NEWTON_BY_RESIDUAL : NEWTON_BY_LINEAR;
+    } else if (nw->set.stol > 0 && step * du_norm <= nw->set.stol * fmax(u_norm, 1e-300)) {
+        res->converged = 1;
+        res->how = NEWTON_BY_STEP;
+        snprintf(res->note, sizeof res->note, "the correction |du| = %.3e is %.1e of |u|: nothing left to correct",
+                 step * du_norm, step * du_norm / u_norm);
+    }
+    return FEM_OK;
+}
+
+int newton_solve(Newton *nw, double *u, const double *extra, NewtonResult *res) {
+    memset(res, 0, sizeof *res);
+    double t0 = now();
+    int status = start(nw, u, extra, res);
+    while (!status && !stop_before_step(nw, res)) {
+        NewtonStep st = {0};
+        status = iterate(nw, u, extra, res, &st);
+        st.seconds = now() - t0;
+        if (!status && st.iteration && nw->report) nw->report(nw->report_ctx, &st);
+        if (status || (!res->converged && res->reason[0])) break;
+        if (res->converged) break;
+        if (isfinite(res->rnorm) && res->rnorm > 1e6 * fmax(res->rnorm0, 1e-300)) {
             snprintf(res->reason, sizeof res->reason, "diverged: |R| grew from %.3e to %.3e", res->rnorm0,
-                     rnorm);
+                     res->rnorm);
             break;
         }
     }
-    ksp_destroy(&ksp);
-    for (int i = 0; i < 5; i++) device_free(d, vecs[i]);
     FEM_TRY(status);
     if (!res->converged) return fem_fail(FEM_ERR_SOLVER, "Newton did not converge: %s", res->reason);
     return FEM_OK;

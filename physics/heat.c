@@ -81,6 +81,20 @@ static int natural_conditions(const Problem *pb, const Space *sp, Model *md, Hea
     return FEM_OK;
 }
 
+/* A steady problem whose boundary conditions are all heat fluxes determines the temperature only up to a
+ * constant (and has no solution unless the fluxes balance the sources): refuse it before solving. */
+int heat_check_level(const Problem *pb, const Model *md) {
+    const HeatCtx *ctx = md->ctx;
+    if (pb->time.scheme != TIME_STEADY || md->ndir > 0) return FEM_OK;
+    for (int k = 0; k < ctx->nbc; k++)
+        if (ctx->bc[k].h > 0 || ctx->bc[k].e > 0) return FEM_OK;
+    return fem_fail(FEM_ERR_INPUT,
+                    "%s: the steady heat problem has nothing that fixes the temperature level (no <temperature>, "
+                    "<convection> or <radiation> boundary with a positive coefficient), so its temperature is "
+                    "determined only up to a constant; add one",
+                    pb->path);
+}
+
 int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const HeatProblem *hp = &pb->heat;

@@ -57,7 +57,12 @@ int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, T
                                  .max_iterations = 20000,
                                  .restart = 100}};
     if (ts->rtol > 0) ns.rtol = ts->rtol;
-    if (!status) status = newton_solve(&op, du, NULL, &ns, &ts->newton, NULL, NULL);
+    Newton nw;
+    if (!status) status = newton_create(&nw, &op, &ns, NULL, NULL);
+    if (!status) {
+        status = newton_solve(&nw, du, NULL, &ts->newton);
+        newton_destroy(&nw);
+    }
     if (!status) status = d->ops.download(d, u, du, bytes);
     ts->linear_iterations = ts->newton.linear_iterations;
     device_free(d, du);

@@ -102,13 +102,15 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
                                  .restart = 100}};
     if (!nonlinear) ns.ksp.rtol = 1e-10;
     es->newton_iterations = es->linear_iterations = 0;
+    Newton nw = {0};
+    if (!status) status = newton_create(&nw, &op, &ns, NULL, NULL);
     for (int k = 1; k <= steps && !status; k++) {
         double L = (double)k / steps;
         elasticity_set_load(md, L);
         status = op_update_ctx(&op);
         for (int64_t i = 0; i < md->ndir; i++) u[md->dir_dofs[i]] = L * md->dir_values[i];
         if (!status) status = d->ops.upload(d, du, u, bytes);
-        if (!status) status = newton_solve(&op, du, NULL, &ns, &es->last, NULL, NULL);
+        if (!status) status = newton_solve(&nw, du, NULL, &es->last);
         if (!status) status = d->ops.download(d, u, du, bytes);
         if (k <= 8) es->step[k - 1] = es->last;
         es->newton_iterations += es->last.iterations;
@@ -121,6 +123,7 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
         status = op_residual_unconstrained(&op, du, op.work);
         if (!status) status = d->ops.download(d, es->reaction, op.work, bytes);
     }
+    newton_destroy(&nw);
     device_free(d, du);
     device_free(d, dT);
     op_destroy(&op);
