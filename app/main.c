@@ -2,6 +2,7 @@
  * This is the only place that decides exit codes (see `femto-app --help`). */
 #include "app.h"
 
+#include "cpu/cpu.h"
 #include "fem/device.h"
 #include "fem/error.h"
 #ifdef FEMTO_HAVE_CUDA
@@ -171,8 +172,9 @@ int main(int argc, char **argv) {
     }
     if (!o.file) return usage_error("'%s' needs a file", cmd);
     fem_clear_error();
+    device_register(DEV_CPU, cpu_device_create);
 #ifdef FEMTO_HAVE_CUDA
-    device_register_cuda(gpu_device_create);
+    device_register(DEV_CUDA, gpu_device_create);
 #endif
     int status = run(&o);
     if (status != FEM_OK) {

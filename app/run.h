@@ -5,7 +5,7 @@
 #include "app.h"
 
 #include "fem/device.h"
-#include "fem/newton.h"
+#include "fem/solvers/newton.h"
 #include "io/mesh_read.h"
 #include "io/results.h"
 #include "physics/model.h"

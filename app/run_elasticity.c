@@ -162,7 +162,8 @@ static int load_stepping(Elastic *e) {
         if (status) break;
         NewtonResult res;
         double t = app_seconds();
-        int solved = newton_solve(&e->nw, e->u, NULL, &res);
+        Vec U = vec_wrap(d, e->sp.ndofs, e->u);
+        int solved = newton_solve(&e->nw, &U, NULL, &res);
         double seconds = app_seconds() - t;
         r->t_solve += seconds;
         s.attempts++;
@@ -198,7 +199,8 @@ static void elastic_summary(Elastic *e) {
     if (!status) status = elasticity_extremes(sp, e->host, vm, &ex);
     if (!status) status = elasticity_strain_energy(&e->md, sp, e->host, e->Thost, &energy);
     if (!status) status = device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)n);
-    if (!status) status = op_residual_unconstrained(&e->op, e->u, rdev);
+    Vec U = vec_wrap(d, n, e->u), R = vec_wrap(d, n, rdev);
+    if (!status) status = op_residual_unconstrained(&e->op, &U, &R);
     if (!status) status = d->ops.download(d, reaction, rdev, sizeof(double) * (size_t)n);
     if (!status) status = elasticity_reactions(&e->md, pb, sp, e->host, reaction, forces, body);
     if (status) {
@@ -285,7 +287,7 @@ int run_elasticity(Run *r, int check_only) {
         r->o, 1, "elasticity (%s%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n",
         nonlinear ? "neo-Hookean" : "linear",
         r->mesh.dim == 2 ? (pb->elasticity.plane == PLANE_STRESS ? ", plane stress" : ", plane strain") : "",
-        pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc));
+        pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     Device *d = &r->dev;
     size_t bytes = sizeof(double) * (size_t)e.sp.ndofs;
     status = op_create(&e.op, d, &e.sp, &e.md.phys, pb->quadrature_degree, e.md.cell_tags, e.md.facet_tags);

@@ -41,8 +41,8 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                             .max_iterations = s->max_iterations,
                             .line_search = s->line_search,
                             .linear = linear,
+                            .pc = {.type = pc},
                             .ksp = {.type = ksp,
-                                    .pc = pc,
                                     .rtol = s->linear_rtol,
                                     .max_iterations = s->linear_max_iterations,
                                     .restart = s->restart,
@@ -146,7 +146,9 @@ static void heat_time(Heat *h, double a, double theta) {
 static int heat_solve(Heat *h, const double *extra, const char *what) {
     NewtonResult res;
     double t = app_seconds();
-    int status = newton_solve(&h->nw, h->u, extra, &res);
+    Device *d = &h->r->dev;
+    Vec U = vec_wrap(d, h->sp->ndofs, h->u), X = vec_wrap(d, h->sp->ndofs, (double *)extra);
+    int status = newton_solve(&h->nw, &U, extra ? &X : NULL, &res);
     double seconds = app_seconds() - t;
     h->r->t_solve += seconds;
     h->newton_its += res.iterations;
@@ -202,7 +204,7 @@ static int heat_transient(Heat *h) {
             heat_set_time(h->md, 0.0, 0.5); /* F(T_n) / 2 alone, for the explicit half */
             h->op.aux = NULL;
             status = op_update_ctx(&h->op);
-            if (!status) status = op_residual(&h->op, un, extra);
+            if (!status) status = op_residual(&h->op, &(Vec){d, n, n, un, 0}, &(Vec){d, n, n, extra, 0});
             heat_time(h, 1.0 / dt, 0.5);
             if (!status) status = d->ops.axpby(d, n, -1.0 / dt, un, 0.0, aux);
         } else {
@@ -255,7 +257,8 @@ static void heat_summary(Heat *h) {
     HeatFlow *flows = calloc((size_t)pb->heat.nbcs + 1, sizeof *flows);
     double source = 0.0;
     int status = reaction && flows ? device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)sp->ndofs) : 1;
-    if (!status) status = op_residual_unconstrained(&h->op, h->u, rdev);
+    Vec U = vec_wrap(d, sp->ndofs, h->u), R = vec_wrap(d, sp->ndofs, rdev);
+    if (!status) status = op_residual_unconstrained(&h->op, &U, &R);
     if (!status) status = d->ops.download(d, reaction, rdev, sizeof(double) * (size_t)sp->ndofs);
     if (!status) status = heat_balance(h->md, pb, sp, h->host, reaction, flows, &source);
     const char *unit = sp->mesh->dim == 2 ? "W/m" : "W";
@@ -306,7 +309,7 @@ int run_heat(Run *r, int check_only) {
     NewtonSettings ns = run_newton_settings(r, h.md->symmetric, h.md->linear);
     r->single_solve = pb->time.scheme == TIME_STEADY;
     app_say(o, 1, "heat: order %d, %lld dofs (%lld fixed), %s with %s preconditioning, %s\n", pb->order,
-            (long long)h.sp->ndofs, (long long)h.md->ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc),
+            (long long)h.sp->ndofs, (long long)h.md->ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type),
             pb->time.scheme == TIME_STEADY ? "steady" : "transient");
     Device *d = &r->dev;
     status = op_create(&h.op, d, h.sp, &h.md->phys, pb->quadrature_degree, h.md->cell_tags, h.md->facet_tags);

@@ -8,7 +8,7 @@
 #include "problem_internal.h"
 
 #include "fem/error.h"
-#include "fem/newton.h"
+#include "fem/solvers/newton.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,7 +1,7 @@
 /* The elasticity model (see elasticity.h); the q-point physics is in elasticity_qf.h. */
 #include "elasticity.h"
 
-#include "elasticity_qf.h"
+#include "physics/qfunctions.h"
 #include "fem/dense.h"
 #include "fem/error.h"
 #include "fem/functional.h"
@@ -11,28 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-FEM_QF_CPU(elas_linear_residual_cpu, elas_linear_residual)
-FEM_QF_CPU(elas_linear_jacobian_cpu, elas_linear_jacobian)
-FEM_QF_CPU(elas_nh_residual_cpu, elas_nh_residual)
-FEM_QF_CPU(elas_nh_jacobian_cpu, elas_nh_jacobian)
-FEM_QF_CPU(elas_linear_facet_residual_cpu, elas_linear_facet_residual)
-FEM_QF_CPU(elas_zero_facet_jacobian_cpu, elas_zero_facet_jacobian)
-FEM_QF_CPU(elas_nh_facet_residual_cpu, elas_nh_facet_residual)
-FEM_QF_CPU(elas_nh_facet_jacobian_cpu, elas_nh_facet_jacobian)
-
-#ifdef FEMTO_HAVE_CUDA
-int elas_linear_residual_cuda(const QfArgs *a);
-int elas_linear_jacobian_cuda(const QfArgs *a);
-int elas_nh_residual_cuda(const QfArgs *a);
-int elas_nh_jacobian_cuda(const QfArgs *a);
-int elas_linear_facet_residual_cuda(const QfArgs *a);
-int elas_zero_facet_jacobian_cuda(const QfArgs *a);
-int elas_nh_facet_residual_cuda(const QfArgs *a);
-int elas_nh_facet_jacobian_cuda(const QfArgs *a);
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
+/* What the elasticity q-functions read and write (elasticity_qf.h). Cells read the displacement's
+ * gradient (and, coupled to a heat solution, the temperature as an auxiliary field); the follower pressure of
+ * the neo-Hookean model reads the displacement's gradient along the facet too. */
+#define ELAS_CELL_QF(fn, input)                                                                              \
+    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"v", QF_UNKNOWN, QF_GRAD}}
+#define ELAS_FACET_QF(fn, input, eval)                                                                       \
+    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, eval}}, .out = {"v", QF_UNKNOWN, QF_VALUE}}
+static const QFunction elas_qfunctions[2][4] = {
+    {ELAS_CELL_QF(elas_linear_residual, "u"), ELAS_CELL_QF(elas_linear_jacobian, "du"),
+     ELAS_FACET_QF(elas_linear_facet_residual, "u", QF_VALUE),
+     ELAS_FACET_QF(elas_zero_facet_jacobian, "du", QF_VALUE)},
+    {ELAS_CELL_QF(elas_nh_residual, "u"), ELAS_CELL_QF(elas_nh_jacobian, "du"),
+     ELAS_FACET_QF(elas_nh_facet_residual, "u", QF_VALUE | QF_GRAD),
+     ELAS_FACET_QF(elas_nh_facet_jacobian, "du", QF_VALUE | QF_GRAD)},
+};
 
 static void fill_material(ElasMaterial_ *em, const ElasticMaterial *pm) {
     memset(em, 0, sizeof *em);
@@ -200,25 +193,20 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     for (int i = 0; i < ep->nbcs; i++) pressure |= ep->bcs[i].kind == ELASTIC_BC_PRESSURE;
     /* the follower load's linearisation is unsymmetric; everything else is symmetric */
     md->symmetric = !(nh && pressure);
+    const QFunction *qf = elas_qfunctions[nh];
     md->phys = (OpPhysics){
         .ncomp = m->dim,
         .nstate = nh ? ELAS_NH_STATE : 0,
         .nfstate = nh ? ELAS_NH_FSTATE : 0,
-        .cell_residual = {NULL, nh ? elas_nh_residual_cpu : elas_linear_residual_cpu,
-                          nh ? CUDA_FN(elas_nh_residual_cuda) : CUDA_FN(elas_linear_residual_cuda)},
-        .cell_jacobian = {NULL, nh ? elas_nh_jacobian_cpu : elas_linear_jacobian_cpu,
-                          nh ? CUDA_FN(elas_nh_jacobian_cuda) : CUDA_FN(elas_linear_jacobian_cuda)},
-        .facet_residual = {NULL, nh ? elas_nh_facet_residual_cpu : elas_linear_facet_residual_cpu,
-                           nh ? CUDA_FN(elas_nh_facet_residual_cuda)
-                              : CUDA_FN(elas_linear_facet_residual_cuda)},
-        .facet_jacobian = {NULL, nh ? elas_nh_facet_jacobian_cpu : elas_zero_facet_jacobian_cpu,
-                           nh ? CUDA_FN(elas_nh_facet_jacobian_cuda)
-                              : CUDA_FN(elas_zero_facet_jacobian_cuda)},
-        .facet_grad = nh,
-        .uses_aux = ctx->temp_mode == ELAS_TEMP_FIELD,
+        .cell_residual = qf[0],
+        .cell_jacobian = qf[1],
+        .facet_residual = qf[2],
+        .facet_jacobian = qf[3],
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
     };
+    if (ctx->temp_mode == ELAS_TEMP_FIELD) /* thermal strain from a solved temperature field */
+        md->phys.cell_residual.in[1] = md->phys.cell_jacobian.in[1] = (QfField){"T", QF_AUX, QF_VALUE};
     if (status) model_destroy(md);
     return status;
 }

@@ -1,7 +1,7 @@
 /* Newton's method with matrix-free Krylov (see newton.h). */
 #include "newton.h"
 
-#include "error.h"
+#include "fem/error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,39 +18,28 @@ static double now(void) {
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int jacobian_apply(void *ctx, const double *x, double *y) {
-    return op_jacobian((Operator *)ctx, x, y);
-}
-
-static int norm(Device *d, int64_t n, const double *x, double *out) {
-    double xx;
-    FEM_TRY(d->ops.dot(d, n, x, x, &xx));
-    *out = sqrt(xx);
-    return FEM_OK;
-}
-
 int newton_create(Newton *nw, Operator *op, const NewtonSettings *set, NewtonReport report, void *report_ctx) {
     memset(nw, 0, sizeof *nw);
     nw->op = op;
     nw->set = *set;
     nw->report = report;
     nw->report_ctx = report_ctx;
-    size_t bytes = sizeof(double) * (size_t)op->space->ndofs;
-    double **vecs[] = {&nw->r, &nw->du, &nw->trial, &nw->rtrial, &nw->diag, &nw->r_zero, &nw->tmp};
+    Vec *vecs[] = {&nw->r, &nw->du, &nw->trial, &nw->rtrial, &nw->r_zero, &nw->tmp};
     int status = FEM_OK;
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0] && !status; i++)
-        status = device_alloc(op->dev, (void **)vecs[i], bytes);
-    if (!status) status = ksp_create(&nw->ksp, op->dev, op->space->ndofs, &set->ksp);
+        status = vec_create(vecs[i], op->dev, op->space->ndofs);
+    if (!status) status = ksp_create(&nw->ksp, &nw->r, &set->ksp);
+    if (!status) status = pc_create(&nw->pc, &nw->r, &set->pc);
     if (status) newton_destroy(nw);
     return status;
 }
 
 void newton_destroy(Newton *nw) {
     if (!nw->op) return;
-    Device *d = nw->op->dev;
-    double *vecs[] = {nw->r, nw->du, nw->trial, nw->rtrial, nw->diag, nw->r_zero, nw->tmp};
-    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) device_free(d, vecs[i]);
+    Vec *vecs[] = {&nw->r, &nw->du, &nw->trial, &nw->rtrial, &nw->r_zero, &nw->tmp};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) vec_destroy(vecs[i]);
     ksp_destroy(&nw->ksp);
+    pc_destroy(&nw->pc);
     memset(nw, 0, sizeof *nw);
 }
 
@@ -70,27 +59,22 @@ const char *newton_how(NewtonHow how) {
 
 /* r = R(u) + extra and its norm; internal (may be NULL) = |r - (R(0) + extra)|, the size of the internal
  * forces (or heat flows) that cancel in r. */
-static int evaluate(Newton *nw, const double *u, const double *extra, double *r, double *rnorm,
-                    double *internal) {
-    Device *d = nw->op->dev;
-    int64_t n = nw->op->space->ndofs;
+static int evaluate(Newton *nw, const Vec *u, const Vec *extra, Vec *r, double *rnorm, double *internal) {
     FEM_TRY(op_residual(nw->op, u, r));
-    if (extra) FEM_TRY(d->ops.axpby(d, n, 1.0, extra, 1.0, r));
-    FEM_TRY(norm(d, n, r, rnorm));
+    if (extra) FEM_TRY(vec_axpby(1.0, extra, 1.0, r));
+    FEM_TRY(vec_norm(r, rnorm));
     if (!internal) return FEM_OK;
-    FEM_TRY(d->ops.copy(d, nw->tmp, r, sizeof(double) * (size_t)n));
-    FEM_TRY(d->ops.axpby(d, n, -1.0, nw->r_zero, 1.0, nw->tmp));
-    return norm(d, n, nw->tmp, internal);
+    FEM_TRY(vec_copy(&nw->tmp, r));
+    FEM_TRY(vec_axpby(-1.0, &nw->r_zero, 1.0, &nw->tmp));
+    return vec_norm(&nw->tmp, internal);
 }
 
 /* R(0) + extra (the applied loads, with the constrained rows zero) into r_zero, and the first residual. */
-static int start(Newton *nw, const double *u, const double *extra, NewtonResult *res) {
-    Device *d = nw->op->dev;
-    size_t bytes = sizeof(double) * (size_t)nw->op->space->ndofs;
+static int start(Newton *nw, const Vec *u, const Vec *extra, NewtonResult *res) {
     double load, rnorm, internal;
-    FEM_TRY(d->ops.zero(d, nw->trial, bytes));
-    FEM_TRY(evaluate(nw, nw->trial, extra, nw->r_zero, &load, NULL));
-    FEM_TRY(evaluate(nw, u, extra, nw->r, &rnorm, &internal));
+    FEM_TRY(vec_zero(&nw->trial));
+    FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->r_zero, &load, NULL));
+    FEM_TRY(evaluate(nw, u, extra, &nw->r, &rnorm, &internal));
     res->rnorm0 = res->rnorm = rnorm;
     res->scale = fmax(rnorm, fmax(load, internal));
     res->history[res->nhistory++] = rnorm;
@@ -128,12 +112,9 @@ static int stop_before_step(const Newton *nw, NewtonResult *res) {
  * forcing term (tight enough for the Newton target, no tighter; for affine problems the linear tolerance),
  * and the Krylov solve. */
 static int correction(Newton *nw, NewtonResult *res, KspResult *kr) {
-    Operator *op = nw->op;
-    Device *d = op->dev;
-    LinOp J = {jacobian_apply, op};
+    LinOp J = op_linop(nw->op);
     if (!nw->pc_ready || !nw->set.linear) {
-        FEM_TRY(op_diagonal(op, nw->diag));
-        FEM_TRY(ksp_setup(&nw->ksp, J, nw->diag));
+        FEM_TRY(pc_setup(&nw->pc, J, nw->op));
         nw->pc_ready = 1;
     }
     double target = tolerance(nw, res), need = target / res->rnorm;
@@ -141,8 +122,8 @@ static int correction(Newton *nw, NewtonResult *res, KspResult *kr) {
                                 : fmin(nw->set.ksp.rtol, fmax(0.5 * need, 0.1 * res->rnorm / res->rnorm0));
     nw->ksp.set.rtol = fmax(1e-12, eta);
     nw->ksp.set.atol = 0.01 * target;
-    FEM_TRY(d->ops.axpby(d, op->space->ndofs, -1.0, nw->r, 0.0, nw->rtrial));
-    FEM_TRY(ksp_solve(&nw->ksp, J, nw->rtrial, nw->du, kr));
+    FEM_TRY(vec_axpby(-1.0, &nw->r, 0.0, &nw->rtrial));
+    FEM_TRY(ksp_solve(&nw->ksp, J, &nw->pc, &nw->rtrial, &nw->du, kr));
     res->linear_iterations += kr->iterations;
     res->capped += kr->capped;
     return FEM_OK;
@@ -151,17 +132,15 @@ static int correction(Newton *nw, NewtonResult *res, KspResult *kr) {
 /* Backtracking on |R| (sufficient decrease) along du: trial = u + step du, rtrial = R(trial). An affine problem
  * always takes the full step: with an exact Jacobian a truncated CG correction still lowers the error in the
  * energy norm, though not always |R|, and a shortened step would only slow the restarted solve down. */
-static int line_search(Newton *nw, const double *u, const double *extra, double rnorm, double *step,
-                       double *tnorm, double *internal, int *accepted) {
-    Device *d = nw->op->dev;
-    int64_t n = nw->op->space->ndofs;
+static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm, double *step, double *tnorm,
+                       double *internal, int *accepted) {
     int search = nw->set.line_search && !nw->set.linear;
     *step = 1.0;
     *accepted = 0;
     for (int ls = 0; ls < (search ? 12 : 1); ls++) {
-        FEM_TRY(d->ops.copy(d, nw->trial, u, sizeof(double) * (size_t)n));
-        FEM_TRY(d->ops.axpby(d, n, *step, nw->du, 1.0, nw->trial));
-        FEM_TRY(evaluate(nw, nw->trial, extra, nw->rtrial, tnorm, internal));
+        FEM_TRY(vec_copy(&nw->trial, u));
+        FEM_TRY(vec_axpby(*step, &nw->du, 1.0, &nw->trial));
+        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
         if (!search || (isfinite(*tnorm) && *tnorm <= (1.0 - 1e-4 * *step) * rnorm)) {
             *accepted = 1;
             return FEM_OK;
@@ -173,7 +152,7 @@ static int line_search(Newton *nw, const double *u, const double *extra, double 
 
 /* No step reduced |R|: the round-off floor when the linear solve converged and the residual is already
  * close to the tolerance (or the correction negligible), else a stagnating Newton. */
-static int stalled(Newton *nw, double *u, const double *extra, NewtonResult *res, const KspResult *kr,
+static int stalled(Newton *nw, const Vec *u, const Vec *extra, NewtonResult *res, const KspResult *kr,
                    double du_norm, double u_norm) {
     double tol = tolerance(nw, res);
     if (kr->converged && (res->rnorm <= STALL_FACTOR * tol || du_norm <= nw->set.stol * u_norm)) {
@@ -191,13 +170,11 @@ static int stalled(Newton *nw, double *u, const double *extra, NewtonResult *res
     }
     /* the operator's q-point state belongs to the last residual evaluated: make it u's again */
     double rnorm;
-    return evaluate(nw, u, extra, nw->r, &rnorm, NULL);
+    return evaluate(nw, u, extra, &nw->r, &rnorm, NULL);
 }
 
 /* One Newton iteration: correction, line search, and the convergence tests that only a step can decide. */
-static int iterate(Newton *nw, double *u, const double *extra, NewtonResult *res, NewtonStep *st) {
-    Device *d = nw->op->dev;
-    int64_t n = nw->op->space->ndofs;
+static int iterate(Newton *nw, Vec *u, const Vec *extra, NewtonResult *res, NewtonStep *st) {
     KspResult kr;
     FEM_TRY(correction(nw, res, &kr));
     if (!isfinite(kr.rnorm)) {
@@ -206,13 +183,13 @@ static int iterate(Newton *nw, double *u, const double *extra, NewtonResult *res
     }
     double du_norm, u_norm, step, tnorm, internal;
     int accepted;
-    FEM_TRY(norm(d, n, nw->du, &du_norm));
-    FEM_TRY(norm(d, n, u, &u_norm));
+    FEM_TRY(vec_norm(&nw->du, &du_norm));
+    FEM_TRY(vec_norm(u, &u_norm));
     FEM_TRY(line_search(nw, u, extra, res->rnorm, &step, &tnorm, &internal, &accepted));
     if (!accepted) return stalled(nw, u, extra, res, &kr, du_norm, u_norm);
-    FEM_TRY(d->ops.copy(d, u, nw->trial, sizeof(double) * (size_t)n));
+    FEM_TRY(vec_copy(u, &nw->trial));
     double rnorm_before = res->rnorm;
-    double *tmp = nw->r;
+    Vec tmp = nw->r;
     nw->r = nw->rtrial;
     nw->rtrial = tmp;
     res->rnorm = tnorm;
@@ -244,7 +221,7 @@ static int iterate(Newton *nw, double *u, const double *extra, NewtonResult *res
     return FEM_OK;
 }
 
-int newton_solve(Newton *nw, double *u, const double *extra, NewtonResult *res) {
+int newton_solve(Newton *nw, Vec *u, const Vec *extra, NewtonResult *res) {
     memset(res, 0, sizeof *res);
     double t0 = now();
     int status = start(nw, u, extra, res);

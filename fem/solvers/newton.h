@@ -19,7 +19,6 @@
 #define FEMTO_NEWTON_H
 
 #include "krylov.h"
-#include "operator.h"
 
 FEM_EXTERN_C_BEGIN
 
@@ -31,6 +30,7 @@ typedef struct {
     int line_search;
     int linear;      /* the residual is affine: one step, solved to the linear tolerance */
     KspSettings ksp; /* ksp.rtol is the loosest forcing term; Newton tightens it near convergence */
+    PcSettings pc;
 } NewtonSettings;
 
 /* Defaults for the fields above (the problem file's defaults; docs/problem-file.md). */
@@ -73,7 +73,8 @@ typedef struct {
     NewtonReport report;
     void *report_ctx;
     Ksp ksp;
-    double *r, *du, *trial, *rtrial, *diag, *r_zero, *tmp; /* device, op's space */
+    Pc pc;
+    Vec r, du, trial, rtrial, r_zero, tmp; /* on the operator's device, its space's layout */
     int pc_ready;
 } Newton;
 
@@ -83,9 +84,9 @@ void newton_destroy(Newton *nw);
  * sets the preconditioner up again. */
 void newton_jacobian_changed(Newton *nw);
 
-/* Solves R(u) + extra = 0 for u (device vector, holding the Dirichlet values on constrained dofs and the
- * initial guess elsewhere). extra may be NULL. Not converging is FEM_ERR_SOLVER with res->reason. */
-int newton_solve(Newton *nw, double *u, const double *extra, NewtonResult *res);
+/* Solves R(u) + extra = 0 for u (holding the Dirichlet values on constrained dofs and the initial guess
+ * elsewhere). extra may be NULL. Not converging is FEM_ERR_SOLVER with res->reason. */
+int newton_solve(Newton *nw, Vec *u, const Vec *extra, NewtonResult *res);
 
 /* One line on how a converged solve stopped ("|R| <= rtol S", "negligible correction", ...). */
 const char *newton_how(NewtonHow how);

@@ -1,0 +1,55 @@
+/* Bases on a device (see basis.h). */
+#include "basis.h"
+
+#include "error.h"
+
+#include <string.h>
+
+static int upload(Device *dev, const double **dst, const double *src, size_t count) {
+    void *p = NULL;
+    int status = device_alloc_copy(dev, &p, src, sizeof(double) * count);
+    *dst = p;
+    return status;
+}
+
+int basis_create(Basis *b, Device *dev, Shape s, int p, int degree) {
+    memset(b, 0, sizeof *b);
+    FEM_TRY(tables_create(s, p, degree, &b->tables));
+    b->dev = dev;
+    const ElementTables *t = &b->tables;
+    int status = upload(dev, &b->B, t->B, (size_t)t->nq * t->ndof);
+    if (!status) status = upload(dev, &b->G, t->G, (size_t)t->nq * t->ndof * t->dim);
+    if (!status && t->tensor) status = upload(dev, &b->B1, t->B1, (size_t)t->nq1 * t->nd1);
+    if (!status && t->tensor) status = upload(dev, &b->G1, t->G1, (size_t)t->nq1 * t->nd1);
+    if (status) basis_destroy(b);
+    return status;
+}
+
+void basis_destroy(Basis *b) {
+    if (b->dev) {
+        const double *arrays[] = {b->B, b->G, b->B1, b->G1};
+        for (int i = 0; i < 4; i++) device_free(b->dev, (void *)arrays[i]);
+    }
+    tables_destroy(&b->tables);
+    memset(b, 0, sizeof *b);
+}
+
+ElemView elem_view(const Restriction *r, const Basis *b, int ncomp) {
+    const ElementTables *t = &b->tables;
+    return (ElemView){.nelem = r->nelem,
+                      .ndof = t->ndof,
+                      .nq = t->nq,
+                      .dim = t->dim,
+                      .ncomp = ncomp,
+                      .dofs = r->dofs,
+                      .B = b->B,
+                      .G = b->G,
+                      .tensor = t->tensor,
+                      .nd1 = t->nd1,
+                      .nq1 = t->nq1,
+                      .B1 = b->B1,
+                      .G1 = b->G1,
+                      .nnodes = r->nnodes,
+                      .t_offsets = r->t_offsets,
+                      .t_slots = r->t_slots};
+}
