@@ -3,6 +3,7 @@
 
 #include "error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int upload(Device *dev, const double **dst, const double *src, size_t count) {
@@ -12,9 +13,8 @@ static int upload(Device *dev, const double **dst, const double *src, size_t cou
     return status;
 }
 
-int basis_create(Basis *b, Device *dev, Shape s, int p, int degree) {
-    memset(b, 0, sizeof *b);
-    FEM_TRY(tables_create(s, p, degree, &b->tables));
+/* Copies b->tables to the device. */
+static int basis_upload(Basis *b, Device *dev) {
     b->dev = dev;
     const ElementTables *t = &b->tables;
     int status = upload(dev, &b->B, t->B, (size_t)t->nq * t->ndof);
@@ -23,6 +23,34 @@ int basis_create(Basis *b, Device *dev, Shape s, int p, int degree) {
     if (!status && t->tensor) status = upload(dev, &b->G1, t->G1, (size_t)t->nq1 * t->nd1);
     if (status) basis_destroy(b);
     return status;
+}
+
+int basis_create(Basis *b, Device *dev, Shape s, int p, int degree) {
+    memset(b, 0, sizeof *b);
+    FEM_TRY(tables_create(s, p, degree, &b->tables));
+    return basis_upload(b, dev);
+}
+
+int basis_create_at(Basis *b, Device *dev, Shape s, int p, int npts, const double *pts) {
+    memset(b, 0, sizeof *b);
+    FEM_TRY(tables_create_at(s, p, npts, pts, &b->tables));
+    return basis_upload(b, dev);
+}
+
+int basis_create_identity(Basis *b, Device *dev, Shape s, int p) {
+    memset(b, 0, sizeof *b);
+    int nd = lattice_count(s, p);
+    double *pts = malloc(sizeof(double) * 3 * (size_t)nd);
+    if (!pts) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a basis");
+    lattice_points(s, p, 0, pts);
+    int status = tables_create_at(s, p, nd, pts, &b->tables);
+    free(pts);
+    if (status) return status;
+    ElementTables *t = &b->tables; /* exactly I and 0, not the basis' rounding of them */
+    for (int q = 0; q < nd; q++)
+        for (int i = 0; i < nd; i++) t->B[q * nd + i] = q == i;
+    memset(t->G, 0, sizeof(double) * (size_t)nd * nd * t->dim);
+    return basis_upload(b, dev);
 }
 
 void basis_destroy(Basis *b) {

@@ -19,6 +19,11 @@ typedef struct {
 
 /* The order-p basis of shape s at the quadrature rule of the given degree. */
 int basis_create(Basis *b, Device *dev, Shape s, int p, int degree);
+/* The order-p basis at npts reference points (no weights, no sum factorisation): B[pt][i] = phi_i(pts). */
+int basis_create_at(Basis *b, Device *dev, Shape s, int p, int npts, const double *pts);
+/* The identity on an element's order-p nodes (B = I, G = 0): interpolation that gathers element values, and
+ * integration that sums element values into nodes. */
+int basis_create_identity(Basis *b, Device *dev, Shape s, int p);
 void basis_destroy(Basis *b);
 
 /* What an element kernel reads: a restriction and a basis for ncomp interleaved components. */
