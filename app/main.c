@@ -4,6 +4,7 @@
 
 #include "fem/device.h"
 #include "fem/error.h"
+#include "io/interrupt.h"
 #ifdef FEMTO_HAVE_CUDA
 #include "gpu/gpu.h"
 #endif
@@ -174,6 +175,7 @@ int main(int argc, char **argv) {
 #ifdef FEMTO_HAVE_CUDA
     device_register_cuda(gpu_device_create);
 #endif
+    interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     int status = run(&o);
     if (status != FEM_OK) {
         fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");
