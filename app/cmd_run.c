@@ -154,8 +154,9 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "total_seconds", total, "s");
         status = write_summary(&r);
     }
-    if (!status) status = resultset_commit(&r.set); /* the run's files replace the previous run's, all at once */
-    resultset_abort(&r.set);                        /* a failed run: the folder keeps the previous results */
+    /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
+    if (!status) status = resultset_commit(&r.set);
+    resultset_abort(&r.set);
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
                 r.t_solve, r.t_output, setup);

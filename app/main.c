@@ -46,7 +46,8 @@ static const char *command_help(const char *cmd) {
                "Newton iteration and a summary, and writes results into the output directory: NAME.pvd with\n"
                "one NAME_NNNN.vtu per output time, and NAME.h5 with NAME.xdmf. Open the .pvd or the .xdmf "
                "in\n"
-               "ParaView. Exit code 3 when the solver does not converge (no results are written then).\n";
+               "ParaView. These files are one set: a run that fails (exit code 3 when the solver does not\n"
+               "converge) or is interrupted leaves the previous results in the directory as they were.\n";
     if (strcmp(cmd, "check") == 0)
         return "usage: femto-app check PROBLEM.xml [--order P]\n"
                "Validates the problem file against femto's schema, reads the mesh and checks that every "

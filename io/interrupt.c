@@ -29,11 +29,12 @@ static struct {
 
 static const int guarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-static void say(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
+static void say(const char *s) {
+    (void)!write(STDERR_FILENO, s, strlen(s));
+}
 
 /* Ends the process with `sig` as if it had not been caught (the shell then reports the signal). */
-static void die_by(int sig)
-{
+static void die_by(int sig) {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -46,8 +47,7 @@ static void die_by(int sig)
     _exit(128 + sig); /* not reached */
 }
 
-static void on_signal(int sig)
-{
+static void on_signal(int sig) {
     int expected = STAGED;
     if (atomic_compare_exchange_strong(&guard.state, &expected, BUSY)) {
         fileutil_remove_flat_dir(guard.path, guard.fd);
@@ -64,8 +64,7 @@ static void on_signal(int sig)
     die_by(sig);
 }
 
-void interrupt_install(const char *program)
-{
+void interrupt_install(const char *program) {
     snprintf(guard.program, sizeof guard.program, "%s", program);
     for (size_t i = 0; i < sizeof guarded_signals / sizeof guarded_signals[0]; i++) {
         struct sigaction old, sa;
@@ -78,8 +77,7 @@ void interrupt_install(const char *program)
     }
 }
 
-int interrupt_guard(const char *path, int fd)
-{
+int interrupt_guard(const char *path, int fd) {
     if (atomic_load(&guard.state) != IDLE || strlen(path) >= sizeof guard.path) return 0;
     strcpy(guard.path, path);
     guard.fd = fd;
@@ -88,15 +86,13 @@ int interrupt_guard(const char *path, int fd)
     return 1;
 }
 
-void interrupt_hold(void)
-{
+void interrupt_hold(void) {
     int expected = STAGED;
     if (!atomic_compare_exchange_strong(&guard.state, &expected, BUSY))
         for (;;) pause(); /* a handler owns the folder and is ending the process */
 }
 
-void interrupt_release(void)
-{
+void interrupt_release(void) {
     guard.fd = -1;
     atomic_store(&guard.state, IDLE);
     int sig = atomic_load(&guard.pending);

@@ -26,28 +26,26 @@ struct ResultSet {
     char stage_name[JOURNAL_NAME_MAX];  /* .femto-stage.NAME.PID */
     char commit_name[JOURNAL_NAME_MAX]; /* .femto-commit.NAME.PID */
     int dir_fd, stage_fd;
-    int guarded; /* io/interrupt removes the staging folder on a signal */
+    int guarded;  /* io/interrupt removes the staging folder on a signal */
+    int made_dir; /* the folder did not exist: an aborted set removes it again when empty */
     int nseries;
     char series[RESULTSET_MAX_SERIES][JOURNAL_NAME_MAX];
 };
 
-static int folder_fail(const char *dir, int err)
-{
+static int folder_fail(const char *dir, int err) {
     return fem_fail(FEM_ERR_INPUT, "cannot write results into the folder '%s': %s", dir, strerror(err));
 }
 
 /* Exclusive use of the folder. Where the file system has no locks for directories (NFS), runs go on
  * without: concurrent runs into one folder are then the user's to avoid (docs/output.md). */
-static void lock_folder(int fd, int op)
-{
+static void lock_folder(int fd, int op) {
     while (flock(fd, op) != 0 && errno == EINTR) {
     }
 }
 
 /* Finishes or removes what runs that died left in the folder: a commit folder is moved into place (its set
  * was complete), a staging folder is removed; folders whose run is alive (it holds their lock) stay. */
-static int settle(int dir_fd, const char *dir, const char *own)
-{
+static int settle(int dir_fd, const char *dir, const char *own) {
     JournalNames entries = {0};
     int status = journal_list(dir_fd, dir, &entries);
     for (int i = 0; i < entries.n && !status; i++) {
@@ -76,8 +74,7 @@ static int settle(int dir_fd, const char *dir, const char *own)
     return status;
 }
 
-static void release(ResultSet **sp)
-{
+static void release(ResultSet **sp) {
     ResultSet *s = *sp;
     if (s->stage_fd >= 0) close(s->stage_fd); /* gives up its lock */
     if (s->dir_fd >= 0) close(s->dir_fd);
@@ -87,8 +84,7 @@ static void release(ResultSet **sp)
 
 /* The staging folder, made and locked while the folder's lock is held (so that no other run's settle can
  * take it for a dead run's between the mkdir and the flock). */
-static int make_stage(ResultSet *s, const char *name)
-{
+static int make_stage(ResultSet *s, const char *name) {
     long pid = (long)getpid();
     int n = snprintf(s->stage_name, sizeof s->stage_name, "%s%s.%ld", FILEUTIL_STAGE_PREFIX, name, pid);
     int m = snprintf(s->commit_name, sizeof s->commit_name, "%s%s.%ld", FILEUTIL_COMMIT_PREFIX, name, pid);
@@ -106,13 +102,15 @@ static int make_stage(ResultSet *s, const char *name)
     return FEM_OK;
 }
 
-int resultset_begin(ResultSet **sp, const char *dir, const char *name, const char *const *series)
-{
+int resultset_begin(ResultSet **sp, const char *dir, const char *name, const char *const *series) {
     *sp = NULL;
+    struct stat st;
+    int made_dir = stat(dir, &st) != 0;
     FEM_TRY(fileutil_mkdir_p(dir));
     ResultSet *s = fem_calloc(1, sizeof *s, "result set");
     if (!s) return FEM_ERR_INTERNAL;
     s->dir_fd = s->stage_fd = -1;
+    s->made_dir = made_dir;
     *sp = s;
     int status = FEM_OK;
     if (strlen(dir) >= sizeof s->dir) status = folder_fail(dir, ENAMETOOLONG);
@@ -123,7 +121,8 @@ int resultset_begin(ResultSet **sp, const char *dir, const char *name, const cha
                     : -1;
         if (n < 0 || (size_t)n >= sizeof s->series[0])
             status = fem_fail(FEM_ERR_INTERNAL, "result set '%s': too many or too long series names", name);
-        else s->nseries++;
+        else
+            s->nseries++;
     }
     if (!status) {
         strcpy(s->dir, dir);
@@ -142,27 +141,27 @@ int resultset_begin(ResultSet **sp, const char *dir, const char *name, const cha
     return status;
 }
 
-const char *resultset_stage(const ResultSet *s) { return s->stage; }
+const char *resultset_stage(const ResultSet *s) {
+    return s->stage;
+}
 
-int resultset_path(const ResultSet *s, const char *file, char *path, size_t size)
-{
+int resultset_path(const ResultSet *s, const char *file, char *path, size_t size) {
     int n = snprintf(path, size, "%s/%s", s->stage, file);
     if (n < 0 || (size_t)n >= size) return fileutil_fail(path, ENAMETOOLONG);
     return FEM_OK;
 }
 
-void resultset_abort(ResultSet **sp)
-{
+void resultset_abort(ResultSet **sp) {
     if (!sp || !*sp) return;
     ResultSet *s = *sp;
     if (s->guarded) interrupt_hold();
     fileutil_remove_flat_dir(s->stage, s->stage_fd);
     if (s->guarded) interrupt_release();
+    if (s->made_dir) rmdir(s->dir); /* fails, as it should, when another run has put files there */
     release(sp);
 }
 
-int resultset_commit(ResultSet **sp)
-{
+int resultset_commit(ResultSet **sp) {
     ResultSet *s = *sp;
     if (!s) return fem_fail(FEM_ERR_INTERNAL, "resultset_commit: no result set");
     int status = journal_write_manifest(s->stage, s->stage_fd, s->nseries, s->series);
@@ -176,8 +175,10 @@ int resultset_commit(ResultSet **sp)
     status = settle(s->dir_fd, s->dir, s->stage_name);
     int committed = 0;
     if (!status) {
-        if (renameat(s->dir_fd, s->stage_name, s->dir_fd, s->commit_name) == 0) committed = 1;
-        else status = folder_fail(s->dir, errno);
+        if (renameat(s->dir_fd, s->stage_name, s->dir_fd, s->commit_name) == 0)
+            committed = 1;
+        else
+            status = folder_fail(s->dir, errno);
     }
     if (committed) {
         (void)fsync(s->dir_fd); /* the commit point reaches the disk before any file moves */

@@ -22,15 +22,13 @@
 static const char manifest_name[] = ".manifest";
 static const char manifest_magic[] = "femto result set 1";
 
-void journal_names_free(JournalNames *l)
-{
+void journal_names_free(JournalNames *l) {
     for (int i = 0; i < l->n; i++) free(l->v[i]);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
 
-static int names_add(JournalNames *l, const char *name, size_t len)
-{
+static int names_add(JournalNames *l, const char *name, size_t len) {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
         char **v = realloc(l->v, sizeof *v * (size_t)cap);
@@ -45,8 +43,7 @@ static int names_add(JournalNames *l, const char *name, size_t len)
     return FEM_OK;
 }
 
-int journal_list(int fd, const char *dir, JournalNames *out)
-{
+int journal_list(int fd, const char *dir, JournalNames *out) {
     memset(out, 0, sizeof *out);
     int copy = dup(fd);
     DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
@@ -68,8 +65,7 @@ int journal_list(int fd, const char *dir, JournalNames *out)
 /* ---------------------------------------------------------------- manifest */
 
 /* The order of the moves: what is named (VTU, HDF5) before what names it (XDMF, PVD), the summary last. */
-static int move_rank(const char *name)
-{
+static int move_rank(const char *name) {
     static const char *const ends[] = {".vtu", ".h5", ".xdmf", ".pvd"};
     size_t n = strlen(name);
     for (int r = 0; r < 4; r++) {
@@ -79,21 +75,21 @@ static int move_rank(const char *name)
     return 4;
 }
 
-static int by_move_order(const void *a, const void *b)
-{
+static int by_move_order(const void *a, const void *b) {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
     int rx = move_rank(x), ry = move_rank(y);
     return rx != ry ? rx - ry : strcmp(x, y);
 }
 
-int journal_write_manifest(const char *stage, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX])
-{
+int journal_write_manifest(const char *stage, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX]) {
     JournalNames files;
     FEM_TRY(journal_list(fd, stage, &files));
     int kept = 0; /* hidden names (the manifest, temporary files) are not part of the set */
     for (int i = 0; i < files.n; i++) {
-        if (files.v[i][0] == '.') free(files.v[i]);
-        else files.v[kept++] = files.v[i];
+        if (files.v[i][0] == '.')
+            free(files.v[i]);
+        else
+            files.v[kept++] = files.v[i];
     }
     files.n = kept;
     qsort(files.v, (size_t)files.n, sizeof *files.v, by_move_order);
@@ -116,26 +112,28 @@ typedef struct {
     char **sorted; /* files in strcmp order, for lookups */
 } Manifest;
 
-static void manifest_free(Manifest *m)
-{
+static void manifest_free(Manifest *m) {
     journal_names_free(&m->series);
     journal_names_free(&m->files);
     free(m->sorted);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 /* Parses the manifest text; FEM_ERR_INPUT (without a message) when it is not one. */
-static int parse_manifest(char *text, Manifest *m)
-{
+static int parse_manifest(char *text, Manifest *m) {
     char *line = strtok(text, "\n");
     if (!line || strcmp(line, manifest_magic) != 0) return FEM_ERR_INPUT;
     int status = FEM_OK;
     while (!status && (line = strtok(NULL, "\n"))) {
-        if (strncmp(line, "series ", 7) == 0) status = names_add(&m->series, line + 7, strlen(line + 7));
+        if (strncmp(line, "series ", 7) == 0)
+            status = names_add(&m->series, line + 7, strlen(line + 7));
         else if (strncmp(line, "file ", 5) == 0 && !strchr(line + 5, '/'))
             status = names_add(&m->files, line + 5, strlen(line + 5));
-        else status = FEM_ERR_INPUT;
+        else
+            status = FEM_ERR_INPUT;
     }
     if (status) return status;
     m->sorted = fem_malloc(sizeof(char *) * (size_t)(m->files.n + 1), "file list");
@@ -145,8 +143,7 @@ static int parse_manifest(char *text, Manifest *m)
     return FEM_OK;
 }
 
-static int read_manifest(int fd, Manifest *m)
-{
+static int read_manifest(int fd, Manifest *m) {
     memset(m, 0, sizeof *m);
     int mf = openat(fd, manifest_name, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -168,12 +165,12 @@ static int read_manifest(int fd, Manifest *m)
 
 /* `name` is a file of series `base`: BASE.pvd, BASE.h5, BASE.xdmf, BASE_summary.txt or BASE_NNNN.vtu
  * (four digits or more, as femto numbers them). */
-static int series_file(const char *name, const char *base)
-{
+static int series_file(const char *name, const char *base) {
     size_t n = strlen(base);
     if (strncmp(name, base, n) != 0) return 0;
     const char *t = name + n;
-    if (!strcmp(t, ".pvd") || !strcmp(t, ".h5") || !strcmp(t, ".xdmf") || !strcmp(t, "_summary.txt")) return 1;
+    if (!strcmp(t, ".pvd") || !strcmp(t, ".h5") || !strcmp(t, ".xdmf") || !strcmp(t, "_summary.txt"))
+        return 1;
     if (*t++ != '_') return 0;
     int digits = 0;
     for (; isdigit((unsigned char)*t); t++) digits++;
@@ -181,8 +178,7 @@ static int series_file(const char *name, const char *base)
 }
 
 /* Files of the set's series in the folder that the set does not have: the previous set's leftovers. */
-static void remove_stale(int dir_fd, const char *dir, const Manifest *m)
-{
+static void remove_stale(int dir_fd, const char *dir, const Manifest *m) {
     JournalNames entries;
     if (journal_list(dir_fd, dir, &entries) != FEM_OK) return;
     for (int i = 0; i < entries.n; i++) {
@@ -195,18 +191,18 @@ static void remove_stale(int dir_fd, const char *dir, const Manifest *m)
     journal_names_free(&entries);
 }
 
-int journal_roll_forward(int dir_fd, const char *dir, int fd, const char *name)
-{
+int journal_roll_forward(int dir_fd, const char *dir, int fd, const char *name) {
     Manifest m;
     if (read_manifest(fd, &m) != FEM_OK) return FEM_OK; /* not a commit of ours: left alone */
     int status = FEM_OK;
     for (int i = 0; i < m.files.n && !status; i++) {
         int err = renameat(fd, m.files.v[i], dir_fd, m.files.v[i]) == 0 ? 0 : errno;
         if (err && err != ENOENT) /* ENOENT: moved before a kill */
-            status = fem_fail(FEM_ERR_INPUT,
-                              "cannot write results file '%s/%s': %s; the complete results wait in '%s/%s', and "
-                              "the next run into that folder puts them in place",
-                              dir, m.files.v[i], strerror(err), dir, name);
+            status =
+                fem_fail(FEM_ERR_INPUT,
+                         "cannot write results file '%s/%s': %s; the complete results wait in '%s/%s', and "
+                         "the next run into that folder puts them in place",
+                         dir, m.files.v[i], strerror(err), dir, name);
     }
     if (!status) {
         (void)fsync(dir_fd);
@@ -221,8 +217,7 @@ int journal_roll_forward(int dir_fd, const char *dir, int fd, const char *name)
     return status;
 }
 
-void journal_remove_dead_temporary(int dir_fd, const char *name)
-{
+void journal_remove_dead_temporary(int dir_fd, const char *name) {
     const char *tmp = strstr(name, ".tmp.");
     if (name[0] != '.' || !tmp) return;
     char *end;

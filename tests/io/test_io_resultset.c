@@ -1,6 +1,6 @@
 /* Result sets (io/resultset.h): a committed set replaces the previous one whole (its extra files and series
- * go, other names stay), an aborted one changes nothing, a signal while staging removes the staging folder and
- * ends the process, and a run started after killed runs finishes their commits and removes their staging
+ * go, other names stay), an aborted one changes nothing, a signal while staging removes the staging folder
+ * and ends the process, and a run started after killed runs finishes their commits and removes their staging
  * folders and temporary files, while leaving alone what a live run holds. Also the path helpers the sets rely
  * on (messages name the final file; the XDMF names its HDF5 file relatively).
  *
@@ -36,8 +36,7 @@ static int failures;
 
 static const char *const series[] = {"", "_elasticity", NULL};
 
-static void put(const char *dir, const char *name, const char *text)
-{
+static void put(const char *dir, const char *name, const char *text) {
     char path[FILEUTIL_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
@@ -48,8 +47,7 @@ static void put(const char *dir, const char *name, const char *text)
 }
 
 /* The text of dir/name ("" when missing; "<dir>" for a directory). */
-static const char *get(const char *dir, const char *name)
-{
+static const char *get(const char *dir, const char *name) {
     static char text[256];
     char path[FILEUTIL_PATH_MAX];
     struct stat st;
@@ -66,8 +64,7 @@ static const char *get(const char *dir, const char *name)
 }
 
 /* The folder's entries, sorted, joined by spaces. */
-static const char *listing(const char *dir)
-{
+static const char *listing(const char *dir) {
     static char out[4096];
     struct dirent **list;
     int n = scandir(dir, &list, NULL, alphasort);
@@ -81,8 +78,7 @@ static const char *listing(const char *dir)
     return out;
 }
 
-static void fresh(char *dir, size_t size, const char *scratch, const char *name)
-{
+static void fresh(char *dir, size_t size, const char *scratch, const char *name) {
     snprintf(dir, size, "%s/%s", scratch, name);
     char cmd[FILEUTIL_PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -93,25 +89,30 @@ static void fresh(char *dir, size_t size, const char *scratch, const char *name)
 }
 
 /* A previous set of "beam" with five output times and an elasticity series, and files of other names. */
-static void previous_set(const char *dir)
-{
-    const char *old[] = {"beam.pvd",      "beam.h5",       "beam.xdmf",           "beam_summary.txt",
-                         "beam_0000.vtu", "beam_0001.vtu", "beam_0002.vtu",       "beam_0003.vtu",
-                         "beam_0004.vtu", "beam_elasticity.pvd", "beam_elasticity_0000.vtu"};
+static void previous_set(const char *dir) {
+    const char *old[] = {"beam.pvd",
+                         "beam.h5",
+                         "beam.xdmf",
+                         "beam_summary.txt",
+                         "beam_0000.vtu",
+                         "beam_0001.vtu",
+                         "beam_0002.vtu",
+                         "beam_0003.vtu",
+                         "beam_0004.vtu",
+                         "beam_elasticity.pvd",
+                         "beam_elasticity_0000.vtu"};
     for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) put(dir, old[i], "old");
     const char *others[] = {"beam_v1.pvd", "other.pvd", "beam_0001.vtu.bak", "notes.txt", "beam_12.vtu"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) put(dir, others[i], "keep");
 }
 
-static void stage_new_set(ResultSet *set)
-{
-    const char *files[] = {"beam.pvd", "beam.h5", "beam.xdmf", "beam_0000.vtu", "beam_0001.vtu",
-                           "beam_summary.txt"};
+static void stage_new_set(ResultSet *set) {
+    const char *files[] = {"beam.pvd",      "beam.h5",       "beam.xdmf",
+                           "beam_0000.vtu", "beam_0001.vtu", "beam_summary.txt"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) put(resultset_stage(set), files[i], "new");
 }
 
-static void test_commit_replaces_the_set(const char *scratch)
-{
+static void test_commit_replaces_the_set(const char *scratch) {
     char dir[1024], want[8192];
     fresh(dir, sizeof dir, scratch, "commit");
     previous_set(dir);
@@ -120,22 +121,23 @@ static void test_commit_replaces_the_set(const char *scratch)
     ResultSet *set;
     EXPECT(resultset_begin(&set, dir, "beam", series) == FEM_OK, "%s", fem_last_error());
     stage_new_set(set);
-    EXPECT(strncmp(resultset_stage(set) + strlen(dir), "/.femto-stage.beam.", 19) == 0, "%s", resultset_stage(set));
+    EXPECT(strncmp(resultset_stage(set) + strlen(dir), "/.femto-stage.beam.", 19) == 0, "%s",
+           resultset_stage(set));
     snprintf(want, sizeof want, "%s %s", strrchr(resultset_stage(set), '/') + 1, before);
     EXPECT(strcmp(listing(dir), want) == 0 && strcmp(get(dir, "beam.pvd"), "old") == 0,
            "before the commit only the staging folder is new: %s", listing(dir));
     EXPECT(resultset_commit(&set) == FEM_OK && set == NULL, "%s", fem_last_error());
-    snprintf(want, sizeof want, "beam.h5 beam.pvd beam.xdmf beam_0000.vtu beam_0001.vtu beam_0001.vtu.bak "
-                                "beam_12.vtu beam_summary.txt beam_v1.pvd notes.txt other.pvd");
-    EXPECT(strcmp(listing(dir), want) == 0, "the new set and the other names only:\n  %s\nwant\n  %s", listing(dir),
-           want);
+    snprintf(want, sizeof want,
+             "beam.h5 beam.pvd beam.xdmf beam_0000.vtu beam_0001.vtu beam_0001.vtu.bak "
+             "beam_12.vtu beam_summary.txt beam_v1.pvd notes.txt other.pvd");
+    EXPECT(strcmp(listing(dir), want) == 0, "the new set and the other names only:\n  %s\nwant\n  %s",
+           listing(dir), want);
     EXPECT(strcmp(get(dir, "beam.pvd"), "new") == 0 && strcmp(get(dir, "beam_0001.vtu"), "new") == 0 &&
                strcmp(get(dir, "notes.txt"), "keep") == 0,
            "contents: beam.pvd '%s'", get(dir, "beam.pvd"));
 }
 
-static void test_abort_keeps_the_set(const char *scratch)
-{
+static void test_abort_keeps_the_set(const char *scratch) {
     char dir[1024], before[4096];
     fresh(dir, sizeof dir, scratch, "abort");
     previous_set(dir);
@@ -144,22 +146,21 @@ static void test_abort_keeps_the_set(const char *scratch)
     EXPECT(resultset_begin(&set, dir, "beam", series) == FEM_OK, "%s", fem_last_error());
     stage_new_set(set);
     resultset_abort(&set);
-    EXPECT(set == NULL && strcmp(listing(dir), before) == 0, "an aborted set changes nothing: %s", listing(dir));
+    EXPECT(set == NULL && strcmp(listing(dir), before) == 0, "an aborted set changes nothing: %s",
+           listing(dir));
     EXPECT(strcmp(get(dir, "beam_0004.vtu"), "old") == 0, "the old files keep their contents");
     resultset_abort(&set); /* safe on NULL */
 }
 
 /* A process id that no process has: a child that has exited and been reaped. */
-static long dead_pid(void)
-{
+static long dead_pid(void) {
     pid_t pid = fork();
     if (pid == 0) _exit(0);
     waitpid(pid, NULL, 0);
     return (long)pid;
 }
 
-static void test_settles_what_killed_runs_left(const char *scratch)
-{
+static void test_settles_what_killed_runs_left(const char *scratch) {
     char dir[1024], sub[FILEUTIL_PATH_MAX], name[256];
     fresh(dir, sizeof dir, scratch, "settle");
     previous_set(dir);
@@ -167,8 +168,9 @@ static void test_settles_what_killed_runs_left(const char *scratch)
     put(dir, "beam_0000.vtu", "killed");
     snprintf(sub, sizeof sub, "%s/.femto-commit.beam.%ld", dir, dead_pid());
     fileutil_mkdir_p(sub);
-    put(sub, ".manifest", "femto result set 1\nseries beam\nseries beam_elasticity\nfile beam_0000.vtu\n"
-                          "file beam.pvd\nfile beam_summary.txt\n");
+    put(sub, ".manifest",
+        "femto result set 1\nseries beam\nseries beam_elasticity\nfile beam_0000.vtu\n"
+        "file beam.pvd\nfile beam_summary.txt\n");
     put(sub, "beam.pvd", "killed");
     put(sub, "beam_summary.txt", "killed");
     /* a run killed while computing, and one that is alive (it holds its staging folder's lock) */
@@ -193,8 +195,8 @@ static void test_settles_what_killed_runs_left(const char *scratch)
              "%s %s %s beam.pvd beam_0000.vtu beam_0001.vtu.bak beam_12.vtu beam_summary.txt beam_v1.pvd "
              "notes.txt other.pvd",
              name, strrchr(resultset_stage(set), '/') + 1, sub + strlen(dir) + 1);
-    EXPECT(strcmp(listing(dir), want) == 0, "the killed commit finished, dead leftovers gone:\n  %s\nwant\n  %s",
-           listing(dir), want);
+    EXPECT(strcmp(listing(dir), want) == 0,
+           "the killed commit finished, dead leftovers gone:\n  %s\nwant\n  %s", listing(dir), want);
     EXPECT(strcmp(get(dir, "beam.pvd"), "killed") == 0 && strcmp(get(dir, "beam_0000.vtu"), "killed") == 0,
            "the killed run's set is the one in place");
     EXPECT(strcmp(get(sub, "other_0000.vtu"), "alive") == 0, "the live run's staging folder is untouched");
@@ -203,8 +205,7 @@ static void test_settles_what_killed_runs_left(const char *scratch)
 }
 
 /* A child that stages a set and then gets SIGTERM: it must end by SIGTERM, leaving the folder as it was. */
-static void test_signal_removes_the_staging_folder(const char *scratch)
-{
+static void test_signal_removes_the_staging_folder(const char *scratch) {
     char dir[1024], before[4096];
     fresh(dir, sizeof dir, scratch, "signal");
     previous_set(dir);
@@ -222,11 +223,11 @@ static void test_signal_removes_the_staging_folder(const char *scratch)
     int st = 0;
     waitpid(pid, &st, 0);
     EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "the child ended by SIGTERM (status %#x)", st);
-    EXPECT(strcmp(listing(dir), before) == 0, "no staging folder, the previous set as it was: %s", listing(dir));
+    EXPECT(strcmp(listing(dir), before) == 0, "no staging folder, the previous set as it was: %s",
+           listing(dir));
 }
 
-static void test_paths(const char *scratch)
-{
+static void test_paths(const char *scratch) {
     char out[FILEUTIL_PATH_MAX], a[FILEUTIL_PATH_MAX], b[FILEUTIL_PATH_MAX];
     fileutil_shown_path("out/.femto-stage.beam.12/beam.h5", out, sizeof out);
     EXPECT(strcmp(out, "out/beam.h5") == 0, "%s", out);
@@ -237,7 +238,8 @@ static void test_paths(const char *scratch)
     EXPECT(fileutil_fail("r/.femto-stage.x.1/x.h5", ENOSPC) == FEM_ERR_INPUT &&
                strcmp(fem_last_error(), "cannot write results file 'r/x.h5': No space left on device") == 0,
            "%s", fem_last_error());
-    EXPECT(fileutil_relative("d/beam.xdmf", "d/beam.h5", out, sizeof out) == FEM_OK && strcmp(out, "beam.h5") == 0,
+    EXPECT(fileutil_relative("d/beam.xdmf", "d/beam.h5", out, sizeof out) == FEM_OK &&
+               strcmp(out, "beam.h5") == 0,
            "%s", out);
     snprintf(a, sizeof a, "%s/rel/x/beam.xdmf", scratch);
     snprintf(b, sizeof b, "%s/rel/y/z/beam.h5", scratch);
@@ -245,11 +247,11 @@ static void test_paths(const char *scratch)
     fileutil_mkdir_p(out);
     snprintf(out, sizeof out, "%s/rel/y/z", scratch);
     fileutil_mkdir_p(out);
-    EXPECT(fileutil_relative(a, b, out, sizeof out) == FEM_OK && strcmp(out, "../y/z/beam.h5") == 0, "%s", out);
+    EXPECT(fileutil_relative(a, b, out, sizeof out) == FEM_OK && strcmp(out, "../y/z/beam.h5") == 0, "%s",
+           out);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s SCRATCHDIR\n", argv[0]);
         return 2;
