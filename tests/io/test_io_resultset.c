@@ -5,6 +5,8 @@
  * on (messages name the final file; the XDMF names its HDF5 file relatively).
  *
  * Usage: test_io_resultset SCRATCHDIR */
+#include "io_frames.h"
+
 #include "fem/error.h"
 #include "io/fileutil.h"
 #include "io/interrupt.h"
@@ -21,18 +23,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                                                    \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond);                              \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
-    } while (0)
 
 static const char *const series[] = {"", "_elasticity", NULL};
 
@@ -261,6 +251,7 @@ int main(int argc, char **argv) {
     test_settles_what_killed_runs_left(argv[1]);
     test_signal_removes_the_staging_folder(argv[1]);
     test_paths(argv[1]);
-    printf("%s\n", failures ? "FAILED" : "result sets: commit, abort, signals and recovery as specified");
-    return failures ? 1 : 0;
+    printf("%s\n",
+           io_test_failures ? "FAILED" : "result sets: commit, abort, signals and recovery as specified");
+    return io_test_failures ? 1 : 0;
 }

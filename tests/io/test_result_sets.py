@@ -28,29 +28,20 @@ import signal
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 
 try:
     import h5py
     import numpy as np
-    from vtkmodules.util.numpy_support import vtk_to_numpy
-    from vtkmodules.vtkIOXML import vtkXMLGenericDataObjectReader
     from vtkmodules.vtkIOXdmf3 import vtkXdmf3Reader
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from result_files import Checks, empty_folder, point_array, pvd_files, read_vtk, summary
 except ImportError as e:
     print(f"skipped: {sys.executable} lacks a module ({e})")
     sys.exit(77)
 
-case, app, inputs, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), os.path.abspath(sys.argv[4])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
-    return cond
+case, app, inputs, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), empty_folder(sys.argv[4])
+check = Checks()
 
 
 def problem(sample, xml, name, *replace):
@@ -87,33 +78,6 @@ def snapshot(folder):
 
 def hidden(folder):
     return sorted(n for n in os.listdir(folder) if n.startswith("."))
-
-
-def summary(folder, name):
-    values = {}
-    for line in open(os.path.join(folder, f"{name}_summary.txt")):
-        if not line.startswith("#"):
-            k, v = line.split()[:2]
-            values[k] = float(v)
-    return values
-
-
-def read_vtk(path):
-    r = vtkXMLGenericDataObjectReader()
-    r.SetFileName(path)
-    r.Update()
-    return r.GetOutput()
-
-
-def point_array(grid, name):
-    a = grid.GetPointData().GetArray(name)
-    return None if a is None else vtk_to_numpy(a)
-
-
-def pvd_files(folder, name):
-    """(time, VTU path) of every data set the .pvd lists."""
-    root = ET.parse(os.path.join(folder, f"{name}.pvd")).getroot()
-    return [(float(d.get("timestep")), os.path.join(folder, d.get("file"))) for d in root.iter("DataSet")]
 
 
 def read_xdmf(path):
@@ -169,15 +133,19 @@ def failing_bar():
 
 def failed_rerun():
     out = os.path.join(work, "out")
-    good = problem("heat-kt-bar", "bar.xml", "good.xml")
-    bad = failing_bar()
-    run(good, out)
+    run(slab("slab.xml"), out)
     before = snapshot(out)
-    check(sorted(before) == ["bar.h5", "bar.pvd", "bar.xdmf", "bar_0000.vtu", "bar_summary.txt"],
-          f"the good run wrote one set: {sorted(before)}")
+    check(len(before) == 15 and len(pvd_files(out, "slab")) == 11, f"the good run wrote one set: {sorted(before)}")
+    # the re-run writes its output at t = 0 and then fails in the first time step (3 CG iterations are too few)
+    bad = slab("bad.xml")
+    text = open(bad).read().replace("<time ", '<solver><newton max-iterations="1"/><linear max-iterations="3"/>'
+                                              "</solver>\n  <time ")
+    open(bad, "w").write(text)
     r = run(bad, out, 3)
     check(r.stderr.startswith("femto-app: Newton did not converge"), f"exit 3 with Newton's sentence: {r.stderr!r}")
     check(snapshot(out) == before, "the failed re-run left the earlier set byte for byte (SHA-256 of every file)")
+    r = run(failing_bar(), out, 3)
+    check(snapshot(out) == before, "so did a failing steady run of another name into the folder")
 
 
 def signals():
@@ -245,42 +213,37 @@ def coupled_failure():
     # heat converges in 60 CG iterations, elasticity needs over 100: with 80 and one Newton step, only it fails
     bad = problem("thermal-bar", "bar.xml", "bad.xml", ("</elasticity>", "</elasticity>\n  <solver>"
                   '<newton max-iterations="1"/><linear max-iterations="80"/></solver>'))
-    r = run(bad, out, 3)
-    check("steady solve: Newton 1 iteration" in run_verbose(bad), "the failing run solved its heat step")
+    r = run(bad, out, 3, "--verbose")
+    check("steady solve: Newton 1 iteration" in r.stdout, "the failing run solved its heat step")
     check("load step" in r.stderr, f"the elasticity step failed: {r.stderr.strip()!r}")
     check(snapshot(out) == before, "none of the failed run's heat results replaced the earlier set")
 
 
-def run_verbose(xml):
-    scratch = os.path.join(work, "scratch")
-    r = subprocess.run([app, "run", xml, "--output-dir", scratch, "--device", "cpu"], capture_output=True, text=True)
-    return r.stdout
-
-
 def one_set(out, name):
-    """Summary, last VTU and the .h5 of one run: the maxima of the temperature agree exactly."""
+    """The summary's largest temperature, and whether every VTU the .pvd lists holds, value for value, the
+    temperature of the .h5 at that output time and the last one reaches the summary's maximum: one run's set."""
     s = summary(out, name)["temperature_max"]
-    _, last = pvd_files(out, name)[-1]
-    vtu = point_array(read_vtk(last), "temperature").max()
+    files = pvd_files(out, name)
     with h5py.File(os.path.join(out, f"{name}.h5"), "r") as f:
         steps = sorted(f["fields/temperature"])
-        h5 = f["fields/temperature"][steps[-1]][()].max()
-    return s, vtu, h5
+        same = list(f["times"][()]) == [t for t, _ in files] and len(steps) == len(files)
+        for (_, vtu), step in zip(files, steps):
+            same = same and np.array_equal(point_array(read_vtk(vtu), "temperature"), f["fields/temperature"][step][()])
+        same = same and f["fields/temperature"][steps[-1]][()].max() == s
+    return s, same
 
 
 def concurrent():
     out = os.path.join(work, "out")
-    loads = [slab("a.xml", heated="373.15"), slab("b.xml", heated="473.15")]
-    seen = set()
+    loads = [slab("a.xml", end=300, heated="373.15"), slab("b.xml", end=300, heated="473.15")]
     for attempt in range(4):
         procs = [start(xml, out) for xml in (loads if attempt % 2 == 0 else loads[::-1])]
         codes = [p.wait(timeout=120) for p in procs]
         for p in procs:
             p.communicate()
-        s, vtu, h5 = one_set(out, "slab")
-        seen.add(s)
-        check(codes == [0, 0] and s in (373.15, 473.15) and s == vtu == h5 and len(pvd_files(out, "slab")) == 11,
-              f"round {attempt + 1}: both runs ok {codes}; summary, last VTU and .h5 from one run: {s}, {vtu}, {h5}")
+        s, same = one_set(out, "slab")
+        check(codes == [0, 0] and s in (373.15, 473.15) and same and len(pvd_files(out, "slab")) == 6,
+              f"round {attempt + 1}: both runs ok {codes}; the summary ({s} K), the 6 VTU and the .h5 are one run's")
         check(not hidden(out), f"round {attempt + 1}: no staging or temporary file: {hidden(out)}")
 
 
@@ -356,7 +319,7 @@ def full_disk():
     free_empty = os.statvfs(mnt).f_bavail
     filler = os.path.join(mnt, "filler")
     named = set()
-    for keep_kib in range(4, 1024, 20):  # from the first VTU to the last file, until the run fits
+    for keep_kib in range(4, 1024, 30):  # from the first VTU to the last file, until the run fits
         with open(filler, "wb") as f:
             f.write(b"\0" * max(0, os.statvfs(mnt).f_bavail * st.f_frsize - keep_kib * 1024))
         r = subprocess.run([app, "run", slab("full.xml"), "--output-dir", out, "-q", "--device", "cpu"],
@@ -383,5 +346,4 @@ cases = {f.__name__: f for f in (failed_rerun, signals, sigkill, fewer_outputs, 
 if case not in cases:
     sys.exit(f"unknown case {case}; one of {', '.join(cases)}")
 cases[case]()
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+check.exit()
