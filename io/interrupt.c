@@ -19,6 +19,9 @@
 
 enum { IDLE, STAGED, BUSY };
 
+/* a lock-free atomic is what makes the compare-and-swap safe inside a signal handler */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "io/interrupt.c needs lock-free atomic ints");
+
 static struct {
     atomic_int state;
     atomic_int pending; /* a signal that arrived while BUSY */
