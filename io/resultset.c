@@ -164,7 +164,7 @@ void resultset_abort(ResultSet **sp) {
 int resultset_commit(ResultSet **sp) {
     ResultSet *s = *sp;
     if (!s) return fem_fail(FEM_ERR_INTERNAL, "resultset_commit: no result set");
-    int status = journal_write_manifest(s->stage, s->stage_fd, s->nseries, s->series);
+    int status = journal_write_manifest(s->dir, s->stage_fd, s->nseries, s->series);
     if (status) {
         resultset_abort(sp);
         return status;

@@ -81,9 +81,27 @@ static int by_move_order(const void *a, const void *b) {
     return rx != ry ? rx - ry : strcmp(x, y);
 }
 
-int journal_write_manifest(const char *stage, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX]) {
+/* The manifest's text (malloc'ed) for the set's files, in move order. */
+static char *manifest_text(const JournalNames *files, int nseries, const char (*series)[JOURNAL_NAME_MAX],
+                           size_t *len) {
+    char *text = NULL;
+    FILE *mem = open_memstream(&text, len);
+    if (!mem) return NULL;
+    fprintf(mem, "%s\n", manifest_magic);
+    for (int i = 0; i < nseries; i++) fprintf(mem, "series %s\n", series[i]);
+    for (int i = 0; i < files->n; i++) fprintf(mem, "file %s\n", files->v[i]);
+    if (fclose(mem) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The manifest needs no temporary name: until the staging folder is renamed to a commit folder nobody reads
+ * it, and a staging folder is removed whole. A failure names the results folder, not the hidden file. */
+int journal_write_manifest(const char *dir, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX]) {
     JournalNames files;
-    FEM_TRY(journal_list(fd, stage, &files));
+    FEM_TRY(journal_list(fd, dir, &files));
     int kept = 0; /* hidden names (the manifest, temporary files) are not part of the set */
     for (int i = 0; i < files.n; i++) {
         if (files.v[i][0] == '.')
@@ -93,18 +111,24 @@ int journal_write_manifest(const char *stage, int fd, int nseries, const char (*
     }
     files.n = kept;
     qsort(files.v, (size_t)files.n, sizeof *files.v, by_move_order);
-    char path[FILEUTIL_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", stage, manifest_name);
-    FileOut fo;
-    int status = fileout_open(&fo, path);
-    if (!status) {
-        fileout_printf(&fo, "%s\n", manifest_magic);
-        for (int i = 0; i < nseries; i++) fileout_printf(&fo, "series %s\n", series[i]);
-        for (int i = 0; i < files.n; i++) fileout_printf(&fo, "file %s\n", files.v[i]);
-        status = fileout_commit(&fo);
-    }
+    size_t len = 0;
+    char *text = manifest_text(&files, nseries, series, &len);
     journal_names_free(&files);
-    return status;
+    if (!text) return fem_fail(FEM_ERR_INTERNAL, "out of host memory (result set manifest)");
+    int err = 0, mf = openat(fd, manifest_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (mf < 0) err = errno;
+    for (size_t done = 0; !err && done < len;) {
+        ssize_t n = write(mf, text + done, len - done);
+        if (n < 0 && errno != EINTR) err = errno;
+        if (n > 0) done += (size_t)n;
+    }
+    if (!err && fsync(mf) != 0) err = errno;
+    if (mf >= 0 && close(mf) != 0 && !err) err = errno;
+    if (!err && fsync(fd) != 0) err = errno;
+    free(text);
+    if (err)
+        return fem_fail(FEM_ERR_INPUT, "cannot write results into the folder '%s': %s", dir, strerror(err));
+    return FEM_OK;
 }
 
 typedef struct {

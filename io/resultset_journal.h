@@ -20,8 +20,9 @@ void journal_names_free(JournalNames *l);
 /* The entries of the folder open as `fd` (named `dir` in messages), "." and ".." left out. */
 int journal_list(int fd, const char *dir, JournalNames *out);
 
-/* Writes the manifest of the staging folder `stage` (open as `fd`): its files, data files first. */
-int journal_write_manifest(const char *stage, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX]);
+/* Writes the manifest of the staging folder open as `fd` (of the results folder `dir`, named in messages):
+ * its files, data files first, and the series the set owns. */
+int journal_write_manifest(const char *dir, int fd, int nseries, const char (*series)[JOURNAL_NAME_MAX]);
 /* Moves the files of the commit folder `name` (open as `fd`) in the folder `dir` (open as `dir_fd`) to their
  * names there, removes the files of its series that the set lacks, then the commit folder. Moves already
  * done are skipped, so a recovery after a kill finishes the job. */

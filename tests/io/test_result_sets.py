@@ -127,8 +127,8 @@ def slab(name, end=600, step=5, every=12, heated="373.15"):
 
 def failing_bar():
     """The k(T) bar with one Newton iteration allowed, where it needs several: exit 3."""
-    return problem("heat-kt-bar", "bar.xml", "bad.xml", ('<newton rtol="1e-10" atol="1e-9"/>',
-                                                         '<newton rtol="1e-10" atol="1e-9" max-iterations="1"/>'))
+    return problem("heat-kt-bar", "bar.xml", "bad.xml",
+                   ("</heat>", '</heat>\n  <solver><newton max-iterations="1"/></solver>'))
 
 
 def failed_rerun():
@@ -215,7 +215,7 @@ def coupled_failure():
                   '<newton max-iterations="1"/><linear max-iterations="80"/></solver>'))
     r = run(bad, out, 3, "--verbose")
     check("steady solve: Newton 1 iteration" in r.stdout, "the failing run solved its heat step")
-    check("load step" in r.stderr, f"the elasticity step failed: {r.stderr.strip()!r}")
+    check("elasticity solve did not converge" in r.stderr, f"the elasticity step failed: {r.stderr.strip()!r}")
     check(snapshot(out) == before, "none of the failed run's heat results replaced the earlier set")
 
 
@@ -318,8 +318,8 @@ def full_disk():
     before = snapshot(out)
     free_empty = os.statvfs(mnt).f_bavail
     filler = os.path.join(mnt, "filler")
-    named = set()
-    for keep_kib in range(4, 1024, 30):  # from the first VTU to the last file, until the run fits
+    named, keep_kib = set(), 4
+    while keep_kib < 1024:  # from the first VTU to the last file, until the run fits
         with open(filler, "wb") as f:
             f.write(b"\0" * max(0, os.statvfs(mnt).f_bavail * st.f_frsize - keep_kib * 1024))
         r = subprocess.run([app, "run", slab("full.xml"), "--output-dir", out, "-q", "--device", "cpu"],
@@ -332,10 +332,12 @@ def full_disk():
                          rf"'{re.escape(out)}'): No space left on device", err)
         check(r.returncode == 2 and m, f"{keep_kib} KiB free: exit 2 ({r.returncode}), one sentence naming the "
                                        f"file as the user knows it: {err!r}")
-        named.add(m and m.group(2) and os.path.splitext(m.group(2))[1])
+        last = m and (os.path.splitext(m.group(2))[1] if m.group(2) else "the folder")
+        named.add(last)
         check(snapshot(out) == before, f"{keep_kib} KiB free: the earlier set byte for byte, no lone .pvd, no staging "
                                        f"({sorted(os.listdir(out))})")
         check(os.statvfs(mnt).f_bavail == free_empty, f"{keep_kib} KiB free: the failed run gave back every block")
+        keep_kib += 32 if last == ".vtu" else 6  # finer where the small files and the .h5's end are written
     check(r.returncode == 0 and len(pvd_files(out, "slab")) == 11 and not hidden(out),
           f"with {keep_kib} KiB free the run fits and replaces the set")
     check({".vtu", ".h5", ".pvd"} <= named, f"the disk filled up in VTU, HDF5 and PVD files: {sorted(map(str, named))}")
