@@ -26,9 +26,11 @@ void summary_add(Summary *s, const char *key, double value, const char *unit) {
     s->n++;
 }
 
+/* NAME_summary.txt, the last file of the run's result set. */
 static int write_summary(const Run *r) {
-    char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->base);
+    char name[PROBLEM_NAME_MAX + 32], path[FILEUTIL_PATH_MAX];
+    snprintf(name, sizeof name, "%s_summary.txt", r->base);
+    FEM_TRY(resultset_path(r->set, name, path, sizeof path));
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
     fileout_printf(&fo, "# femto %s summary of %s\n", FEMTO_VERSION, r->pb.path);
@@ -136,6 +138,8 @@ int app_run(const AppOptions *o) {
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
     }
+    static const char *const series[] = {"", RUN_ELASTICITY_SERIES, NULL};
+    if (!status) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
@@ -150,6 +154,9 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "total_seconds", total, "s");
         status = write_summary(&r);
     }
+    /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
+    if (!status) status = resultset_commit(&r.set);
+    resultset_abort(&r.set);
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
                 r.t_solve, r.t_output, setup);

@@ -5,6 +5,7 @@
 #include "cpu/cpu.h"
 #include "fem/device.h"
 #include "fem/error.h"
+#include "io/interrupt.h"
 #ifdef FEMTO_HAVE_CUDA
 #include "gpu/gpu.h"
 #endif
@@ -46,7 +47,8 @@ static const char *command_help(const char *cmd) {
                "Newton iteration and a summary, and writes results into the output directory: NAME.pvd with\n"
                "one NAME_NNNN.vtu per output time, and NAME.h5 with NAME.xdmf. Open the .pvd or the .xdmf "
                "in\n"
-               "ParaView. Exit code 3 when the solver does not converge (no results are written then).\n";
+               "ParaView. These files are one set: a run that fails (exit code 3 when the solver does not\n"
+               "converge) or is interrupted leaves the previous results in the directory as they were.\n";
     if (strcmp(cmd, "check") == 0)
         return "usage: femto-app check PROBLEM.xml [--order P]\n"
                "Validates the problem file against femto's schema, reads the mesh and checks that every "
@@ -176,6 +178,7 @@ int main(int argc, char **argv) {
 #ifdef FEMTO_HAVE_CUDA
     device_register(DEV_CUDA, gpu_device_create);
 #endif
+    interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     int status = run(&o);
     if (status != FEM_OK) {
         fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");

@@ -8,6 +8,7 @@
 #include "fem/solvers/newton.h"
 #include "io/mesh_read.h"
 #include "io/results.h"
+#include "io/resultset.h"
 #include "physics/model.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
@@ -22,9 +23,14 @@ typedef struct {
 
 void summary_add(Summary *s, const char *key, double value, const char *unit);
 
+/* A coupled run writes its elasticity series as NAME_elasticity beside the heat series NAME; both, and
+ * NAME_summary.txt, are one result set. */
+#define RUN_ELASTICITY_SERIES "_elasticity"
+
 typedef struct {
     const AppOptions *o;
     Summary summary;
+    ResultSet *set; /* the run's files, committed together when the whole run succeeded (io/resultset.h) */
     char base[PROBLEM_NAME_MAX]; /* the output base name as the problem gives it (for NAME_summary.txt) */
     Problem pb;
     Mesh mesh;

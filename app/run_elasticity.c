@@ -323,9 +323,10 @@ int run_elasticity(Run *r, int check_only) {
     run_free_tags(regions);
     if (!status && (pb->physics & PHYSICS_HEAT)) { /* the heat step wrote its own series: keep them apart */
         size_t len = strlen(pb->output.basename);
-        if (len + 12 < sizeof pb->output.basename) strcat(pb->output.basename, "_elasticity");
+        if (len + sizeof RUN_ELASTICITY_SERIES < sizeof pb->output.basename)
+            strcat(pb->output.basename, RUN_ELASTICITY_SERIES);
     }
-    if (!status) status = results_open(&e.rs, pb, &e.frame);
+    if (!status) status = results_open(&e.rs, r->set, pb, &e.frame);
     e.opened = !status;
     if (!status) status = load_stepping(&e);
     if (e.opened) {

@@ -331,7 +331,7 @@ int run_heat(Run *r, int check_only) {
     if (!status) status = run_region_tags(&r->mesh, h.md, pb->heat.nmaterials, names, regions);
     if (!status) status = results_frame(h.sp, (const int32_t *const *)regions, pb->path, &h.frame);
     run_free_tags(regions);
-    if (!status) status = results_open(&h.rs, pb, &h.frame);
+    if (!status) status = results_open(&h.rs, r->set, pb, &h.frame);
     int opened = !status;
     if (!status && pb->time.scheme == TIME_STEADY) {
         status = heat_solve(&h, NULL, "steady solve");

@@ -80,7 +80,7 @@ case("device name", ["run", "x.xml", "--device", "tpu"], 1,
      "femto-app: --device must be cpu, cuda or auto, not 'tpu'\nTry 'femto-app --help'.")
 case("no file", ["run"], 1, "femto-app: 'run' needs a file\nTry 'femto-app --help'.")
 case("version", ["--version"], 0, "", stdout_has="femto 0.1.0")
-case("help of run", ["run", "--help"], 0, "", stdout_has="Exit code 3 when the solver does not converge")
+case("help of run", ["run", "--help"], 0, "", stdout_has="leaves the previous results in the directory as they were")
 
 # bad references between the problem and the mesh: exit 2, file and line
 text = fin(boundary="fins")

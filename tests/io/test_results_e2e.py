@@ -16,18 +16,12 @@ import xml.etree.ElementTree as ET
 import h5py
 import numpy as np
 from vtkmodules.util.numpy_support import vtk_to_numpy
-from vtkmodules.vtkIOXML import vtkXMLUnstructuredGridReader
 
-app, inputs, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from result_files import Checks, empty_folder, point_array, read_vtk as read_vtu  # noqa: E402
 
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
+app, inputs, work = sys.argv[1], os.path.abspath(sys.argv[2]), empty_folder(sys.argv[3])
+check = Checks()
 
 
 def run(xml, outdir, *extra):
@@ -44,18 +38,6 @@ def run(xml, outdir, *extra):
                     k, v = line.split()[:2]
                     summary[k] = float(v)
     return summary
-
-
-def read_vtu(path):
-    r = vtkXMLUnstructuredGridReader()
-    r.SetFileName(path)
-    r.Update()
-    return r.GetOutput()
-
-
-def point_array(grid, name):
-    a = grid.GetPointData().GetArray(name)
-    return None if a is None else vtk_to_numpy(a)
 
 
 def field_string(grid, name):
@@ -171,5 +153,4 @@ for name, reader in (("pvd", PVDReader(FileName="{work}/slab/slab.pvd")),
     check(lines == ["pvd 11 600.0 True", "xdmf 11 600.0 True"],
           f"ParaView reads the slab as 11 time steps to 600 s with temperature, from .pvd and .xdmf: {lines or r.stderr[-300:]}")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+check.exit()
