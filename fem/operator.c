@@ -141,7 +141,7 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     op->qdegree = qdegree;
     op->cell_tags_host = cell_tags;
     op->facet_tags_host = facet_tags;
-    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, NULL};
+    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, op_ref_element_matrices, NULL};
     op->implementation = "ref";
     int status = bind_qfunctions(op);
     op->ncells = sp->ncell_blocks;

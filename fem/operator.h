@@ -54,6 +54,9 @@ typedef struct {
     int (*residual)(Operator *op, const Vec *u, Vec *r); /* r = R(u); stores the q-point state */
     int (*apply_add)(Operator *op, const Vec *x, Vec *y); /* y += J x at the state of the last residual */
     int (*diagonal)(Operator *op, Vec *d);                /* d = diag(J) */
+    /* K[e][(i, c)][(j, c')] (host, row-major, element dofs i * ncomp + c) of every element of cell block b
+     * (facet 0) or facet block b (facet 1), at the state of the last residual */
+    int (*element_matrices)(Operator *op, int facet, int b, double *K);
     void (*destroy)(Operator *op);                        /* what a backend's override keeps in op->impl */
 } OperatorOps;
 
@@ -115,6 +118,7 @@ int op_diagonal(Operator *op, Vec *diag);
 int op_ref_residual(Operator *op, const Vec *u, Vec *r);
 int op_ref_apply_add(Operator *op, const Vec *x, Vec *y);
 int op_ref_diagonal(Operator *op, Vec *d);
+int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
 
 FEM_EXTERN_C_END
 
