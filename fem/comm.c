@@ -18,9 +18,12 @@ int comm_ensure_init(void) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized) return FEM_OK;
-    /* A singleton process (no mpirun) must not print Open MPI's notes about unused network components; a
-     * user's own setting wins (overwrite = 0). */
+    /* Open MPI, started without mpirun: no notes about unused network components, and no helper daemon
+     * (orted) behind the process, which starts faster and needs only the libraries. A user's own setting
+     * wins. */
     setenv("OMPI_MCA_btl_base_warn_component_unused", "0", 0);
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK"))
+        setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     int provided = 0;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return fem_fail(FEM_ERR_INTERNAL, "MPI could not be initialised (MPI_Init_thread failed)");
