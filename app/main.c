@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
 #ifdef FEMTO_HAVE_CUDA
     device_register(DEV_CUDA, gpu_device_create);
 #endif
+#ifdef FEMTO_HAVE_CUDSS
+    coarse_register_cudss(gpu_cudss_create);
+#endif
     interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     int status = run(&o);
     if (status != FEM_OK) {
