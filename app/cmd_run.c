@@ -82,6 +82,12 @@ static DevKind dev_kind(DeviceKind k) {
     return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO;
 }
 
+static void print_warning(void *ctx, const char *message) {
+    (void)ctx;
+    fflush(stdout); /* keep the order of progress lines and warnings on a terminal */
+    fprintf(stderr, "warning: %s\n", message);
+}
+
 /* Problem, overrides, mesh: the part `check` and `run` share. */
 static int setup(const AppOptions *o, Run *r) {
     memset(r, 0, sizeof *r);
@@ -91,9 +97,11 @@ static int setup(const AppOptions *o, Run *r) {
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
-    if (o->threads) pb->device.threads = o->threads;
+    if (o->threads >= 0) pb->device.threads = o->threads;
     if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
+    r->warnings = (FemWarnings){print_warning, NULL, 0};
+    problem_warnings(pb, &r->warnings);
     MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
     double t = app_seconds();
@@ -138,6 +146,7 @@ int app_run(const AppOptions *o) {
     }
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
+    summary_add(&r.summary, "warnings", r.warnings.count, "");
     if (!status) status = write_summary(&r);
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,

@@ -9,6 +9,7 @@
 #include "io/mesh_read.h"
 #include "io/results.h"
 #include "physics/model.h"
+#include "physics/sanity.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
  * per line), which the sample regression tests compare with inputs/<sample>/expected.txt. */
@@ -32,6 +33,7 @@ typedef struct {
     int have_dev;
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
+    FemWarnings warnings; /* implausible inputs and results: printed on stderr as found, counted in the summary */
     /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
     Space *temperature_space;
     double *temperature;

@@ -99,6 +99,37 @@ static int dirichlet_conditions(const Problem *pb, const Space *sp, Model *md) {
     return model_finish_dirichlet(md);
 }
 
+/* What the mesh's dimension cannot carry: a z load or z gravity on a 2D mesh would be dropped without a word,
+ * and plane strain or stress means nothing on a 3D mesh. */
+static int check_dimension(const Problem *pb, const Mesh *m) {
+    const ElasticProblem *ep = &pb->elasticity;
+    if (m->dim == 3 && ep->plane_at.line)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: plane=\"%s\" on <elasticity> applies to 2D meshes, and the mesh '%s' is 3D; "
+                        "expected no plane attribute with a 3D mesh",
+                        pb->path, ep->plane_at.line, ep->plane == PLANE_STRESS ? "stress" : "strain",
+                        m->path);
+    if (m->dim != 2) return FEM_OK;
+    for (int i = 0; i < ep->nbcs; i++) {
+        const ElasticBc *bc = &ep->bcs[i];
+        int z =
+            bc->kind == ELASTIC_BC_TRACTION || (bc->kind == ELASTIC_BC_DISPLACEMENT && (bc->components & 4));
+        if (z && bc->value[2] != 0.0)
+            return fem_fail(
+                FEM_ERR_INPUT,
+                "%s:%d: <%s> on boundary '%s' has z = %g %s, but the mesh '%s' is 2D and has no z "
+                "direction; expected x and y only",
+                pb->path, bc->at.line, bc->kind == ELASTIC_BC_TRACTION ? "traction" : "displacement",
+                bc->boundary, bc->value[2], bc->kind == ELASTIC_BC_TRACTION ? "Pa" : "m", m->path);
+    }
+    if (ep->gravity[2] != 0.0)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: <gravity> has z = %g m/s^2, but the mesh '%s' is 2D and has no z direction; "
+                        "expected x and y only",
+                        pb->path, ep->gravity_at.line, ep->gravity[2], m->path);
+    return FEM_OK;
+}
+
 int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const ElasticProblem *ep = &pb->elasticity;
@@ -106,6 +137,7 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     if (m->dim != 2 && m->dim != 3)
         return fem_fail(FEM_ERR_INPUT, "%s: elasticity needs a 2D or 3D mesh; '%s' is %dD", pb->path, m->path,
                         m->dim);
+    FEM_TRY(check_dimension(pb, m));
     if (sp->ncomp != m->dim)
         return fem_fail(FEM_ERR_INTERNAL, "elasticity needs a space with %d components, not %d", m->dim,
                         sp->ncomp);
