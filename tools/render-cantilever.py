@@ -1,8 +1,22 @@
 """Renders the cantilever sample's von Mises stress from femto's output, offscreen, for the README.
 
-usage: pvpython --force-offscreen-rendering tools/render-cantilever.py RESULTS_DIR OUTPUT.png
-(RESULTS_DIR: where `femto-app run inputs/cantilever/cantilever.xml` wrote cantilever.pvd)"""
+usage: xvfb-run -a pvpython tools/render-cantilever.py RESULTS_DIR OUTPUT.png
+(RESULTS_DIR: where `femto-app run inputs/cantilever/cantilever.xml` wrote cantilever.pvd)
+
+Debian 12's ParaView renders through X only (no EGL or OSMesa build): without a display, even
+`pvpython --force-offscreen-rendering` crashes in XSync. The script therefore starts itself again under
+xvfb-run (package xvfb, installed by tools/install-deps.sh) when there is no DISPLAY, so plain
+`pvpython tools/render-cantilever.py RESULTS_DIR OUTPUT.png` works too."""
+import os
+import shutil
 import sys
+
+if not os.environ.get("DISPLAY") and not os.environ.get("FEMTO_RENDER_UNDER_XVFB"):
+    xvfb, pvpython = shutil.which("xvfb-run"), shutil.which("pvpython")
+    if not xvfb or not pvpython:
+        sys.exit("render-cantilever.py: no X display and no xvfb-run to make one (apt-get install xvfb)")
+    os.environ["FEMTO_RENDER_UNDER_XVFB"] = "1"
+    os.execv(xvfb, [xvfb, "-a", pvpython, os.path.abspath(__file__)] + sys.argv[1:])
 
 from paraview.simple import (ColorBy, GetActiveViewOrCreate, GetColorTransferFunction, GetScalarBar,
                              PVDReader, ResetCamera, SaveScreenshot, Show, Text, WarpByVector)
