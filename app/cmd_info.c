@@ -1,4 +1,4 @@
-/* `femto-app info FILE`: what a mesh holds, or a problem file's settings (info_problem.c) and then its mesh. */
+/* `femto-app info FILE`: what a mesh holds, or a problem's settings (info_problem.c) and then its mesh. */
 #include "app.h"
 
 #include "fem/error.h"

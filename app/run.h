@@ -33,7 +33,7 @@ typedef struct {
     int have_dev;
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
-    FemWarnings warnings; /* implausible inputs and results: printed on stderr as found, counted in the summary */
+    FemWarnings warnings; /* implausible inputs and results: printed on stderr, counted in the summary */
     /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
     Space *temperature_space;
     double *temperature;

@@ -30,8 +30,9 @@ const char *fem_last_error(void);
 void fem_clear_error(void);
 
 /* Warnings are not failures: an input or a result that is valid but probably wrong (a units slip: 70 Pa for
- * 70 GPa, 20 K for 20 degrees Celsius). A check that finds one calls fem_warn on the caller's sink, which counts
- * it and hands the sentence to `say` (NULL: only counted); the app prints it and counts it in the summary. */
+ * 70 GPa, 20 K for 20 degrees Celsius). A check that finds one calls fem_warn on the caller's sink, which
+ * counts it and hands the sentence to `say` (NULL: only counted); the app prints it and counts it in the
+ * summary. */
 typedef struct {
     void (*say)(void *ctx, const char *message);
     void *ctx;
