@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The README's picture is reproducible: femto solves the cantilever sample, then
-`pvpython tools/render-cantilever.py RESULTS OUT.png` renders it without an X display (the script starts itself
-under xvfb-run, since Debian's ParaView cannot render offscreen without one), and the PNG read back with VTK is
+`pvpython tools/render-cantilever.py RESULTS OUT.png` renders it without an X display (the script starts its own
+Xvfb, since Debian's ParaView cannot render offscreen without one), and the PNG read back with VTK is
 1200 x 560 pixels, mostly white background, with the deformed beam coloured by von Mises stress: both ends of
 the Turbo colour map present (dark red at the clamp, dark blue at the tip).
 
-usage: test_render.py FEMTO_APP SOURCE_DIR WORK_DIR      (exit 77: no pvpython or xvfb-run here)"""
+usage: test_render.py FEMTO_APP SOURCE_DIR WORK_DIR      (exit 77: no pvpython or Xvfb here)"""
 import os
 import shutil
 import subprocess
@@ -13,8 +13,8 @@ import sys
 
 app, source, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
 pvpython = shutil.which("pvpython")
-if not pvpython or not shutil.which("xvfb-run"):
-    print("pvpython or xvfb-run not found: skipped")
+if not pvpython or not shutil.which("Xvfb"):
+    print("pvpython or Xvfb not found: skipped")
     sys.exit(77)
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
