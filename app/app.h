@@ -24,5 +24,7 @@ void app_print_problem(const Problem *pb);
 
 /* Prints a line unless quiet (verbosity 0); level 2 lines only with -v. */
 void app_say(const AppOptions *o, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prints "warning: ..." on stderr unless quiet: a result or a solve the user should look at twice. */
+void app_warn(const AppOptions *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -3,8 +3,10 @@
  * exit codes (see `femto-app --help`). */
 #include "app.h"
 
+#include "cpu/cpu.h"
 #include "fem/device.h"
 #include "fem/error.h"
+#include "io/interrupt.h"
 #ifdef FEMTO_HAVE_CUDA
 #include "gpu/gpu.h"
 #endif
@@ -31,7 +33,7 @@ static const char *usage_text =
     "  --output-dir DIR         where results go (created when missing)\n"
     "  --threads N              CPU threads (0: all cores, the default)\n"
     "  --force                  mesh a .geo even when the estimated element count is very large\n"
-    "  -q, --quiet              print only warnings and errors\n"
+    "  -q, --quiet              print only errors\n"
     "  -v, --verbose            print solver details\n"
     "Options may come before or after the file, as --order 2 or --order=2; short ones combine (-qv).\n"
     "\n"
@@ -75,29 +77,34 @@ static const Command commands[] = {
      "Reads the problem and its mesh, solves (Newton with matrix-free Krylov), prints one line per\n"
      "time or load step (per Newton iteration with -v) and a summary, and writes results into the output\n"
      "directory: NAME.pvd with one NAME_NNNN.vtu per output time, NAME.h5 with NAME.xdmf, and\n"
-     "NAME_summary.txt. Open the .pvd or the .xdmf in ParaView. Results that look absurd for the geometry\n"
-     "(a displacement larger than the body, a strain above 1 in a linear model, temperatures below 0 K)\n"
-     "are reported as lines starting with 'warning:' on stderr and counted in the summary.\n"
-     "Exit code 3 when the solver does not converge (no results are written then).\n"
+     "NAME_summary.txt. Open the .pvd or the .xdmf in ParaView. These files are one set: a run that fails\n"
+     "(exit code 3 when the solver does not converge) or is interrupted\n"
+     "leaves the previous results in the directory as they were.\n"
+     "Results that look absurd for the geometry (a displacement larger than the body, a strain above 1 in\n"
+     "a linear model, temperatures below 0 K) give a line starting with 'warning:' on stderr (not with -q)\n"
+     "and are counted in the summary either way.\n"
      "  --device cpu|cuda|auto   where to compute (default: the problem file's <device>, else auto)\n"
      "  --order P                element order, overriding <discretization order>\n"
      "  --output-dir DIR         where results go, overriding <output directory>\n"
      "  --threads N              CPU threads; 0: all cores (default: the problem file's, else all)\n"
      "  --force                  mesh a .geo even when the estimated element count is very large\n"
-     "  -q, --quiet              print only warnings and errors\n"
+     "  -q, --quiet              print only errors\n"
      "  -v, --verbose            print every Newton iteration\n"},
     {"check",
      app_check,
-     {OPT_ORDER, OPT_FORCE, 'q', 'v'},
+     {OPT_DEVICE, OPT_ORDER, OPT_OUTPUT_DIR, OPT_THREADS, OPT_FORCE, 'q', 'v'},
      1,
-     "usage: femto-app check PROBLEM.xml [--order P] [--force] [-q]\n"
+     "usage: femto-app check PROBLEM.xml [--order P] [--force] [-q] [run's other options, ignored]\n"
      "Validates the problem file against femto's schema, reads the mesh and checks that every region\n"
-     "and boundary the problem names exists in it, without solving. Exit code 0 when all is well,\n"
+     "and boundary the problem names exists in it, without solving. It takes every option of `run`, so\n"
+     "that a run's command line can be checked as it is; only --order and --force change what is checked.\n"
+     "Exit code 0 when all is well,\n"
      "2 with one message naming the file and line (or mesh entity) otherwise. Values that are valid but\n"
-     "probably a slip (a temperature below 100 K: Celsius instead of kelvin?) give a 'warning:' line.\n"
+     "probably a slip (a temperature below 100 K: Celsius instead of kelvin?) give a 'warning:' line on\n"
+     "stderr (not with -q).\n"
      "  --order P    check with this element order instead of the problem file's\n"
      "  --force      mesh a .geo even when the estimated element count is very large\n"
-     "  -q, --quiet  print only warnings and errors\n"},
+     "  -q, --quiet  print only errors\n"},
     {"info",
      app_info,
      {OPT_FORCE},
@@ -127,6 +134,17 @@ void app_say(const AppOptions *o, int level, const char *fmt, ...) {
     vprintf(fmt, ap);
     va_end(ap);
     fflush(stdout);
+}
+
+void app_warn(const AppOptions *o, const char *fmt, ...) {
+    if (o->verbosity < 1) return;
+    fflush(stdout);
+    fputs("warning: ", stderr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
 }
 
 static int usage_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -298,9 +316,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     fem_clear_error();
+    device_register(DEV_CPU, cpu_device_create);
 #ifdef FEMTO_HAVE_CUDA
-    device_register_cuda(gpu_device_create);
+    device_register(DEV_CUDA, gpu_device_create);
 #endif
+    interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     status = cmd->run(&o);
     if (status != FEM_OK) {
         fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");

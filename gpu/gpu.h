@@ -12,7 +12,7 @@ FEM_EXTERN_C_BEGIN
 
 /* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used.
  */
-int gpu_device_create(Device *d, AssembleKind assembly);
+int gpu_device_create(Device *d, int threads, AssembleKind assembly);
 
 /* ---- Launch tuning of the element kernels (interpolate, integrate, diag_add). The defaults pick everything;
  * tests force each fallback so that every code path is checked against the CPU, and the benchmark can compare

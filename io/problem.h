@@ -132,7 +132,9 @@ typedef struct {
 } TimeSettings;
 
 typedef struct {
-    double rtol, atol;  /* Newton: stop when ||R|| <= max(atol, rtol ||R_0||); defaults 1e-10, 1e-10 */
+    double rtol, atol;  /* Newton: stop when ||R|| <= rtol S (S: the residual's scale, fem/newton.h) or
+                         * ||R|| <= atol; defaults 1e-8, 0 (off) */
+    double stol;        /* ...or when a converged linear solve corrects u by at most stol ||u||; 1e-10 */
     int max_iterations; /* default 25 */
     int line_search;    /* 1 (default): backtracking on ||R|| */
     int load_steps;     /* >= 1 (default 1): load increments for nonlinear problems, cut back on failure */

@@ -110,7 +110,7 @@ const ProblemElementSpec problem_format[] = {
     {"femto/solver", "newton? linear?", {{0}}},
     {"femto/solver/newton",
      "",
-     {OPT("rtol", PF_NUMBER), OPT("atol", PF_NUMBER), OPT("max-iterations", PF_INTEGER),
+     {OPT("rtol", PF_NUMBER), OPT("atol", PF_NUMBER), OPT("stol", PF_NUMBER), OPT("max-iterations", PF_INTEGER),
       OPT("line-search", PF_BOOLEAN), OPT("load-steps", PF_INTEGER)}},
     {"femto/solver/linear",
      "",

@@ -143,13 +143,18 @@ int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb) {
 static int read_newton(const ProblemDoc *d, xmlNode *node, SolverSettings *s) {
     FEM_TRY(problem_get_number(d, node, "rtol", s->rtol, &s->rtol));
     FEM_TRY(problem_get_number(d, node, "atol", s->atol, &s->atol));
+    FEM_TRY(problem_get_number(d, node, "stol", s->stol, &s->stol));
     FEM_TRY(problem_get_integer(d, node, "max-iterations", s->max_iterations, &s->max_iterations));
     FEM_TRY(problem_get_boolean(d, node, "line-search", s->line_search, &s->line_search));
     FEM_TRY(problem_get_integer(d, node, "load-steps", s->load_steps, &s->load_steps));
     if (!(s->rtol >= 0 && s->rtol < 1))
         return problem_range_error(d, node, "rtol",
-                                   "Newton stops when the residual falls to this fraction of the "
-                                   "first; expected 0 <= rtol < 1");
+                                   "Newton stops when the residual falls to this fraction of its "
+                                   "scale; expected 0 <= rtol < 1");
+    if (!(s->stol >= 0 && s->stol < 1))
+        return problem_range_error(d, node, "stol",
+                                   "Newton stops when a correction is this fraction of the solution; "
+                                   "expected 0 <= stol < 1");
     if (!(s->atol >= 0))
         return problem_range_error(d, node, "atol", "a residual norm is never negative; expected atol >= 0");
     if (s->rtol == 0 && s->atol == 0)

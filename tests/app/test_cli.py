@@ -32,7 +32,7 @@ FIN = f"""<?xml version="1.0" encoding="UTF-8"?>
 """
 BAR = open(os.path.join(inputs, "heat-kt-bar", "bar.xml")).read().replace(
     'file="bar.msh"', f'file="{inputs}/heat-kt-bar/bar.msh"').replace(
-    '<newton rtol="1e-10" atol="1e-9"/>', '<newton rtol="1e-10" atol="1e-9" max-iterations="1"/>').replace(
+    '</heat>', '</heat>\n  <solver><newton max-iterations="1"/></solver>').replace(
     'directory="results"', f'directory="{work}/out-bar"')
 
 
@@ -50,7 +50,7 @@ case("device name", ["run", "x.xml", "--device", "tpu"], 1,
      "femto-app: --device must be cpu, cuda or auto, not 'tpu'\nTry 'femto-app run --help'.")
 case("no file", ["run"], 1, "femto-app: 'run' needs a file\nTry 'femto-app run --help'.")
 case("version", ["--version"], 0, "", stdout_has="femto 0.1.0")
-case("help of run", ["run", "--help"], 0, "", stdout_has="Exit code 3 when the solver does not converge")
+case("help of run", ["run", "--help"], 0, "", stdout_has="leaves the previous results in the directory as they were")
 
 # bad references between the problem and the mesh: exit 2, file and line
 text = fin(boundary="fins")
@@ -79,7 +79,58 @@ case("mesh file missing", ["info", os.path.join(work, "nothere.msh")], 2,
 p = write("bar_fails.xml", BAR)
 case("Newton iteration limit", ["run", p, "--device", "cpu", "-q"], 3,
      re.compile(r"femto-app: Newton did not converge: reached the iteration limit \(1\) with \|R\| = \S+, above the "
-                r"tolerance \S+"), no_results_in=os.path.join(work, "out-bar"))
+                r"tolerance \S+ \(\S+ of the residual scale \S+\)"), no_results_in=os.path.join(work, "out-bar"))
+
+# problems without a unique solution are refused before solving, by check and by run (issue 11)
+BEAM = open(os.path.join(inputs, "cantilever", "cantilever.xml")).read().replace(
+    'file="cantilever.msh"', f'file="{inputs}/cantilever/cantilever.msh"').replace(
+    'directory="results"', f'directory="{work}/out-beam"')
+text = BEAM.replace('<fixed boundary="clamp"/>', '')
+p = write("floating.xml", text)
+for cmd in ("check", "run"):
+    case(f"elastic body with no support ({cmd})", [cmd, p, "--device", "cpu"], 2,
+         "femto-app: @WORK@/floating.xml: the elastic body has no support (no <fixed> or <displacement> boundary), "
+         "so nothing holds it in place and its displacement is not determined; add a support",
+         no_results_in=os.path.join(work, "out-beam"))
+p = write("rolling.xml", BEAM.replace('<fixed boundary="clamp"/>', '<fixed boundary="clamp" components="x"/>'))
+case("supports that leave rigid motions free", ["run", p, "--device", "cpu"], 2,
+     "femto-app: @WORK@/rolling.xml: the supports leave the elastic body free to move (translation along y, "
+     "translation along z, rotation about the x axis), so its displacement is not determined; constrain more "
+     "components or add a support", no_results_in=os.path.join(work, "out-beam"))
+p = write("roller_and_pin.xml", BEAM.replace('<fixed boundary="clamp"/>', '<fixed boundary="clamp" components="xz"/>'))
+case("supports that leave one translation free", ["check", p], 2,
+     "femto-app: @WORK@/roller_and_pin.xml: the supports leave the elastic body free to move (translation along y), "
+     "so its displacement is not determined; constrain more components or add a support")
+text = fin().replace('<temperature boundary="base" value="373.15"/>', '<flux boundary="base" value="1000"/>').replace(
+    '<convection boundary="faces" h="25" ambient="293.15"/>', '')
+p = write("floating_level.xml", text)
+for cmd in ("check", "run"):
+    case(f"steady heat with fluxes only ({cmd})", [cmd, p], 2,
+         "femto-app: @WORK@/floating_level.xml: the steady heat problem has nothing that fixes the temperature level "
+         "(no <temperature>, <convection> or <radiation> boundary with a positive coefficient), so its temperature is "
+         "determined only up to a constant; add one")
+
+# a linear solve that stops at its cap is reported: a warning line and exit 3 with the reason (restarting a
+# truncated CG from scratch cannot reach what one uninterrupted solve would); no results
+p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver><linear max-iterations="40"/></solver>'))
+case("capped linear solve", ["run", p, "--device", "cpu"], 3,
+     re.compile(r"warning: 1 linear solve stopped at the cap of 40 iterations without converging \(raise <linear "
+                r"max-iterations> or choose a stronger preconditioner\)\n"
+                r"femto-app: the linear elasticity solve did not converge: the linear solver stopped at its cap of 40 "
+                r"iterations \(\|r\|/\|b\| = \S+, needed 1\.0e-08\), and restarting it does not reduce \|R\|; raise "
+                r"<linear max-iterations> or use a stronger preconditioner"),
+     no_results_in=os.path.join(work, "out-beam"))
+
+# a nonlinear run that cannot converge ends (bounded cutbacks, a floor on the increment) with exit 3 and why
+NH = open(os.path.join(inputs, "cantilever-neohookean", "beam.xml")).read().replace(
+    'file="beam.msh"', f'file="{inputs}/cantilever-neohookean/beam.msh"').replace(
+    'directory="results"', f'directory="{work}/out-nh"').replace(
+    '<newton load-steps="20"/>', '<newton load-steps="1" max-iterations="3"/>')
+p = write("nh_fails.xml", NH)
+case("nonlinear load stepping gives up", ["run", p, "--device", "cpu", "-q"], 3,
+     re.compile(r"femto-app: the load step from 0 to 0\.0009766 of the full load failed 11 times in a row \(the "
+                r"increment cannot be cut further\): reached the iteration limit \(3\) with .*"),
+     no_results_in=os.path.join(work, "out-nh"))
 
 # output paths: a file where a directory should be, exit 2, nothing half written
 blocker = write("not-a-dir", "x")
@@ -128,8 +179,10 @@ case("unknown long option", ["run", good, "--order2"], 1, "femto-app: unknown op
 case("unknown short option in a group", ["run", good, "-qx"], 1, "femto-app: unknown option '-x'" + try_run)
 case("an option the command does not take", ["info", good, "--order", "2"], 1,
      "femto-app: 'info' does not take --order\nTry 'femto-app info --help'.")
-case("check takes no --device", ["check", good, "--device", "cpu"], 1,
-     "femto-app: 'check' does not take --device\nTry 'femto-app check --help'.")
+case("check takes run's options, so a run's line can be checked as is", ["check", good, "--device", "cpu",
+                                                                         "--threads", "2", "-q"], 0, "", stdout="")
+case("schema takes no option", ["schema", "--order", "2"], 1,
+     "femto-app: 'schema' does not take --order\nTry 'femto-app schema --help'.")
 case("two files", ["check", good, good], 1,
      f"femto-app: one file at a time: unexpected '{good.replace(work, '@WORK@')}'\nTry 'femto-app check --help'.")
 case("an option before the command", ["-q", "run", good], 1,
@@ -179,7 +232,8 @@ case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
     "    boundary 'tip' (line 10): traction (0, 0, -1e+06) Pa\n",
     "    every other boundary: traction-free\n",
     "  time: steady (no <time>)\n",
-    "  solver: Newton rtol 1e-10, atol 1e-10, at most 25 iterations, line search on, 1 load step\n",
+    "  solver: Newton rtol 1e-08 (of the residual's scale), atol 0, stol 1e-10, at most 25 iterations, line search "
+    "on, 1 load step\n",
     "preconditioner Jacobi, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
     f"  output: {os.path.join(inputs, 'cantilever', 'results', 'cantilever')}.*\n",
     "          probe 'tip' (line 13) at (1, 0.05, 0.05) m\n",

@@ -62,20 +62,20 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     field(&sp, 1.0, 2.1, v);
     CHECK_OK(dev->ops.upload(dev, du, u, bytes));
     CHECK_OK(dev->ops.upload(dev, dv, v, bytes));
-    CHECK_OK(op_residual(&op, du, dr));
-    CHECK_OK(op_jacobian(&op, dv, dr));
+    CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
+    CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
     CHECK_OK(dev->ops.download(dev, Jv, dr, bytes));
     /* diagonal: e_i . J e_i for a few dofs (before the state changes) */
     double *diag = malloc(bytes), *ddiag, dworst = 0.0;
     CHECK_OK(device_alloc(dev, (void **)&ddiag, bytes));
-    CHECK_OK(op_diagonal(&op, ddiag));
+    CHECK_OK(op_diagonal(&op, TEST_VEC(dev, n, ddiag)));
     CHECK_OK(dev->ops.download(dev, diag, ddiag, bytes));
     for (int k = 0; k < 7; k++) {
         int64_t i = (k * 7919 + 13) % n;
         memset(w, 0, bytes);
         w[i] = 1.0;
         CHECK_OK(dev->ops.upload(dev, dv, w, bytes));
-        CHECK_OK(op_jacobian(&op, dv, dr));
+        CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, w, dr, bytes));
         dworst = fmax(dworst, fabs(w[i] - diag[i]) / fabs(diag[i]));
     }
@@ -83,7 +83,7 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < n; i++) w[i] = u[i] + (s ? -h : h) * v[i];
         CHECK_OK(dev->ops.upload(dev, du, w, bytes));
-        CHECK_OK(op_residual(&op, du, dr));
+        CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, s ? w : fd, dr, bytes));
     }
     for (int64_t i = 0; i < n; i++) fd[i] = (fd[i] - w[i]) / (2 * h);
@@ -110,8 +110,8 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
         CHECK_OK(op_create(&op, dev, &sp, &md.phys, 0, md.cell_tags, md.facet_tags));
         CHECK_OK(dev->ops.zero(dev, du, bytes));
         CHECK_OK(dev->ops.upload(dev, dv, v, bytes));
-        CHECK_OK(op_residual(&op, du, dr));
-        CHECK_OK(op_jacobian(&op, dv, dr));
+        CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
+        CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, k ? J2 : Jv, dr, bytes));
         op_destroy(&op);
         model_destroy(&md);

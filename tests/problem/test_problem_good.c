@@ -27,8 +27,9 @@ static double lame_mu(double E, double nu) {
 
 /* Everything a file that does not mention a setting must get. */
 static void check_default_settings(const Problem *pb) {
-    CHECK_NUM(pb->solver.rtol, 1e-10);
-    CHECK_NUM(pb->solver.atol, 1e-10);
+    CHECK_NUM(pb->solver.rtol, 1e-8);
+    CHECK_NUM(pb->solver.atol, 0.0);
+    CHECK_NUM(pb->solver.stol, 1e-10);
     CHECK_NUM(pb->solver.max_iterations, 25);
     CHECK_NUM(pb->solver.line_search, 1);
     CHECK_NUM(pb->solver.load_steps, 1);
@@ -187,7 +188,7 @@ static void check_neo_hookean(const Problem *pb) {
           e->bcs[2].value[0] == 0.05);
     CHECK(e->bcs[3].kind == ELASTIC_BC_PRESSURE && e->bcs[3].pressure == 2e5);
     CHECK_NUM(pb->solver.rtol, 1e-9);
-    CHECK_NUM(pb->solver.atol, 1e-10);
+    CHECK_NUM(pb->solver.atol, 0.0);
     CHECK_NUM(pb->solver.max_iterations, 40);
     CHECK_NUM(pb->solver.load_steps, 10);
     CHECK_NUM(pb->solver.line_search, 1);
