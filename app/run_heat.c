@@ -34,6 +34,7 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                                                  : KSP_GMRES;
     PcType pc = s->precond == PRECOND_NONE        ? PC_NONE
                 : s->precond == PRECOND_CHEBYSHEV ? PC_CHEBYSHEV
+                : s->precond == PRECOND_MULTIGRID ? PC_MULTIGRID
                                                   : PC_JACOBI;
     return (NewtonSettings){.rtol = s->rtol,
                             .atol = s->atol,

@@ -138,6 +138,9 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     op->dev = dev;
     op->space = sp;
     op->phys = *phys;
+    op->qdegree = qdegree;
+    op->cell_tags_host = cell_tags;
+    op->facet_tags_host = facet_tags;
     op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, NULL};
     op->implementation = "ref";
     int status = bind_qfunctions(op);
@@ -151,6 +154,10 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);
     return status;
+}
+
+int op_create_like(Operator *op, const Operator *like, const Space *sp) {
+    return op_create(op, like->dev, sp, &like->phys, like->qdegree, like->cell_tags_host, like->facet_tags_host);
 }
 
 static void block_free(Operator *op, OpBlock *b) {
@@ -172,6 +179,7 @@ void op_destroy(Operator *op) {
     device_free(op->dev, op->dir);
     device_free(op->dev, op->dir_tmp);
     device_free(op->dev, op->ones);
+    free(op->dir_host);
     vec_destroy(&op->work);
     memset(op, 0, sizeof *op);
 }
@@ -185,10 +193,14 @@ int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs) {
     device_free(d, op->dir);
     device_free(d, op->dir_tmp);
     device_free(d, op->ones);
+    free(op->dir_host);
     op->dir = NULL;
+    op->dir_host = NULL;
     op->dir_tmp = op->ones = NULL;
     op->ndir = n;
     if (n == 0) return FEM_OK;
+    FEM_ALLOC(op->dir_host, n, "constrained dofs");
+    memcpy(op->dir_host, dofs, sizeof(int32_t) * (size_t)n);
     FEM_TRY(device_alloc_copy(d, (void **)&op->dir, dofs, sizeof(int32_t) * (size_t)n));
     FEM_TRY(alloc_zero(op, &op->dir_tmp, n));
     FEM_TRY(alloc_zero(op, &op->ones, n));

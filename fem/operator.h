@@ -69,8 +69,12 @@ struct Operator {
     int grads, facet_grads, needs_x, aux_used; /* what the q-functions read (from their descriptors) */
     QfFn cell_residual, cell_jacobian, facet_residual, facet_jacobian; /* the device's instances */
     OpBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
+    int qdegree;                       /* as given to op_create (0: each order's default) */
+    int32_t *const *cell_tags_host;    /* as given to op_create (the caller's, kept alive by it) */
+    int32_t *const *facet_tags_host;
     int64_t ndir;
-    int32_t *dir; /* device: constrained dofs */
+    int32_t *dir;      /* device: constrained dofs */
+    int32_t *dir_host; /* the same on the host (sorted as given) */
     double *dir_tmp, *ones;
     Vec work;
     const double *aux;                 /* device scalar L-vector (space->nnodes) or NULL */
@@ -83,6 +87,9 @@ struct Operator {
 int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys, int qdegree,
               int32_t *const *cell_tags, int32_t *const *facet_tags);
 void op_destroy(Operator *op);
+/* An operator of the same physics, tags and quadrature choice on another space of the same mesh (a multigrid
+ * level); no constrained dofs yet. */
+int op_create_like(Operator *op, const Operator *like, const Space *sp);
 
 /* Re-uploads phys.ctx after the physics changed it (time step, load factor). */
 int op_update_ctx(Operator *op);

@@ -12,8 +12,10 @@ static int inverse_multiplicity(const Space *sp, int ncomp, Vec *v) {
     if (!h) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
     for (int b = 0; b < sp->ncell_blocks; b++)
         for (int64_t k = 0; k < sp->cells[b].count * sp->cells[b].ndof; k++) h[(int64_t)sp->cells[b].dofs[k] * ncomp]++;
-    for (int64_t n = 0; n < sp->nnodes; n++)
-        for (int c = 0; c < ncomp; c++) h[n * ncomp + c] = h[n * ncomp] > 0 ? 1.0 / h[n * ncomp] : 0.0;
+    for (int64_t n = 0; n < sp->nnodes; n++) {
+        double count = h[n * ncomp];
+        for (int c = 0; c < ncomp; c++) h[n * ncomp + c] = count > 0 ? 1.0 / count : 0.0;
+    }
     int status = vec_upload(v, h);
     free(h);
     return status;

@@ -114,7 +114,7 @@ static void set_defaults(Problem *pb) {
     s->line_search = 1;
     s->load_steps = 1;
     s->krylov = KRYLOV_AUTO;
-    s->precond = PRECOND_JACOBI;
+    s->precond = PRECOND_JACOBI; /* multigrid becomes the default once its coarse solver is in */
     s->linear_rtol = 1e-8;
     s->linear_max_iterations = 2000;
     s->restart = 50;

@@ -24,7 +24,7 @@ typedef enum { PHYSICS_HEAT = 1, PHYSICS_ELASTICITY = 2 } PhysicsKind; /* bit fl
 typedef enum { DEVICE_AUTO = 0, DEVICE_CPU, DEVICE_CUDA } DeviceKind;
 typedef enum { ASSEMBLY_GATHER = 0, ASSEMBLY_ATOMIC } AssemblyKind;
 typedef enum { KRYLOV_AUTO = 0, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB } KrylovKind;
-typedef enum { PRECOND_JACOBI = 0, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
+typedef enum { PRECOND_MULTIGRID = 0, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */

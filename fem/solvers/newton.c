@@ -111,10 +111,10 @@ static int stop_before_step(const Newton *nw, NewtonResult *res) {
 /* du from J du = -r: the preconditioner (again, unless the problem is affine and it is still valid), the
  * forcing term (tight enough for the Newton target, no tighter; for affine problems the linear tolerance),
  * and the Krylov solve. */
-static int correction(Newton *nw, NewtonResult *res, KspResult *kr) {
+static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr) {
     LinOp J = op_linop(nw->op);
     if (!nw->pc_ready || !nw->set.linear) {
-        FEM_TRY(pc_setup(&nw->pc, J, nw->op));
+        FEM_TRY(pc_setup(&nw->pc, J, nw->op, u));
         nw->pc_ready = 1;
     }
     double target = tolerance(nw, res), need = target / res->rnorm;
@@ -176,7 +176,7 @@ static int stalled(Newton *nw, const Vec *u, const Vec *extra, NewtonResult *res
 /* One Newton iteration: correction, line search, and the convergence tests that only a step can decide. */
 static int iterate(Newton *nw, Vec *u, const Vec *extra, NewtonResult *res, NewtonStep *st) {
     KspResult kr;
-    FEM_TRY(correction(nw, res, &kr));
+    FEM_TRY(correction(nw, u, res, &kr));
     if (!isfinite(kr.rnorm)) {
         snprintf(res->reason, sizeof res->reason, "the linear solver failed: %s", kr.reason);
         return FEM_OK;

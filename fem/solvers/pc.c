@@ -122,8 +122,8 @@ int chebyshev_apply(Chebyshev *c, LinOp A, const Vec *r, Vec *z) {
 
 /* ---------------------------------------------------------------- the table */
 
-static int none_setup(Pc *pc, LinOp A, Operator *op) {
-    (void)pc, (void)A, (void)op;
+static int none_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
+    (void)pc, (void)A, (void)op, (void)state;
     return FEM_OK;
 }
 static int none_apply(Pc *pc, const Vec *r, Vec *z) {
@@ -131,8 +131,8 @@ static int none_apply(Pc *pc, const Vec *r, Vec *z) {
     return vec_copy(z, r);
 }
 
-static int jacobi_setup(Pc *pc, LinOp A, Operator *op) {
-    (void)A;
+static int jacobi_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
+    (void)A, (void)state;
     FEM_TRY(op_diagonal(op, &pc->diag));
     return vec_reciprocal(&pc->diag, &pc->cheb.inv_diag);
 }
@@ -140,7 +140,8 @@ static int jacobi_apply(Pc *pc, const Vec *r, Vec *z) {
     return vec_pointwise_mult(&pc->cheb.inv_diag, r, z);
 }
 
-static int chebyshev_pc_setup(Pc *pc, LinOp A, Operator *op) {
+static int chebyshev_pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
+    (void)state;
     FEM_TRY(op_diagonal(op, &pc->diag));
     return chebyshev_setup(&pc->cheb, A, &pc->diag, 0.0);
 }
@@ -177,9 +178,9 @@ int pc_create(Pc *pc, const Vec *like, const PcSettings *set) {
     return chebyshev_create(&pc->cheb, like, set->cheb_degree);
 }
 
-int pc_setup(Pc *pc, LinOp A, Operator *op) {
+int pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     pc->A = A;
-    return pc->ops->setup(pc, A, op);
+    return pc->ops->setup(pc, A, op, state);
 }
 
 int pc_apply(Pc *pc, const Vec *r, Vec *z) {

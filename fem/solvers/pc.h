@@ -44,7 +44,8 @@ int chebyshev_apply(Chebyshev *c, LinOp A, const Vec *r, Vec *z);
 typedef struct Pc Pc;
 typedef struct {
     const char *name;
-    int (*setup)(Pc *pc, LinOp A, Operator *op); /* op: the operator A is the Jacobian of */
+    /* op: the operator A is the Jacobian of; state: the u it was linearised at (its last residual) */
+    int (*setup)(Pc *pc, LinOp A, Operator *op, const Vec *state);
     int (*apply)(Pc *pc, const Vec *r, Vec *z);
     void (*destroy)(Pc *pc);
     const char *(*describe)(const Pc *pc); /* one line for the run log (NULL: the name) */
@@ -60,7 +61,7 @@ struct Pc {
 };
 
 int pc_create(Pc *pc, const Vec *like, const PcSettings *set);
-int pc_setup(Pc *pc, LinOp A, Operator *op);
+int pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state);
 int pc_apply(Pc *pc, const Vec *r, Vec *z);
 void pc_destroy(Pc *pc);
 const char *pc_name(PcType t);
