@@ -114,14 +114,17 @@ static void print_time(const TimeSettings *t) {
 static void print_solver(const SolverSettings *s) {
     static const char *krylov[] = {"auto (CG when the Jacobian is symmetric, else GMRES)", "CG", "GMRES",
                                    "BiCGStab"};
-    static const char *precond[] = {"Jacobi", "Chebyshev-Jacobi", "none"};
+    const char *precond = s->precond == PRECOND_MULTIGRID   ? "p-multigrid"
+                          : s->precond == PRECOND_JACOBI    ? "Jacobi"
+                          : s->precond == PRECOND_CHEBYSHEV ? "Chebyshev-Jacobi"
+                                                            : "none";
     printf("  solver: Newton rtol %g (of the residual's scale), atol %g, stol %g, at most %d iterations, "
            "line search "
            "%s, %d load step%s\n",
            s->rtol, s->atol, s->stol, s->max_iterations, on_off(s->line_search), s->load_steps,
            s->load_steps == 1 ? "" : "s");
     printf("          linear: %s, preconditioner %s, rtol %g, at most %d iterations, GMRES restart %d\n",
-           krylov[s->krylov], precond[s->precond], s->linear_rtol, s->linear_max_iterations, s->restart);
+           krylov[s->krylov], precond, s->linear_rtol, s->linear_max_iterations, s->restart);
 }
 
 static void print_output(const Problem *pb) {
