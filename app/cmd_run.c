@@ -84,6 +84,11 @@ static DevKind dev_kind(DeviceKind k) {
     return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO;
 }
 
+/* A plausibility warning (FemWarnings' printer): one "warning:" line, as every warning of the app. */
+static void print_warning(void *ctx, const char *message) {
+    app_warn(ctx, "%s\n", message);
+}
+
 /* Problem, overrides, mesh: the part `check` and `run` share. */
 static int setup(const AppOptions *o, Run *r) {
     memset(r, 0, sizeof *r);
@@ -93,9 +98,11 @@ static int setup(const AppOptions *o, Run *r) {
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
-    if (o->threads) pb->device.threads = o->threads;
+    if (o->threads >= 0) pb->device.threads = o->threads;
     if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
+    r->warnings = (FemWarnings){print_warning, (void *)o, 0};
+    problem_warnings(pb, &r->warnings);
     MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
     double t = app_seconds();
@@ -147,6 +154,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
         summary_add(&r.summary, "linear_solves_capped", r.capped, "");
+        summary_add(&r.summary, "warnings", r.warnings.count, "");
         summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");

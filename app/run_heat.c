@@ -234,6 +234,7 @@ static void heat_summary(Heat *h) {
     const Space *sp = h->sp;
     Device *d = &r->dev;
     d->ops.download(d, h->host, h->u, sizeof(double) * (size_t)sp->ndofs);
+    sanity_heat(sp, h->host, &r->warnings);
     int64_t imin = 0, imax = 0;
     for (int64_t i = 0; i < sp->nnodes; i++) {
         if (h->host[i] < h->host[imin]) imin = i;

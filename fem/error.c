@@ -22,6 +22,16 @@ void fem_clear_error(void) {
     last_error[0] = '\0';
 }
 
+void fem_warn(FemWarnings *w, const char *fmt, ...) {
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    w->count++;
+    if (w->say) w->say(w->ctx, message);
+}
+
 void *fem_malloc(size_t bytes, const char *what) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) fem_fail(FEM_ERR_INTERNAL, "out of host memory (%zu bytes for %s)", bytes, what);

@@ -203,9 +203,11 @@ static double cell_size(const Mesh *m, const MeshBlock *b, int64_t c) {
                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
 }
 
-static int check_cells(Mesh *m) {
+/* flipped[b][c] = 1 for the 2D cells turned over (NULL in 3D); the caller frees them. */
+static int check_cells(Mesh *m, uint8_t **flipped) {
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
         MeshBlock *b = &m->cells[bi];
+        if (m->dim == 2) FEM_ALLOC(flipped[bi], b->count, "cell orientations");
         double *grad = node_gradients(b->shape, b->order);
         if (!grad) return fem_fail(FEM_ERR_INTERNAL, "out of host memory checking cells");
         int status = FEM_OK;
@@ -217,8 +219,9 @@ static int check_cells(Mesh *m) {
                 lo = fmin(lo, det);
                 hi = fmax(hi, det);
             }
-            if (m->dim == 2 && hi < 0.0) { /* consistently clockwise: a legal surface mesh, reoriented */
+            if (m->dim == 2 && hi < 0.0) { /* clockwise: legal for a surface meshed with a downward normal */
                 transpose_cell(b, c);
+                flipped[bi][c] = 1;
                 double t = lo;
                 lo = -hi;
                 hi = -t;
@@ -252,9 +255,7 @@ static int check_planar(const Mesh *m) {
     return FEM_OK;
 }
 
-int mesh_finish(Mesh *m) {
-    FEM_TRY(check_planar(m));
-    FEM_TRY(check_cells(m));
+static int count_groups_and_build_topology(Mesh *m) {
     for (int g = 0; g < m->ngroups; g++) {
         PhysicalGroup *pg = &m->groups[g];
         pg->nelements = 0;
@@ -265,4 +266,16 @@ int mesh_finish(Mesh *m) {
                 pg->nelements += mesh_group_has_entity(pg, blocks[b].entity[c]);
     }
     return mesh_build_topology(m);
+}
+
+int mesh_finish(Mesh *m) {
+    FEM_TRY(check_planar(m));
+    uint8_t *flipped[MESH_MAX_BLOCKS] = {0};
+    int status = check_cells(m, flipped);
+    if (!status) status = count_groups_and_build_topology(m);
+    /* each 2D cell was turned counter-clockwise on its own: only now can a cell turned against its
+     * neighbours, one that folds over them, be found */
+    if (!status && m->dim == 2) status = mesh_check_folds(m, (const uint8_t *const *)flipped);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(flipped[b]);
+    return status;
 }

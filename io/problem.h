@@ -8,6 +8,8 @@
 #ifndef FEMTO_PROBLEM_H
 #define FEMTO_PROBLEM_H
 
+#include "fem/error.h"
+
 #include <stddef.h>
 
 enum {
@@ -70,6 +72,7 @@ typedef struct {
     int nbcs;
     HeatBc *bcs;
     double initial_temperature; /* [K], transient runs and Newton's first guess; default 293.15 */
+    SourceLine initial_at;      /* the <initial> element, when there is one */
 } HeatProblem;
 
 /* ---- Elasticity */
@@ -107,11 +110,13 @@ typedef struct {
     SourceLine at;
     ElasticModel model;
     PlaneKind plane;  /* 2D meshes only */
+    SourceLine plane_at; /* the plane attribute; line 0 when the file does not give it */
     int nmaterials;
     ElasticMaterial *materials;
     int nbcs;
     ElasticBc *bcs;
     double gravity[3];       /* body force per unit mass [m/s^2] (times density) */
+    SourceLine gravity_at;   /* the <gravity> element, when there is one */
     int has_temperature;     /* uniform temperature for thermal strain */
     double temperature;      /* [K] */
     int coupled_temperature; /* 1: thermal strain from the temperature field solved in the same run */
@@ -194,6 +199,11 @@ typedef struct {
  * problem_check_mesh (app/), since reading the problem does not read the mesh. */
 int problem_read(const char *path, Problem *pb);
 void problem_destroy(Problem *pb);
+
+/* Values that are valid but probably a slip, as warnings naming the file and line: temperatures below 100 K
+ * (degrees Celsius written where kelvin are meant: ambient="20"). Cryogenic problems are legitimate, so this
+ * only warns. */
+void problem_warnings(const Problem *pb, FemWarnings *w);
 
 /* The embedded schema (for `femto-app schema`, and for tests). */
 const char *problem_schema_text(void);

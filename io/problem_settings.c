@@ -125,6 +125,14 @@ int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     if (!(t->end > t->start))
         return problem_range_error(
             d, node, "end", "the run would end before it starts at %g s; expected end > start", t->start);
+    if (t->step < 1e-12)
+        return problem_range_error(d, node, "step",
+                                   "heat conduction follows Fourier's law only on time scales above "
+                                   "picoseconds; expected step >= 1e-12 [s]");
+    if ((t->end - t->start) / t->step > 1e9)
+        return problem_range_error(d, node, "step",
+                                   "from %g s to %g s that is %.3g steps; expected at most 1e9 steps",
+                                   t->start, t->end, (t->end - t->start) / t->step);
     if (t->output_every < 1)
         return problem_range_error(d, node, "output-every",
                                    "results are written every N steps; expected "

@@ -2,7 +2,7 @@
 # Installs the Debian packages femto needs to build, run and test (as root). Quick when they are all present.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-utils libhdf5-dev hdf5-tools
-          zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview
+          zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview xvfb
           libopenmpi-dev openmpi-bin libhypre-dev)
 # libhypre-dev: BoomerAMG, the CPU coarse solver of multigrid (it brings Open MPI, which libopenmpi-dev and
 # openmpi-bin make usable for building and for runs over several ranks).
@@ -12,6 +12,8 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   packages+=(python3-pip unzip) # to fetch and unpack the cuDSS wheel below
 fi
 # python3-paraview provides VTK's Python modules (vtkmodules) too; python3-vtk9 would conflict with it.
+# xvfb: Debian's ParaView renders through X only, so on a machine without a display
+# tools/render-cantilever.py (and its test) renders on a virtual X server, Xvfb.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
