@@ -125,6 +125,13 @@ static void print_solver(const SolverSettings *s) {
            s->load_steps == 1 ? "" : "s");
     printf("          linear: %s, preconditioner %s, rtol %g, at most %d iterations, GMRES restart %d\n",
            krylov[s->krylov], precond, s->linear_rtol, s->linear_max_iterations, s->restart);
+    if (s->precond != PRECOND_MULTIGRID) return;
+    static const char *coarse[] = {"auto (cuDSS on a GPU when built in, else BoomerAMG)", "BoomerAMG", "cuDSS"};
+    char levels[32] = "down to order 1";
+    if (s->mg_levels) snprintf(levels, sizeof levels, "at most %d", s->mg_levels);
+    printf("          multigrid: levels %s, Chebyshev smoothing of degree %d, coarse solver %s, %d AMG cycle%s per "
+           "coarse solve\n",
+           levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s");
 }
 
 static void print_output(const Problem *pb) {

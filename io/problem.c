@@ -114,10 +114,14 @@ static void set_defaults(Problem *pb) {
     s->line_search = 1;
     s->load_steps = 1;
     s->krylov = KRYLOV_AUTO;
-    s->precond = PRECOND_JACOBI; /* multigrid becomes the default once its coarse solver is in */
+    s->precond = PRECOND_MULTIGRID;
     s->linear_rtol = 1e-8;
     s->linear_max_iterations = 2000;
     s->restart = 50;
+    s->smoothing_degree = 3;
+    s->mg_levels = 0;
+    s->coarse = COARSE_SOLVER_AUTO;
+    s->coarse_cycles = 3;
     OutputSettings *o = &pb->output;
     o->vtu = o->vtu_compress = o->hdf5 = 1;
     o->vtu_subdivide = 0;

@@ -25,6 +25,7 @@ typedef enum { DEVICE_AUTO = 0, DEVICE_CPU, DEVICE_CUDA } DeviceKind;
 typedef enum { ASSEMBLY_GATHER = 0, ASSEMBLY_ATOMIC } AssemblyKind;
 typedef enum { KRYLOV_AUTO = 0, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB } KrylovKind;
 typedef enum { PRECOND_MULTIGRID = 0, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
+typedef enum { COARSE_SOLVER_AUTO = 0, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS } CoarseKind;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */
@@ -143,6 +144,10 @@ typedef struct {
     double linear_rtol; /* default 1e-8 (relative; Newton adapts it downward near convergence) */
     int linear_max_iterations; /* default 2000 */
     int restart;        /* GMRES restart, default 50 */
+    int smoothing_degree; /* multigrid: Chebyshev degree of the smoother, default 3 */
+    int mg_levels;        /* multigrid: at most this many levels, 0 (default): down to order 1 */
+    CoarseKind coarse;    /* multigrid: the order-1 level's solver, default auto */
+    int coarse_cycles;    /* multigrid: BoomerAMG V-cycles per coarse solve, default 3 */
 } SolverSettings;
 
 typedef struct {

@@ -112,7 +112,7 @@ for cmd in ("check", "run"):
 
 # a linear solve that stops at its cap is reported: a warning line and exit 3 with the reason (restarting a
 # truncated CG from scratch cannot reach what one uninterrupted solve would); no results
-p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver><linear max-iterations="40"/></solver>'))
+p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver><linear max-iterations="40" preconditioner="jacobi"/></solver>'))
 case("capped linear solve", ["run", p, "--device", "cpu"], 3,
      re.compile(r"warning: 1 linear solve stopped at the cap of 40 iterations without converging \(raise <linear "
                 r"max-iterations> or choose a stronger preconditioner\)\n"
@@ -234,7 +234,9 @@ case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
     "  time: steady (no <time>)\n",
     "  solver: Newton rtol 1e-08 (of the residual's scale), atol 0, stol 1e-10, at most 25 iterations, line search "
     "on, 1 load step\n",
-    "preconditioner Jacobi, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
+    "preconditioner p-multigrid, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
+    "          multigrid: levels down to order 1, Chebyshev smoothing of degree 3, coarse solver auto (cuDSS on a GPU "
+    "when built in, else BoomerAMG), 3 AMG cycles per coarse solve\n",
     f"  output: {os.path.join(inputs, 'cantilever', 'results', 'cantilever')}.*\n",
     "          probe 'tip' (line 13) at (1, 0.05, 0.05) m\n",
     "  device: auto (CUDA when a GPU is present, else CPU), gather (deterministic) assembly, all CPU cores\n",

@@ -64,7 +64,7 @@ for name in ["square_cw.msh", "square_one_cw.msh"]:
     summary = dict(l.split()[:2] for l in open(os.path.join(out, "square_summary.txt")) if not l.startswith("#"))
     flows = float(summary["heat_in:left"]), float(summary["heat_in:right"])
     check(f"{name}: 100 W/m in through 'left' and out through 'right' (got {flows})",
-          abs(flows[0] - 100) < 1e-9 and abs(flows[1] + 100) < 1e-9)
+          abs(flows[0] - 100) < 1e-6 and abs(flows[1] + 100) < 1e-6)  # the solver's tolerance: 1e-8 relative
     q = qualities(os.path.join(out, "square_0000.vtu"))
     if q is None:
         print(f"skip {name}: quality (no VTK in this Python)")

@@ -34,7 +34,7 @@ static void check_default_settings(const Problem *pb) {
     CHECK_NUM(pb->solver.line_search, 1);
     CHECK_NUM(pb->solver.load_steps, 1);
     CHECK_NUM(pb->solver.krylov, KRYLOV_AUTO);
-    CHECK_NUM(pb->solver.precond, PRECOND_JACOBI);
+    CHECK_NUM(pb->solver.precond, PRECOND_MULTIGRID);
     CHECK_NUM(pb->solver.linear_rtol, 1e-8);
     CHECK_NUM(pb->solver.linear_max_iterations, 2000);
     CHECK_NUM(pb->solver.restart, 50);
@@ -194,7 +194,7 @@ static void check_neo_hookean(const Problem *pb) {
     CHECK_NUM(pb->solver.line_search, 1);
     CHECK_NUM(pb->solver.krylov, KRYLOV_GMRES);
     CHECK_NUM(pb->solver.restart, 100);
-    CHECK_NUM(pb->solver.precond, PRECOND_JACOBI);
+    CHECK_NUM(pb->solver.precond, PRECOND_MULTIGRID);
 }
 
 static void check_thermoelastic(const Problem *pb) {
