@@ -2,6 +2,7 @@
 #ifndef FEMTO_APP_H
 #define FEMTO_APP_H
 
+#include "io/mesh_read.h"
 #include "io/problem.h"
 
 typedef struct {
@@ -11,7 +12,11 @@ typedef struct {
     const char *output_dir; /* NULL: from the file */
     int verbosity;          /* 0 quiet, 1 normal, 2 verbose */
     int threads;            /* 0: from the file / OpenMP default */
+    int force;              /* mesh a .geo even when its estimated cell count is beyond this machine */
 } AppOptions;
+
+/* The mesh reading options for pb's mesh (pb NULL: a mesh file on its own); result may be NULL. */
+MeshReadOptions app_mesh_options(const AppOptions *o, const Problem *pb, MeshReadResult *result);
 
 int app_info(const AppOptions *o);
 int app_check(const AppOptions *o);

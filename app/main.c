@@ -27,6 +27,7 @@ static const char *usage_text =
     "  --order P                element order (1..3 on all cells, up to 8 on quads and hexes)\n"
     "  --output-dir DIR         where results go (created when missing)\n"
     "  --threads N              CPU threads (default: all cores)\n"
+    "  --force                  mesh a .geo even when its estimated size is beyond this machine's memory\n"
     "  -q, --quiet              print only errors\n"
     "  -v, --verbose            print solver details\n"
     "\n"
@@ -39,7 +40,7 @@ static const char *usage_text =
 static const char *command_help(const char *cmd) {
     if (strcmp(cmd, "run") == 0)
         return "usage: femto-app run PROBLEM.xml [--device cpu|cuda|auto] [--order P] [--output-dir DIR]\n"
-               "                    [--threads N] [-q] [-v]\n"
+               "                    [--threads N] [--force] [-q] [-v]\n"
                "Reads the problem and its mesh, solves (Newton with matrix-free Krylov), prints one line "
                "per\n"
                "Newton iteration and a summary, and writes results into the output directory: NAME.pvd with\n"
@@ -47,7 +48,7 @@ static const char *command_help(const char *cmd) {
                "in\n"
                "ParaView. Exit code 3 when the solver does not converge (no results are written then).\n";
     if (strcmp(cmd, "check") == 0)
-        return "usage: femto-app check PROBLEM.xml [--order P]\n"
+        return "usage: femto-app check PROBLEM.xml [--order P] [--force]\n"
                "Validates the problem file against femto's schema, reads the mesh and checks that every "
                "region\n"
                "and boundary the problem names exists in it, without solving. Exit code 0 when all is well,\n"
@@ -127,6 +128,8 @@ int main(int argc, char **argv) {
             o.verbosity = 0;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o.verbosity = 2;
+        } else if (strcmp(a, "--force") == 0) {
+            o.force = 1;
         } else if (strcmp(a, "--device") == 0) {
             if (!val) return usage_error("%s needs a value: cpu, cuda or auto", a);
             if (strcmp(val, "cpu") == 0)
