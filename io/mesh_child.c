@@ -223,12 +223,13 @@ static const char *signal_name(int sig) {
 }
 
 /* The one sentence for a child that failed, with `what` completing "the Gmsh library ...". */
-static int child_fail(const char *path, int geo, const char *what) {
+static int child_fail(const char *path, int geo, const char *what, int memory) {
     if (geo)
         return fem_fail(FEM_ERR_INPUT,
-                        "the Gmsh script '%s' could not be meshed: the Gmsh library %s while meshing it; "
-                        "check the script's geometry, or try another mesh size or 3D algorithm",
-                        path, what);
+                        "the Gmsh script '%s' could not be meshed: the Gmsh library %s while meshing it; %s",
+                        path, what,
+                        memory ? "use a larger mesh size"
+                               : "check the script's geometry, or try another mesh size or 3D algorithm");
     return fem_fail(FEM_ERR_INPUT,
                     "mesh file '%s' could not be read: the Gmsh library %s while reading it; the file is "
                     "corrupt or not a Gmsh mesh",
@@ -239,11 +240,13 @@ static int child_fail(const char *path, int geo, const char *what) {
 static int judge(const char *path, const MeshFileInfo *file, const Limits *lim, int closed, int wstatus,
                  const ChildReport *rep) {
     char what[256];
+    int memory = 0;
     if (!closed) {
         snprintf(what, sizeof what, "ran past its time limit of %.0f s%s", lim->seconds,
                  file->geo && lim->seconds_by_size ? " (--force lifts it)" : "");
     } else if (rep->got_result && rep->status && rep->near_limit) {
         snprintf(what, sizeof what, "ran out of its memory limit of %.2g GB", lim->budget / 1e9);
+        memory = 1;
     } else if (rep->got_result && rep->status) {
         return fem_fail(rep->status, "%s", rep->msg && rep->msg[0] ? rep->msg : "the mesh could not be read");
     } else if (WIFSIGNALED(wstatus)) {
@@ -260,7 +263,7 @@ static int judge(const char *path, const MeshFileInfo *file, const Limits *lim, 
     } else {
         snprintf(what, sizeof what, "stopped (exit code %d)", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     }
-    return child_fail(path, file->geo, what);
+    return child_fail(path, file->geo, what, memory);
 }
 
 /* Reads the child's record from the memfd into m. */
@@ -274,7 +277,7 @@ static int take_mesh(const char *path, const MeshFileInfo *file, int data_fd, in
     if (!status) return FEM_OK;
     char what[512];
     snprintf(what, sizeof what, "returned a mesh that does not hold together (%s)", fem_last_error());
-    return child_fail(path, file->geo, what);
+    return child_fail(path, file->geo, what, 0);
 }
 
 int mesh_child_read(const char *path, const MeshFileInfo *file, const MeshReadOptions *opt, Mesh *m,

@@ -129,7 +129,8 @@ static double curve_element_length(void) {
  * enough for a size that is far too small), then from the meshed curves. *cells: the estimate. */
 static int check_size(const char *path, const MeshReadOptions *opt, int dim, double *cells) {
     int ierr = 0, refine = opt ? opt->refine : 0, force = opt && opt->force;
-    double hmax = 0, factor = 1, measure = model_measure(dim), limit = mesh_cell_limit();
+    double hmax = 0, factor = 1, measure = model_measure(dim);
+    double limit = opt && opt->cell_limit > 0 ? opt->cell_limit : mesh_cell_limit();
     double grow = pow(2.0, dim * refine), h = 0;
     gmshOptionGetNumber("Mesh.MeshSizeMax", &hmax, &ierr);
     gmshOptionGetNumber("Mesh.MeshSizeFactor", &factor, &ierr);
@@ -147,9 +148,9 @@ static int check_size(const char *path, const MeshReadOptions *opt, int dim, dou
     if (refine) snprintf(refined, sizeof refined, ", refined %d time%s", refine, refine > 1 ? "s" : "");
     return fem_fail(FEM_ERR_INPUT,
                     "meshing '%s' would make about %.2g cells (its %s of %.3g m^%d at mesh size %.3g m%s), "
-                    "more than the %.2g that fit in this machine's memory; use a larger size, or --force to "
-                    "mesh anyway",
-                    path, *cells, dim == 3 ? "volume" : "area", measure, dim, h, refined, limit);
+                    "more than femto's limit of %.2g cells%s; use a larger size, or --force to mesh anyway",
+                    path, *cells, dim == 3 ? "volume" : "area", measure, dim, h, refined, limit,
+                    opt && opt->cell_limit > 0 ? "" : " (what this machine's memory holds at 2 KiB a cell)");
 }
 
 /* Meshes the model. When threads are asked for and the script chose no 3D algorithm, Algorithm3D holds the

@@ -43,12 +43,12 @@ typedef struct {
     /* .geo only: > 0 meshes volumes with Gmsh's parallel 3D mesher (HXT) on this many threads unless the
      * script sets Mesh.Algorithm3D; 0 keeps Gmsh's default (serial Delaunay, reproducible run to run) */
     int threads;
-    int force;      /* .geo only: mesh even when the estimated cell count is above mesh_cell_limit() */
-    int in_process; /* 1: Gmsh runs in this process, without limits (trusted files: tools, tests) */
-    const char
-        *cache_dir;      /* .geo only: NULL no cache; "" the folder .femto-cache beside the .geo; else this */
-    double time_limit;   /* child's limit in seconds; 0: the default for the file, < 0: none */
-    double memory_limit; /* child's limit in bytes (address space added to the caller's); 0: the default */
+    int force;              /* .geo only: mesh even when the estimated cell count is above the cell limit */
+    double cell_limit;      /* .geo only: the most cells meshed without force; 0: mesh_cell_limit() */
+    int in_process;         /* 1: Gmsh runs in this process, without limits (trusted files: tools, tests) */
+    const char *cache_dir;  /* .geo only: NULL no cache, "" .femto-cache beside the .geo, else this folder */
+    double time_limit;      /* child's limit in seconds; 0: the default for the file, < 0: none */
+    double memory_limit;    /* child's limit in bytes (address space added to the caller's); 0: the default */
     MeshReadResult *result; /* filled when not NULL */
 } MeshReadOptions;
 
