@@ -74,17 +74,15 @@ static const MeshBlock *block_at(const Mesh *m, int b) {
 }
 
 int mesh_blob_write(int fd, const Mesh *m, int with_crc) {
-    BlobHeader h;
-    memset(&h, 0, sizeof h);
+    BlobHeader h = {.version = BLOB_VERSION,
+                    .byte_order = BLOB_BYTE_ORDER,
+                    .dim = m->dim,
+                    .ncell_blocks = m->ncell_blocks,
+                    .nfacet_blocks = m->nfacet_blocks,
+                    .ngroups = m->ngroups,
+                    .nnodes = m->nnodes,
+                    .has_crc = with_crc != 0};
     memcpy(h.magic, blob_magic, sizeof h.magic);
-    h.version = BLOB_VERSION;
-    h.byte_order = BLOB_BYTE_ORDER;
-    h.dim = m->dim;
-    h.ncell_blocks = m->ncell_blocks;
-    h.nfacet_blocks = m->nfacet_blocks;
-    h.ngroups = m->ngroups;
-    h.nnodes = m->nnodes;
-    h.has_crc = with_crc != 0;
     h.payload = padded(24 * m->nnodes) + padded(8 * m->nnodes);
     for (int b = 0; b < m->ncell_blocks + m->nfacet_blocks; b++) {
         const MeshBlock *k = block_at(m, b);

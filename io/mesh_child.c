@@ -199,27 +199,23 @@ static int wait_reports(int fd, double start, Limits *lim, ChildReport *rep, dou
     return closed;
 }
 
+/* How a sentence names the signals a crashing library dies of; NULL for others. */
 static const char *signal_name(int sig) {
-    switch (sig) {
-    case SIGSEGV:
-        return "segmentation fault";
-    case SIGABRT:
-        return "abort";
-    case SIGBUS:
-        return "bus error";
-    case SIGFPE:
-        return "arithmetic error";
-    case SIGILL:
-        return "illegal instruction";
-    case SIGKILL:
-        return "killed";
-    case SIGINT:
-        return "interrupt";
-    case SIGTERM:
-        return "terminated";
-    default:
-        return NULL;
-    }
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGSEGV, "segmentation fault"},
+                 {SIGABRT, "abort"},
+                 {SIGBUS, "bus error"},
+                 {SIGFPE, "arithmetic error"},
+                 {SIGILL, "illegal instruction"},
+                 {SIGKILL, "killed"},
+                 {SIGINT, "interrupt"},
+                 {SIGTERM, "terminated"},
+                 {SIGHUP, "hang-up"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig) return names[i].name;
+    return NULL;
 }
 
 /* The one sentence for a child that failed, with `what` completing "the Gmsh library ...". */

@@ -10,9 +10,10 @@
  * the Gmsh library stay the same. docs/meshes.md describes both for users.
  *
  * CONSTRAINT: the child is made with fork() and no exec, so call mesh_read before the process initialises
- * CUDA or MPI, and, when opt->threads > 1, before its first OpenMP parallel region (GNU libgomp's threads do
- * not survive fork: the child's parallel mesher would wait for them until the time limit). femto-app reads
- * the mesh first, in setup(), before it creates the device. opt->in_process skips the child. */
+ * CUDA or MPI (neither survives a fork), and, when opt->threads > 1, preferably before its first OpenMP
+ * parallel region (libgomp does not promise that its thread pool survives a fork; GCC 12's does in femto's
+ * tests; the time limit ends a child that would wait for lost threads). femto-app reads the mesh first, in
+ * setup(), before it creates the device. opt->in_process skips the child. */
 #ifndef FEMTO_MESH_READ_H
 #define FEMTO_MESH_READ_H
 

@@ -134,7 +134,8 @@ static void case_time(const char *crash_dir) {
     expect_refusal(path, &mo, "the Gmsh library ran past its time limit of 1 s while reading it", 4.0);
 }
 
-static void case_memory(void) {
+static void case_memory(const char *unused) {
+    (void)unused;
     /* a cube at size 0.02 needs some 300 MB in Gmsh; 64 MB of address space more than the caller's is not
      * enough. Gmsh either reports the failed allocation or crashes on it: either way one sentence. */
     MeshReadOptions mo = {.size = 0.02, .memory_limit = 64e6};
@@ -149,7 +150,8 @@ static void case_memory(void) {
     printf("%s\n", msg);
 }
 
-static void case_estimate(void) {
+static void case_estimate(const char *unused) {
+    (void)unused;
     const char *geo = test_mesh("cube_tet.geo");
     MeshReadOptions tiny = {.size = 1e-5};
     /* 4.5 tetrahedra per h^3 in 1 m^3: 4.5e15 */
@@ -185,7 +187,8 @@ static void remove_scratch(void) {
     rmdir(scratch);
 }
 
-static void case_fifo(void) {
+static void case_fifo(const char *unused) {
+    (void)unused;
     char path[256];
     snprintf(path, sizeof path, "%s/pipe.msh", scratch);
     CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path);
@@ -269,7 +272,8 @@ static void clear_cache(void) {
     if (d) closedir(d);
 }
 
-static void case_cache(void) {
+static void case_cache(const char *unused) {
+    (void)unused;
     MeshReadOptions base = {.order = 2};
     write_square("0.1");
     Mesh fresh, cached;
@@ -329,7 +333,8 @@ static void damage(const char *how, const char *note) {
     expect_origin(mo, MESH_FROM_CACHE, "after the rebuild", NULL);
 }
 
-static void case_corrupt(void) {
+static void case_corrupt(const char *unused) {
+    (void)unused;
     write_square("0.1");
     MeshReadOptions mo = {.order = 2};
     expect_origin(mo, MESH_FROM_GMSH, "first read", NULL);
@@ -338,7 +343,8 @@ static void case_corrupt(void) {
     damage("key", "its key does not match");
 }
 
-static void case_concurrent(void) {
+static void case_concurrent(const char *unused) {
+    (void)unused;
     write_square("0.02");
     pid_t pids[4];
     for (int i = 0; i < 4; i++) {
@@ -364,31 +370,24 @@ static void case_concurrent(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return 2;
-    const char *c = argv[1];
-    if (!mkdtemp(scratch)) return 1;
-    if (strcmp(c, "same") == 0 && argc > 2)
-        case_same(argv[2]);
-    else if (strcmp(c, "time") == 0 && argc > 2)
-        case_time(argv[2]);
-    else if (strcmp(c, "memory") == 0)
-        case_memory();
-    else if (strcmp(c, "estimate") == 0)
-        case_estimate();
-    else if (strcmp(c, "fifo") == 0)
-        case_fifo();
-    else if (strcmp(c, "cache") == 0)
-        case_cache();
-    else if (strcmp(c, "corrupt") == 0)
-        case_corrupt();
-    else if (strcmp(c, "concurrent") == 0)
-        case_concurrent();
+    static const struct {
+        const char *name;
+        void (*run)(const char *arg); /* arg: argv[2] (a path) where the case needs one */
+    } cases[] = {{"same", case_same},       {"time", case_time},
+                 {"memory", case_memory},   {"estimate", case_estimate},
+                 {"fifo", case_fifo},       {"cache", case_cache},
+                 {"corrupt", case_corrupt}, {"concurrent", case_concurrent}};
+    if (argc < 2 || !mkdtemp(scratch)) return 2;
+    size_t k = 0;
+    while (k < sizeof cases / sizeof cases[0] && strcmp(cases[k].name, argv[1]) != 0) k++;
+    if (k == sizeof cases / sizeof cases[0])
+        test_failures++, fprintf(stderr, "unknown case %s\n", argv[1]);
     else
-        test_failures++, fprintf(stderr, "unknown case %s\n", c);
+        cases[k].run(argc > 2 ? argv[2] : "");
     clear_cache();
     char dir[256];
     snprintf(dir, sizeof dir, "%s/.femto-cache", scratch);
     rmdir(dir);
     remove_scratch();
-    return test_result(c);
+    return test_result(argv[1]);
 }
