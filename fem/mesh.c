@@ -206,7 +206,7 @@ static double cell_size(const Mesh *m, const MeshBlock *b, int64_t c) {
 /* The range of cell c's Jacobian determinant at its nodes; a consistently clockwise 2D cell (a legal
  * surface mesh) is reoriented on the way. Returns 1 when the cell is degenerate, inverted or tangled. */
 static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad, double *lo, double *hi) {
-    double h = cell_size(m, b, c), tiny = 1e-12 * pow(h, m->dim);
+    double h = cell_size(m, b, c), tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
     *lo = INFINITY;
     *hi = -INFINITY;
     for (int k = 0; k < b->nnodes; k++) {
@@ -238,7 +238,8 @@ static int check_cells(Mesh *m) {
         double lo = 0, hi = 0, tiny = 0;
         if (bad < b->count) {
             check_cell(m, b, bad, grad, &lo, &hi); /* already reoriented: only measures again */
-            tiny = 1e-12 * pow(cell_size(m, b, bad), m->dim);
+            double h = cell_size(m, b, bad);
+            tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
         }
         free(grad);
         if (bad == b->count) continue;

@@ -122,7 +122,8 @@ typedef struct {
     int fd;
     int64_t left; /* bytes the record may still use */
     uLong crc;
-    int bad; /* 1: truncated or unreadable */
+    int bad;   /* 1: truncated or unreadable */
+    int check; /* 1: the record has a CRC to check */
 } Reader;
 
 /* Reads `bytes` (then the padding) into a new array of `bytes` (at least 1) bytes; NULL on failure. */
@@ -143,7 +144,7 @@ static void *take(Reader *r, int64_t bytes) {
     }
     if (out) {
         r->left -= full;
-        r->crc = crc32_z(r->crc, (const Bytef *)out, (z_size_t)bytes);
+        if (r->check) r->crc = crc32_z(r->crc, (const Bytef *)out, (z_size_t)bytes);
     }
     return out;
 }
@@ -217,13 +218,14 @@ int mesh_blob_read(int fd, int64_t bytes, Mesh *m) {
     BlobHeader h;
     /* everything but the path, so that a failure can free what was read */
     memset(&m->dim, 0, sizeof *m - offsetof(Mesh, dim));
-    Reader r = {fd, bytes, 0, 0};
+    Reader r = {fd, bytes, 0, 0, 0};
     ssize_t n = read(fd, &h, sizeof h);
     if (n != (ssize_t)sizeof h) return fem_fail(FEM_ERR_INPUT, "it is truncated");
     const char *wrong = check_header(&h, bytes);
     if (wrong) return fem_fail(FEM_ERR_INPUT, "%s", wrong);
     r.left = h.payload;
     r.crc = crc32_z(0L, Z_NULL, 0);
+    r.check = h.has_crc != 0;
     m->dim = h.dim;
     m->nnodes = h.nnodes;
     m->x = take(&r, 24 * h.nnodes);
