@@ -1,4 +1,4 @@
-/* `femto-app info FILE`: what a mesh (or a problem's mesh) holds. */
+/* `femto-app info FILE`: what a mesh holds, or a problem's settings (info_problem.c) and then its mesh. */
 #include "app.h"
 
 #include "fem/error.h"
@@ -75,9 +75,7 @@ int app_info(const AppOptions *o) {
         have_problem = 1;
         mesh_path = pb.mesh_file;
         mo = app_mesh_options(o, &pb, NULL);
-        printf("problem %s\n  physics:%s%s, element order %d\n", o->file,
-               (pb.physics & PHYSICS_HEAT) ? " heat" : "",
-               (pb.physics & PHYSICS_ELASTICITY) ? " elasticity" : "", pb.order);
+        app_print_problem(&pb);
     }
     int status = mesh_read(mesh_path, &mo, &m);
     if (have_problem) problem_destroy(&pb);

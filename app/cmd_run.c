@@ -26,9 +26,11 @@ void summary_add(Summary *s, const char *key, double value, const char *unit) {
     s->n++;
 }
 
+/* NAME_summary.txt, the last file of the run's result set. */
 static int write_summary(const Run *r) {
-    char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s_summary.txt", r->pb.output.directory, r->base);
+    char name[PROBLEM_NAME_MAX + 32], path[FILEUTIL_PATH_MAX];
+    snprintf(name, sizeof name, "%s_summary.txt", r->base);
+    FEM_TRY(resultset_path(r->set, name, path, sizeof path));
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
     fileout_printf(&fo, "# femto %s summary of %s\n", FEMTO_VERSION, r->pb.path);
@@ -82,6 +84,11 @@ static DevKind dev_kind(DeviceKind k) {
     return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO;
 }
 
+/* A plausibility warning (FemWarnings' printer): one "warning:" line, as every warning of the app. */
+static void print_warning(void *ctx, const char *message) {
+    app_warn(ctx, "%s\n", message);
+}
+
 /* Problem, overrides, mesh: the part `check` and `run` share. */
 static int setup(const AppOptions *o, Run *r) {
     memset(r, 0, sizeof *r);
@@ -91,9 +98,11 @@ static int setup(const AppOptions *o, Run *r) {
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
-    if (o->threads) pb->device.threads = o->threads;
+    if (o->threads >= 0) pb->device.threads = o->threads;
     if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
+    r->warnings = (FemWarnings){print_warning, (void *)o, 0};
+    problem_warnings(pb, &r->warnings);
     MeshReadResult got;
     MeshReadOptions mo = app_mesh_options(o, pb, &got);
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
@@ -144,12 +153,29 @@ int app_run(const AppOptions *o) {
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
     }
+    static const char *const series[] = {"", RUN_ELASTICITY_SERIES, NULL};
+    if (!status) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
-    if (!status) status = write_summary(&r);
+    double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
+    if (!status) {
+        summary_add(&r.summary, "newton_iterations", r.newton_its, "");
+        summary_add(&r.summary, "linear_iterations", r.linear_its, "");
+        summary_add(&r.summary, "linear_solves_capped", r.capped, "");
+        summary_add(&r.summary, "warnings", r.warnings.count, "");
+        summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
+        summary_add(&r.summary, "setup_seconds", setup, "s");
+        summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
+        summary_add(&r.summary, "output_seconds", r.t_output, "s");
+        summary_add(&r.summary, "total_seconds", total, "s");
+        status = write_summary(&r);
+    }
+    /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
+    if (!status) status = resultset_commit(&r.set);
+    resultset_abort(&r.set);
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
-                r.t_solve, r.t_output, app_seconds() - r.t0 - r.t_mesh - r.t_solve - r.t_output);
+                r.t_solve, r.t_output, setup);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

@@ -13,7 +13,8 @@ MeshReadOptions app_mesh_options(const AppOptions *o, const Problem *pb, MeshRea
         mo.order = pb->mesh_order;
         mo.refine = pb->mesh_refine;
     }
-    int threads = o->threads ? o->threads : pb && pb->device.threads > 0 ? pb->device.threads : 0;
+    /* --threads (-1: not given), else the problem's; 0 is all cores */
+    int threads = o->threads >= 0 ? o->threads : pb ? pb->device.threads : 0;
     mo.threads = threads > 0 ? threads : omp_get_max_threads();
     const char *cache = getenv("FEMTO_MESH_CACHE");
     if (cache && (strcmp(cache, "off") == 0 || strcmp(cache, "0") == 0))

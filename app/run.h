@@ -5,14 +5,16 @@
 #include "app.h"
 
 #include "fem/device.h"
-#include "fem/newton.h"
+#include "fem/solvers/newton.h"
 #include "io/mesh_read.h"
 #include "io/results.h"
+#include "io/resultset.h"
 #include "physics/model.h"
+#include "physics/sanity.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
  * per line), which the sample regression tests compare with inputs/<sample>/expected.txt. */
-enum { SUMMARY_MAX = 64 };
+enum { SUMMARY_MAX = 128 };
 typedef struct {
     int n;
     char key[SUMMARY_MAX][PROBLEM_NAME_MAX + 96];
@@ -22,9 +24,14 @@ typedef struct {
 
 void summary_add(Summary *s, const char *key, double value, const char *unit);
 
+/* A coupled run writes its elasticity series as NAME_elasticity beside the heat series NAME; both, and
+ * NAME_summary.txt, are one result set. */
+#define RUN_ELASTICITY_SERIES "_elasticity"
+
 typedef struct {
     const AppOptions *o;
     Summary summary;
+    ResultSet *set; /* the run's files, committed together when the whole run succeeded (io/resultset.h) */
     char base[PROBLEM_NAME_MAX]; /* the output base name as the problem gives it (for NAME_summary.txt) */
     Problem pb;
     Mesh mesh;
@@ -32,6 +39,10 @@ typedef struct {
     int have_dev;
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
+    int newton_its, linear_its, capped; /* over every solve of the run, for the summary */
+    int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
+    double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */
+    FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */
     /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
     Space *temperature_space;
     double *temperature;
@@ -44,10 +55,14 @@ int run_heat(Run *r, int check_only);
 int run_elasticity(Run *r, int check_only);
 void run_release_temperature(Run *r);
 
-/* Newton settings from the problem file; symmetric picks CG for the automatic choice, else GMRES. */
-NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear);
-/* Prints Newton's per-iteration line (a NewtonReport). */
+/* Newton settings from the problem file; symmetric picks CG for the automatic choice, else GMRES. The
+ * Krylov solver reports its progress to r (a line every few seconds with -v). */
+NewtonSettings run_newton_settings(Run *r, int symmetric, int linear);
+/* Prints Newton's per-iteration line (a NewtonReport; ctx is the Run). */
 void run_report(void *ctx, const NewtonStep *st);
+/* After a solve: adds its counts to the run's, warns about linear solves stopped at their cap, and with -v
+ * says how Newton converged when that deserves a note. */
+void run_account(Run *r, const NewtonResult *res, const NewtonSettings *ns);
 /* The problem's space (element order from the problem or --order) with ncomp components on the mesh; an order
  * the mesh's cells do not support is an error naming the problem file. */
 int run_space(const Run *r, int ncomp, Space *sp);

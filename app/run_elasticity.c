@@ -17,6 +17,7 @@ typedef struct {
     Space sp;
     Model md;
     Operator op;
+    Newton nw;
     ResultSeries rs;
     OutFrame frame;
     double *u, *u_saved; /* device */
@@ -82,61 +83,97 @@ static int elastic_output_timed(Elastic *e, double time) {
     return status;
 }
 
-/* Load steps 1/n, 2/n, ..., 1; a failed step is retried with half the increment from the last converged
- * state, up to MAX_CUTBACKS times in a row. Each step starts from the secant extrapolation of the last two
- * converged states: for slender structures the linear predictor from the last state alone bends without
- * shortening, and the resulting stretch forces keep Newton far from its quadratic range. */
-static int load_stepping(Elastic *e, const NewtonSettings *ns) {
+/* Load steps 1/n, 2/n, ..., 1 for a nonlinear problem (an affine one is solved at the full load at once: a
+ * load step could not help it). A failed step is retried with half the increment from the last converged
+ * state, MAX_CUTBACKS times in a row at most, and never below MIN_INCREMENT of the nominal increment; at most
+ * MAX_ATTEMPTS Newton solves in all, so every run ends. Each step starts from the secant extrapolation of the
+ * last two converged states: for slender structures the linear predictor from the last state alone bends
+ * without shortening, and the resulting stretch forces keep Newton far from its quadratic range. */
+enum { MAX_ATTEMPTS = 400 };
+#define MIN_INCREMENT (1.0 / 1024.0)
+
+typedef struct {
+    int nsteps, level, failures, attempts;
+    double L, nominal, inc, L_prev; /* L_prev < 0: no history yet */
+} Stepping;
+
+/* u += (u - u_prev) dL / dL_prev: the secant predictor (nonlinear problems, after two converged states). */
+static int predict(Elastic *e, const Stepping *s, double target) {
+    Device *d = &e->r->dev;
+    if (s->L_prev < 0.0 || !elasticity_nonlinear(&e->md)) return FEM_OK;
+    double f = (target - s->L) / (s->L - s->L_prev);
+    FEM_TRY(d->ops.axpby(d, e->sp.ndofs, f, e->u, 1.0, e->u));
+    return d->ops.axpby(d, e->sp.ndofs, -f, e->u_prev, 1.0, e->u);
+}
+
+/* A failed Newton solve at load `target`: cut the increment, or fail for good (exit 3 with the reason). */
+static int cut_back(Elastic *e, Stepping *s, double target, const NewtonResult *res) {
+    const Run *r = e->r;
+    if (!elasticity_nonlinear(&e->md))
+        return fem_fail(FEM_ERR_SOLVER, "the linear elasticity solve did not converge: %s", res->reason);
+    double inc = (target - s->L) / 2;
+    if (++s->failures > MAX_CUTBACKS || inc < MIN_INCREMENT * s->nominal || s->attempts >= MAX_ATTEMPTS)
+        return fem_fail(FEM_ERR_SOLVER,
+                        "the load step from %.4g to %.4g of the full load failed %d time%s in a row (%s): %s",
+                        s->L, target, s->failures, s->failures == 1 ? "" : "s",
+                        s->attempts >= MAX_ATTEMPTS      ? "no Newton solves left"
+                        : inc < MIN_INCREMENT * s->nominal ? "the increment cannot be cut further"
+                                                           : "too many cutbacks",
+                        res->reason);
+    app_say(r->o, 1, "load %.4g: Newton did not converge (%s); cutting the increment to %.4g\n", target,
+            res->reason, inc);
+    e->cutbacks++;
+    s->inc = inc;
+    Device *d = &e->r->dev;
+    return d->ops.copy(d, e->u, e->u_saved, sizeof(double) * (size_t)e->sp.ndofs);
+}
+
+/* A converged step to `target`: the state moves on, the increment grows back after an easy step, and the
+ * nominal load levels are written (nonlinear problems with several steps). */
+static int step_done(Elastic *e, Stepping *s, double target, const NewtonResult *res, double seconds) {
+    Device *d = &e->r->dev;
+    s->failures = 0;
+    FEM_TRY(d->ops.copy(d, e->u_prev, e->u_saved, sizeof(double) * (size_t)e->sp.ndofs));
+    s->L_prev = s->L;
+    s->L = target;
+    e->load_steps_done++;
+    if (res->iterations <= 4) s->inc = fmin(2 * s->inc, s->nominal);
+    app_say(e->r->o, 1, "load %.4g: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations, %.2f s\n", s->L,
+            res->iterations, res->iterations == 1 ? "" : "s", res->rnorm0, res->rnorm, res->linear_iterations,
+            ksp_name(e->nw.set.ksp.type), seconds);
+    if (s->L < (double)s->level / s->nsteps - 1e-12) return FEM_OK;
+    int write = elasticity_nonlinear(&e->md) && s->nsteps > 1 && s->level < s->nsteps;
+    s->level++;
+    return write ? elastic_output(e, s->L) : FEM_OK;
+}
+
+static int load_stepping(Elastic *e) {
     Run *r = e->r;
     Device *d = &r->dev;
-    size_t bytes = sizeof(double) * (size_t)e->sp.ndofs;
-    int nsteps = r->pb.solver.load_steps > 0 ? r->pb.solver.load_steps : 1, level = 1;
-    double L = 0.0, nominal = 1.0 / nsteps, inc = nominal, L_prev = -1.0; /* L_prev < 0: no history yet */
-    int failures = 0, status = FEM_OK, write_steps = elasticity_nonlinear(&e->md) && nsteps > 1;
-    while (L < 1.0 - 1e-12 && !status) {
+    int n = elasticity_nonlinear(&e->md) && r->pb.solver.load_steps > 0 ? r->pb.solver.load_steps : 1;
+    Stepping s = {.nsteps = n, .level = 1, .nominal = 1.0 / n, .inc = 1.0 / n, .L_prev = -1.0};
+    int status = FEM_OK;
+    while (s.L < 1.0 - 1e-12 && !status) {
         /* never step past the next nominal load level: results are written there */
-        double target = fmin((double)level / nsteps, L + inc);
-        status = d->ops.copy(d, e->u_saved, e->u, bytes);
-        if (!status && L_prev >= 0.0 && elasticity_nonlinear(&e->md)) { /* u += (u - u_prev) dL / dL_prev */
-            double f = (target - L) / (L - L_prev);
-            status = d->ops.axpby(d, e->sp.ndofs, f, e->u, 1.0, e->u);
-            if (!status) status = d->ops.axpby(d, e->sp.ndofs, -f, e->u_prev, 1.0, e->u);
-        }
+        double target = fmin((double)s.level / s.nsteps, s.L + s.inc);
+        status = d->ops.copy(d, e->u_saved, e->u, sizeof(double) * (size_t)e->sp.ndofs);
+        if (!status) status = predict(e, &s, target);
         if (!status) status = set_load(e, target);
         if (status) break;
         NewtonResult res;
         double t = app_seconds();
-        int solved = newton_solve(&e->op, e->u, NULL, ns, &res, run_report, (void *)r->o);
-        r->t_solve += app_seconds() - t;
+        Vec U = vec_wrap(d, e->sp.ndofs, e->u);
+        int solved = newton_solve(&e->nw, &U, NULL, &res);
+        double seconds = app_seconds() - t;
+        r->t_solve += seconds;
+        s.attempts++;
         e->newton_its += res.iterations;
         e->linear_its += res.linear_iterations;
-        if (solved == FEM_ERR_SOLVER) {
-            if (++failures > MAX_CUTBACKS)
-                return fem_fail(FEM_ERR_SOLVER,
-                                "the load step to %.4g of the full load failed %d times in a row: %s", target,
-                                failures, res.reason);
-            app_say(r->o, 1, "load %.4g: Newton did not converge (%s); cutting the increment to %.4g\n",
-                    target, res.reason, (target - L) / 2);
-            e->cutbacks++;
-            inc = (target - L) / 2;
-            status = d->ops.copy(d, e->u, e->u_saved, bytes);
-            continue;
-        }
-        if (solved) return solved;
-        failures = 0;
-        status = d->ops.copy(d, e->u_prev, e->u_saved, bytes);
-        L_prev = L;
-        L = target;
-        e->load_steps_done++;
-        if (res.iterations <= 4)
-            inc = fmin(2 * inc, nominal); /* easy step: grow back towards the nominal one */
-        app_say(r->o, 1, "load %.4g: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n", L,
-                res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm, res.linear_iterations,
-                ksp_name(ns->ksp.type));
-        if (L >= (double)level / nsteps - 1e-12) {
-            if (write_steps && level < nsteps) status = elastic_output(e, L);
-            level++;
-        }
+        run_account(r, &res, &e->nw.set);
+        if (solved == FEM_ERR_SOLVER)
+            status = cut_back(e, &s, target, &res);
+        else
+            status = solved ? solved : step_done(e, &s, target, &res, seconds);
     }
     if (!status) status = elastic_output(e, 1.0);
     return status;
@@ -160,9 +197,11 @@ static void elastic_summary(Elastic *e) {
     if (!status) status = d->ops.download(d, e->host, e->u, sizeof(double) * (size_t)n);
     if (!status) status = elasticity_stress_nodes(&e->md, sp, e->host, e->Thost, stress, vm, NULL);
     if (!status) status = elasticity_extremes(sp, e->host, vm, &ex);
+    if (!status) status = sanity_elasticity(sp, e->host, !elasticity_nonlinear(&e->md), &r->warnings);
     if (!status) status = elasticity_strain_energy(&e->md, sp, e->host, e->Thost, &energy);
     if (!status) status = device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)n);
-    if (!status) status = op_residual_unconstrained(&e->op, e->u, rdev);
+    Vec U = vec_wrap(d, n, e->u), R = vec_wrap(d, n, rdev);
+    if (!status) status = op_residual_unconstrained(&e->op, &U, &R);
     if (!status) status = d->ops.download(d, reaction, rdev, sizeof(double) * (size_t)n);
     if (!status) status = elasticity_reactions(&e->md, pb, sp, e->host, reaction, forces, body);
     if (status) {
@@ -235,6 +274,7 @@ int run_elasticity(Run *r, int check_only) {
     int status = run_space(r, r->mesh.dim, &e.sp);
     int have_space = !status;
     if (!status) status = elasticity_model_create(pb, &e.sp, &e.md);
+    if (!status) status = elasticity_check_supports(pb, &e.sp, &e.md);
     if (!status) status = run_check_probes(r, &e.sp);
     if (status || check_only) goto done;
     if (pb->elasticity.coupled_temperature && !r->temperature) {
@@ -242,16 +282,18 @@ int run_elasticity(Run *r, int check_only) {
         goto done;
     }
     int nonlinear = elasticity_nonlinear(&e.md);
-    NewtonSettings ns = run_newton_settings(pb, e.md.symmetric, !nonlinear);
+    NewtonSettings ns = run_newton_settings(r, e.md.symmetric, !nonlinear);
+    r->single_solve = !nonlinear || pb->solver.load_steps <= 1;
     app_say(
         r->o, 1, "elasticity (%s%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n",
         nonlinear ? "neo-Hookean" : "linear",
         r->mesh.dim == 2 ? (pb->elasticity.plane == PLANE_STRESS ? ", plane stress" : ", plane strain") : "",
-        pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc));
+        pb->order, (long long)e.sp.ndofs, (long long)e.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     Device *d = &r->dev;
     size_t bytes = sizeof(double) * (size_t)e.sp.ndofs;
     status = op_create(&e.op, d, &e.sp, &e.md.phys, pb->quadrature_degree, e.md.cell_tags, e.md.facet_tags);
     if (!status) status = op_set_dirichlet(&e.op, e.md.ndir, e.md.dir_dofs);
+    if (!status) status = newton_create(&e.nw, &e.op, &ns, run_report, r);
     e.host = calloc((size_t)e.sp.ndofs, sizeof(double));
     e.scaled = malloc(sizeof(double) * (size_t)(e.md.ndir + 1));
     if (!status && (!e.host || !e.scaled)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
@@ -282,11 +324,12 @@ int run_elasticity(Run *r, int check_only) {
     run_free_tags(regions);
     if (!status && (pb->physics & PHYSICS_HEAT)) { /* the heat step wrote its own series: keep them apart */
         size_t len = strlen(pb->output.basename);
-        if (len + 12 < sizeof pb->output.basename) strcat(pb->output.basename, "_elasticity");
+        if (len + sizeof RUN_ELASTICITY_SERIES < sizeof pb->output.basename)
+            strcat(pb->output.basename, RUN_ELASTICITY_SERIES);
     }
-    if (!status) status = results_open(&e.rs, pb, &e.frame);
+    if (!status) status = results_open(&e.rs, r->set, pb, &e.frame);
     e.opened = !status;
-    if (!status) status = load_stepping(&e, &ns);
+    if (!status) status = load_stepping(&e);
     if (e.opened) {
         int cs = results_close(&e.rs, status == FEM_OK);
         if (!status) status = cs;
@@ -294,6 +337,7 @@ int run_elasticity(Run *r, int check_only) {
     if (!status) elastic_summary(&e);
 done:
     outframe_destroy(&e.frame);
+    newton_destroy(&e.nw);
     if (e.op.dev) op_destroy(&e.op);
     if (r->have_dev) {
         device_free(&r->dev, e.u);

@@ -11,8 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear) {
-    const SolverSettings *s = &pb->solver;
+/* A line every few seconds during a long linear solve (-v): where it is, how fast it converges, and how
+ * long the rest should take at that rate. */
+static void ksp_progress(void *ctx, int it, double rnorm, double bnorm, double target) {
+    Run *r = ctx;
+    double t = app_seconds();
+    if (it <= 1) r->ksp_t0 = r->ksp_last = t;
+    if (t - r->ksp_last < 3.0 || !(bnorm > 0) || !(rnorm > 0)) return;
+    r->ksp_last = t;
+    double rate = pow(rnorm / bnorm, 1.0 / it), per_it = (t - r->ksp_t0) / it;
+    double left = rate < 1.0 && rnorm > target ? log(target / rnorm) / log(rate) : 0.0;
+    app_say(r->o, 2, "      linear iteration %d: |r|/|b| = %.2e, rate %.4f per iteration, about %.0f s left\n", it,
+            rnorm / bnorm, rate, left * per_it);
+}
+
+NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
+    const SolverSettings *s = &r->pb.solver;
     KspType ksp = s->krylov == KRYLOV_CG         ? KSP_CG
                   : s->krylov == KRYLOV_GMRES    ? KSP_GMRES
                   : s->krylov == KRYLOV_BICGSTAB ? KSP_BICGSTAB
@@ -20,23 +34,40 @@ NewtonSettings run_newton_settings(const Problem *pb, int symmetric, int linear)
                                                  : KSP_GMRES;
     PcType pc = s->precond == PRECOND_NONE        ? PC_NONE
                 : s->precond == PRECOND_CHEBYSHEV ? PC_CHEBYSHEV
+                : s->precond == PRECOND_MULTIGRID ? PC_MULTIGRID
                                                   : PC_JACOBI;
     return (NewtonSettings){.rtol = s->rtol,
                             .atol = s->atol,
+                            .stol = s->stol,
                             .max_iterations = s->max_iterations,
                             .line_search = s->line_search,
                             .linear = linear,
+                            .pc = {.type = pc},
                             .ksp = {.type = ksp,
-                                    .pc = pc,
                                     .rtol = s->linear_rtol,
                                     .max_iterations = s->linear_max_iterations,
-                                    .restart = s->restart}};
+                                    .restart = s->restart,
+                                    .monitor = ksp_progress,
+                                    .monitor_ctx = r}};
 }
 
 void run_report(void *ctx, const NewtonStep *st) {
-    const AppOptions *o = ctx;
-    app_say(o, 2, "    Newton %2d: |R| = %.3e, %4d linear iterations, step %.3g, %.2f s\n", st->iteration,
-            st->rnorm, st->linear_iterations, st->step, st->seconds);
+    const Run *r = ctx;
+    app_say(r->o, r->single_solve ? 1 : 2, "    Newton %2d: |R| = %.3e (%.1e of scale), %4d linear iterations%s, step %.3g, %.2f s\n",
+            st->iteration, st->rnorm, st->rnorm / st->scale, st->linear_iterations,
+            st->linear_converged ? "" : " (not converged)", st->step, st->seconds);
+}
+
+void run_account(Run *r, const NewtonResult *res, const NewtonSettings *ns) {
+    r->newton_its += res->iterations;
+    r->linear_its += res->linear_iterations;
+    r->capped += res->capped;
+    if (res->capped)
+        app_warn(r->o,
+                "%d linear solve%s stopped at the cap of %d iterations without converging (raise "
+                "<linear max-iterations> or choose a stronger preconditioner)\n",
+                res->capped, res->capped == 1 ? "" : "s", ns->ksp.max_iterations);
+    if (res->converged && res->note[0]) app_say(r->o, 2, "    note: %s\n", res->note);
 }
 
 int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out) {
@@ -68,6 +99,8 @@ typedef struct {
     Space *sp;
     Model *md;
     Operator op;
+    Newton nw;
+    double a, theta; /* the time discretisation the preconditioner was set up for */
     ResultSeries rs;
     OutFrame frame;
     double *u;    /* device: temperature */
@@ -103,23 +136,35 @@ static int heat_output_timed(Heat *h, double time) {
     return status;
 }
 
-static int heat_solve(Heat *h, const NewtonSettings *ns, const double *extra, const char *what) {
+/* The time discretisation a T + theta F(T): the Jacobian changes with it, and so must the preconditioner. */
+static void heat_time(Heat *h, double a, double theta) {
+    heat_set_time(h->md, a, theta);
+    if (a != h->a || theta != h->theta) newton_jacobian_changed(&h->nw);
+    h->a = a;
+    h->theta = theta;
+}
+
+static int heat_solve(Heat *h, const double *extra, const char *what) {
     NewtonResult res;
     double t = app_seconds();
-    int status = newton_solve(&h->op, h->u, extra, ns, &res, run_report, (void *)h->r->o);
-    h->r->t_solve += app_seconds() - t;
+    Device *d = &h->r->dev;
+    Vec U = vec_wrap(d, h->sp->ndofs, h->u), X = vec_wrap(d, h->sp->ndofs, (double *)extra);
+    int status = newton_solve(&h->nw, &U, extra ? &X : NULL, &res);
+    double seconds = app_seconds() - t;
+    h->r->t_solve += seconds;
     h->newton_its += res.iterations;
     h->linear_its += res.linear_iterations;
-    app_say(h->r->o, what ? 1 : 2, "%s%sNewton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations\n",
-            what ? what : "", what ? ": " : "  ", res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0,
-            res.rnorm, res.linear_iterations, ksp_name(ns->ksp.type));
+    run_account(h->r, &res, &h->nw.set);
+    app_say(h->r->o, 1, "%s: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations, %.2f s\n", what,
+            res.iterations, res.iterations == 1 ? "" : "s", res.rnorm0, res.rnorm, res.linear_iterations,
+            ksp_name(h->nw.set.ksp.type), seconds);
     return status;
 }
 
 /* Transient: backward Euler, BDF2 (first step backward Euler) or Crank-Nicolson (first two steps backward
  * Euler: Rannacher's start-up, which damps the modes a sudden boundary change excites and that
  * Crank-Nicolson alone barely damps; two steps of local error O(dt^2) keep the scheme second order). */
-static int heat_transient(Heat *h, const NewtonSettings *ns) {
+static int heat_transient(Heat *h) {
     Run *r = h->r;
     Device *d = &r->dev;
     const TimeSettings *ts = &r->pb.time;
@@ -153,18 +198,18 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
             if (status) break;
         }
         if (ts->scheme == TIME_BDF2 && step > 1) { /* (3 T - 4 T_n + T_n-1) / (2 dt) */
-            heat_set_time(h->md, 1.5 / dt, 1.0);
+            heat_time(h, 1.5 / dt, 1.0);
             status = d->ops.axpby(d, n, -2.0 / dt, un, 0.0, aux);
             if (!status) status = d->ops.axpby(d, n, 0.5 / dt, unm1, 1.0, aux);
         } else if (ts->scheme == TIME_CRANK_NICOLSON && step > 2) { /* (T - T_n)/dt + (F(T) + F(T_n))/2 */
-            heat_set_time(h->md, 0.0, 0.5);
+            heat_set_time(h->md, 0.0, 0.5); /* F(T_n) / 2 alone, for the explicit half */
             h->op.aux = NULL;
             status = op_update_ctx(&h->op);
-            if (!status) status = op_residual(&h->op, un, extra);
-            heat_set_time(h->md, 1.0 / dt, 0.5);
+            if (!status) status = op_residual(&h->op, &(Vec){d, n, n, un, 0}, &(Vec){d, n, n, extra, 0});
+            heat_time(h, 1.0 / dt, 0.5);
             if (!status) status = d->ops.axpby(d, n, -1.0 / dt, un, 0.0, aux);
         } else {
-            heat_set_time(h->md, 1.0 / dt, 1.0);
+            heat_time(h, 1.0 / dt, 1.0);
             status = d->ops.axpby(d, n, -1.0 / dt, un, 0.0, aux);
         }
         h->op.aux = aux;
@@ -172,7 +217,7 @@ static int heat_transient(Heat *h, const NewtonSettings *ns) {
         char what[96];
         snprintf(what, sizeof what, "step %d/%d, t = %.6g s", step, nsteps, t);
         int cn = ts->scheme == TIME_CRANK_NICOLSON && step > 2;
-        if (!status) status = heat_solve(h, ns, cn ? extra : NULL, what);
+        if (!status) status = heat_solve(h, cn ? extra : NULL, what);
         if (!status && (step % ts->output_every == 0 || step == nsteps)) status = heat_output(h, t);
     }
     h->op.aux = NULL;
@@ -189,6 +234,7 @@ static void heat_summary(Heat *h) {
     const Space *sp = h->sp;
     Device *d = &r->dev;
     d->ops.download(d, h->host, h->u, sizeof(double) * (size_t)sp->ndofs);
+    sanity_heat(sp, h->host, &r->warnings);
     int64_t imin = 0, imax = 0;
     for (int64_t i = 0; i < sp->nnodes; i++) {
         if (h->host[i] < h->host[imin]) imin = i;
@@ -213,7 +259,8 @@ static void heat_summary(Heat *h) {
     HeatFlow *flows = calloc((size_t)pb->heat.nbcs + 1, sizeof *flows);
     double source = 0.0;
     int status = reaction && flows ? device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)sp->ndofs) : 1;
-    if (!status) status = op_residual_unconstrained(&h->op, h->u, rdev);
+    Vec U = vec_wrap(d, sp->ndofs, h->u), R = vec_wrap(d, sp->ndofs, rdev);
+    if (!status) status = op_residual_unconstrained(&h->op, &U, &R);
     if (!status) status = d->ops.download(d, reaction, rdev, sizeof(double) * (size_t)sp->ndofs);
     if (!status) status = heat_balance(h->md, pb, sp, h->host, reaction, flows, &source);
     const char *unit = sp->mesh->dim == 2 ? "W/m" : "W";
@@ -251,6 +298,7 @@ int run_heat(Run *r, int check_only) {
     if (!h.sp || !h.md) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     int status = run_space(r, 1, h.sp);
     if (!status) status = heat_model_create(pb, h.sp, h.md);
+    if (!status) status = heat_check_level(pb, h.md);
     if (!status) status = run_check_probes(r, h.sp);
     if (!status && pb->time.scheme != TIME_STEADY)
         for (int i = 0; i < pb->heat.nmaterials && !status; i++)
@@ -260,13 +308,16 @@ int run_heat(Run *r, int check_only) {
                                   pb->path, pb->heat.materials[i].at.line, pb->heat.materials[i].region);
     if (status || check_only) goto done;
 
-    NewtonSettings ns = run_newton_settings(pb, h.md->symmetric, h.md->linear);
+    NewtonSettings ns = run_newton_settings(r, h.md->symmetric, h.md->linear);
+    r->single_solve = pb->time.scheme == TIME_STEADY;
     app_say(o, 1, "heat: order %d, %lld dofs (%lld fixed), %s with %s preconditioning, %s\n", pb->order,
-            (long long)h.sp->ndofs, (long long)h.md->ndir, ksp_name(ns.ksp.type), pc_name(ns.ksp.pc),
+            (long long)h.sp->ndofs, (long long)h.md->ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type),
             pb->time.scheme == TIME_STEADY ? "steady" : "transient");
     Device *d = &r->dev;
     status = op_create(&h.op, d, h.sp, &h.md->phys, pb->quadrature_degree, h.md->cell_tags, h.md->facet_tags);
     if (!status) status = op_set_dirichlet(&h.op, h.md->ndir, h.md->dir_dofs);
+    if (!status) status = newton_create(&h.nw, &h.op, &ns, run_report, r);
+    h.a = -1.0; /* no time discretisation set yet */
     size_t bytes = sizeof(double) * (size_t)h.sp->ndofs;
     h.host = malloc(bytes);
     if (!status && !h.host) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
@@ -282,13 +333,13 @@ int run_heat(Run *r, int check_only) {
     if (!status) status = run_region_tags(&r->mesh, h.md, pb->heat.nmaterials, names, regions);
     if (!status) status = results_frame(h.sp, (const int32_t *const *)regions, pb->path, &h.frame);
     run_free_tags(regions);
-    if (!status) status = results_open(&h.rs, pb, &h.frame);
+    if (!status) status = results_open(&h.rs, r->set, pb, &h.frame);
     int opened = !status;
     if (!status && pb->time.scheme == TIME_STEADY) {
-        status = heat_solve(&h, &ns, NULL, "steady solve");
+        status = heat_solve(&h, NULL, "steady solve");
         if (!status) status = heat_output(&h, 0.0);
     } else if (!status) {
-        status = heat_transient(&h, &ns);
+        status = heat_transient(&h);
     }
     if (opened) {
         int cs = results_close(&h.rs, status == FEM_OK);
@@ -303,6 +354,7 @@ int run_heat(Run *r, int check_only) {
     }
 done:
     outframe_destroy(&h.frame);
+    newton_destroy(&h.nw);
     if (h.op.dev) op_destroy(&h.op);
     if (h.u) device_free(&r->dev, h.u);
     free(h.host);

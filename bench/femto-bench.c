@@ -8,6 +8,7 @@
  * kernel also gets the minimal bytes it must move, the bandwidth that makes, and that bandwidth as a share of
  * a device-to-device copy measured in the same run. The GPU results are checked against the CPU's once per
  * case; a disagreement makes the exit status 1. */
+#include "cpu/cpu.h"
 #include "fem/device.h"
 #include "fem/error.h"
 #include "fem/quadrature.h"
@@ -555,14 +556,14 @@ int main(int argc, char **argv) {
     Bench B;
     memset(&B, 0, sizeof B);
     int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-    if (device_create_cpu(&B.cpu1, 1, ASSEMBLE_ATOMIC) ||
-        device_create_cpu(&B.cpun, threads, ASSEMBLE_ATOMIC) ||
-        device_create_cpu(&B.cpun_gather, threads, ASSEMBLE_GATHER))
+    if (cpu_device_create(&B.cpu1, 1, ASSEMBLE_ATOMIC) ||
+        cpu_device_create(&B.cpun, threads, ASSEMBLE_ATOMIC) ||
+        cpu_device_create(&B.cpun_gather, threads, ASSEMBLE_GATHER))
         die("creating the CPU devices");
     char gpu_note[512] = "none";
 #ifdef FEMTO_HAVE_CUDA
     if (o.gpu) {
-        device_register_cuda(gpu_device_create);
+        device_register(DEV_CUDA, gpu_device_create);
         if (device_create(&B.gpa, DEV_CUDA, 0, ASSEMBLE_ATOMIC) == 0 &&
             device_create(&B.gpg, DEV_CUDA, 0, ASSEMBLE_GATHER) == 0)
             B.have_gpu = 1;

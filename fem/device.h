@@ -1,19 +1,24 @@
-/* Devices: where vectors live and kernels run. One table of functions per backend (CPU here, CUDA in gpu/),
- * picked at run time, so one binary serves every machine and solvers are written once.
+/* Devices: where vectors live and kernels run. One table of functions per backend (cpu/, gpu/), picked at run
+ * time from a registry by kind, so one binary serves every machine and solvers are written once. A backend
+ * fills the table with its memory and vector operations, its element kernels (the default operator
+ * implementation in fem/operator.c is made of them), its instances of the q-functions (by id, from
+ * physics/qfunctions.h) and, optionally, an operator_setup that overrides entries of an Operator's table
+ * (a fused kernel) while the others fall back on the default.
  *
  * Pointers handed to a device's functions are that device's memory (device_alloc). Only scalars (dot
- * products) come back to the host during a solve. gpu/ registers its factory with device_register_cuda(),
- * so fem/ never links against CUDA. */
+ * products) come back to the host during a solve. Programs register the backends they were built with
+ * (device_register), so fem/ never links against a backend. */
 #ifndef FEMTO_DEVICE_H
 #define FEMTO_DEVICE_H
 
 #include "hd.h"
+#include "qfunction.h"
 
 #include <stddef.h>
 
 FEM_EXTERN_C_BEGIN
 
-typedef enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 } DevKind;
+typedef enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2, DEV_NKINDS = 3 } DevKind;
 typedef enum { ASSEMBLE_GATHER = 0, ASSEMBLE_ATOMIC = 1 } AssembleKind;
 
 /* What the interpolation and integration kernels read for one block of elements of one type: passed by
@@ -33,6 +38,7 @@ typedef struct {
 } ElemView;
 
 typedef struct Device Device;
+struct Operator;
 
 typedef struct {
     int (*alloc)(Device *, void **p, size_t bytes);
@@ -71,6 +77,9 @@ typedef struct {
     int (*assemble)(Device *, const ElemView *v, const double *evec, double *r);
     int (*sync)(Device *);
     void (*destroy)(Device *);
+    /* Optional: replace entries of a new operator's table (Operator.ops) with this backend's own, keeping the
+     * default ones for the rest. NULL: the defaults serve. */
+    int (*operator_setup)(struct Operator *op);
 } DeviceOps;
 
 struct Device {
@@ -80,17 +89,21 @@ struct Device {
     int threads;           /* CPU threads (1: serial) */
     AssembleKind assembly;
     DeviceOps ops;
+    const QfFn *qf; /* the backend's instances of the q-functions, indexed by id */
+    int nqf;
     void *impl; /* backend state */
 };
 
-typedef int (*DeviceFactory)(Device *d, AssembleKind assembly);
-void device_register_cuda(DeviceFactory factory);
-int device_cuda_available(void); /* a factory is registered (the binary was built with CUDA) */
+/* A backend's constructor; threads: CPU threads (0: OpenMP's default), ignored by GPU backends. */
+typedef int (*DeviceFactory)(Device *d, int threads, AssembleKind assembly);
+void device_register(DevKind kind, DeviceFactory factory);
+int device_available(DevKind kind); /* a backend of that kind is registered (built into this program) */
 
-/* kind DEV_AUTO: CUDA when built in and a GPU is present, else the CPU. threads 0: OpenMP's default. */
+/* kind DEV_AUTO: CUDA when registered and a GPU is present, else the CPU. */
 int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly);
-int device_create_cpu(Device *d, int threads, AssembleKind assembly);
 void device_destroy(Device *d);
+/* The device's instance of q-function `id` (NULL when it has none). */
+QfFn device_qfunction(const Device *d, int id);
 
 /* Convenience wrappers */
 int device_alloc(Device *d, void **p, size_t bytes);

@@ -57,6 +57,24 @@ void fem_clear_error(void) {
     fallback[0] = '\0';
 }
 
+/* A warning is not cut either: composed on the heap, or shortened at a word when the heap has no room. */
+void fem_warn(FemWarnings *w, const char *fmt, ...) {
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL, local[1024];
+    if (text)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    else if (vsnprintf(local, sizeof local, fmt, again) >= (int)sizeof local)
+        shorten(local, sizeof local);
+    va_end(again);
+    va_end(ap);
+    w->count++;
+    if (w->say) w->say(w->ctx, text ? text : local);
+    free(text);
+}
+
 void *fem_malloc(size_t bytes, const char *what) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) fem_fail(FEM_ERR_INTERNAL, "out of host memory (%zu bytes for %s)", bytes, what);

@@ -30,6 +30,18 @@ const char *fem_last_error(void);
 /* Clears the recorded message (tests that expect a failure call this first). */
 void fem_clear_error(void);
 
+/* Warnings are not failures: an input or a result that is valid but probably wrong (a units slip: 70 Pa for
+ * 70 GPa, 20 K for 20 degrees Celsius). A check that finds one calls fem_warn on the caller's sink, which
+ * counts it and hands the sentence to `say` (NULL: only counted); the app prints it and counts it in the
+ * summary. */
+typedef struct {
+    void (*say)(void *ctx, const char *message);
+    void *ctx;
+    int count;
+} FemWarnings;
+
+void fem_warn(FemWarnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* malloc/calloc that record "out of memory (N bytes for WHAT)" on failure. */
 void *fem_malloc(size_t bytes, const char *what);
 void *fem_calloc(size_t count, size_t size, const char *what);

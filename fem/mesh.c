@@ -203,9 +203,11 @@ static double cell_size(const Mesh *m, const MeshBlock *b, int64_t c) {
                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
 }
 
-/* The range of cell c's Jacobian determinant at its nodes; a consistently clockwise 2D cell (a legal
- * surface mesh) is reoriented on the way. Returns 1 when the cell is degenerate, inverted or tangled. */
-static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad, double *lo, double *hi) {
+/* The range of cell c's Jacobian determinant at its nodes; a consistently clockwise 2D cell (legal for a
+ * surface meshed with a downward normal) is turned over on the way and marked in flipped (NULL in 3D).
+ * Returns 1 when the cell is degenerate, inverted or tangled. */
+static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad, uint8_t *flipped,
+                      double *lo, double *hi) {
     double h = cell_size(m, b, c), tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
     *lo = INFINITY;
     *hi = -INFINITY;
@@ -216,6 +218,7 @@ static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad
     }
     if (m->dim == 2 && *hi < 0.0) {
         transpose_cell(b, c);
+        flipped[c] = 1;
         double t = *lo;
         *lo = -*hi;
         *hi = -t;
@@ -223,21 +226,24 @@ static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad
     return *lo <= tiny;
 }
 
-/* Every cell is checked (in parallel); the first bad one in mesh order is the one the message names. */
-static int check_cells(Mesh *m) {
+/* Every cell is checked (in parallel); the first bad one in mesh order is the one the message names.
+ * flipped[b][c] = 1 for the 2D cells turned over (NULL in 3D); the caller frees them. */
+static int check_cells(Mesh *m, uint8_t **flipped) {
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
         MeshBlock *b = &m->cells[bi];
+        if (m->dim == 2) FEM_ALLOC(flipped[bi], b->count, "cell orientations");
         double *grad = node_gradients(b->shape, b->order);
         if (!grad) return fem_fail(FEM_ERR_INTERNAL, "out of host memory checking cells");
         int64_t bad = b->count;
 #pragma omp parallel for schedule(static) reduction(min : bad) if (b->count > 10000)
         for (int64_t c = 0; c < b->count; c++) {
             double lo, hi;
-            if (check_cell(m, b, c, grad, &lo, &hi) && c < bad) bad = c;
+            if (check_cell(m, b, c, grad, flipped[bi], &lo, &hi) && c < bad) bad = c;
         }
         double lo = 0, hi = 0, tiny = 0;
         if (bad < b->count) {
-            check_cell(m, b, bad, grad, &lo, &hi); /* already reoriented: only measures again */
+            uint8_t again = 0; /* already turned over: this only measures again */
+            check_cell(m, b, bad, grad, &again, &lo, &hi);
             double h = cell_size(m, b, bad);
             tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
         }
@@ -288,7 +294,15 @@ static int check_planar(const Mesh *m) {
 
 int mesh_finish(Mesh *m) {
     FEM_TRY(check_planar(m));
-    FEM_TRY(check_cells(m));
-    count_group_elements(m);
-    return mesh_build_topology(m);
+    uint8_t *flipped[MESH_MAX_BLOCKS] = {0};
+    int status = check_cells(m, flipped);
+    if (!status) {
+        count_group_elements(m);
+        status = mesh_build_topology(m);
+    }
+    /* each 2D cell was turned counter-clockwise on its own: only now can a cell turned against its
+     * neighbours, one that folds over them, be found */
+    if (!status && m->dim == 2) status = mesh_check_folds(m, (const uint8_t *const *)flipped);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(flipped[b]);
+    return status;
 }

@@ -1,4 +1,5 @@
-/* Matrix-free operator application (see operator.h). */
+/* Operators: setup, the shared layer (constraints, counts) and the backend hook (see operator.h). The default
+ * element-level entries are in operator_ref.c. */
 #include "operator.h"
 
 #include "error.h"
@@ -7,163 +8,128 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEV(op) ((op)->dev)
-
-static int upload(Operator *op, OpBlock *b, int slot, void **dst, const void *src, size_t bytes) {
-    FEM_TRY(device_alloc_copy(op->dev, dst, src, bytes));
-    b->owned[slot] = *dst;
-    return FEM_OK;
-}
-
 static int alloc_zero(Operator *op, double **p, int64_t count) {
-    FEM_TRY(device_alloc(op->dev, (void **)p, sizeof(double) * (size_t)(count > 0 ? count : 1)));
-    return op->dev->ops.zero(op->dev, *p, sizeof(double) * (size_t)(count > 0 ? count : 1));
+    size_t bytes = sizeof(double) * (size_t)(count > 0 ? count : 1);
+    FEM_TRY(device_alloc(op->dev, (void **)p, bytes));
+    return op->dev->ops.zero(op->dev, *p, bytes);
 }
 
-/* Device copies of a block's tables, dofs and transpose; fills b->view and b->aux_view. */
-static int block_views(Operator *op, OpBlock *b, const fem_idx *dofs_host, const int64_t *toff,
-                       const int32_t *tslots, int64_t nslots) {
-    const ElementTables *t = &b->tables;
-    void *p;
-    FEM_TRY(upload(op, b, 0, &p, dofs_host, sizeof(fem_idx) * (size_t)(b->nelem * t->ndof)));
-    b->view.dofs = p;
-    FEM_TRY(upload(op, b, 1, &p, t->B, sizeof(double) * t->nq * t->ndof));
-    b->view.B = p;
-    FEM_TRY(upload(op, b, 2, &p, t->G, sizeof(double) * t->nq * t->ndof * t->dim));
-    b->view.G = p;
-    if (t->tensor) {
-        FEM_TRY(upload(op, b, 3, &p, t->B1, sizeof(double) * t->nq1 * t->nd1));
-        b->view.B1 = p;
-        FEM_TRY(upload(op, b, 4, &p, t->G1, sizeof(double) * t->nq1 * t->nd1));
-        b->view.G1 = p;
-    }
-    FEM_TRY(upload(op, b, 5, &p, toff, sizeof(int64_t) * (size_t)(op->space->nnodes + 1)));
-    b->view.t_offsets = p;
-    FEM_TRY(upload(op, b, 6, &p, tslots, sizeof(int32_t) * (size_t)(nslots > 0 ? nslots : 1)));
-    b->view.t_slots = p;
-    b->view.nelem = b->nelem;
-    b->view.ndof = t->ndof;
-    b->view.nq = t->nq;
-    b->view.dim = t->dim;
-    b->view.ncomp = op->phys.ncomp;
-    b->view.tensor = t->tensor;
-    b->view.nd1 = t->nd1;
-    b->view.nq1 = t->nq1;
-    b->view.nnodes = op->space->nnodes;
+/* The kernels' views of a block whose restriction and basis are set up. */
+static void block_views(Operator *op, OpBlock *b) {
+    b->view = elem_view(&b->restriction, &b->basis, op->phys.ncomp);
     b->aux_view = b->view;
     b->aux_view.ncomp = 1;
-    return FEM_OK;
 }
 
+/* The q-point arrays of a block. */
 static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
-    int64_t n = b->nelem * b->tables.nq, nc = op->phys.ncomp, rd = b->tables.dim;
+    int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp, rd = b->basis.tables.dim;
     FEM_TRY(alloc_zero(op, &b->uq, n * nc));
     FEM_TRY(alloc_zero(op, &b->s, n * nc));
     if (grads) {
         FEM_TRY(alloc_zero(op, &b->duq, n * nc * rd));
         FEM_TRY(alloc_zero(op, &b->f, n * nc * rd));
     }
-    if (op->phys.uses_aux) FEM_TRY(alloc_zero(op, &b->auxq, n));
+    if (op->aux_used) FEM_TRY(alloc_zero(op, &b->auxq, n));
     FEM_TRY(alloc_zero(op, &b->state, n * (nstate > 0 ? nstate : 1)));
-    FEM_TRY(alloc_zero(op, &b->evec, b->nelem * nc * b->tables.ndof));
+    FEM_TRY(alloc_zero(op, &b->evec, b->nelem * nc * b->basis.tables.ndof));
     return FEM_OK;
 }
 
-/* Transpose of a facet subset's dof map (the space's transposes cover whole blocks). */
-static int subset_transpose(const fem_idx *dofs, int64_t nelem, int ndof, int64_t nnodes, int64_t **off,
-                            int32_t **slots) {
-    FEM_ALLOC(*off, nnodes + 1, "a facet dof map");
-    FEM_ALLOC(*slots, nelem * ndof, "a facet dof map");
-    for (int64_t k = 0; k < nelem * ndof; k++) (*off)[dofs[k] + 1]++;
-    for (int64_t n = 0; n < nnodes; n++) (*off)[n + 1] += (*off)[n];
-    int64_t *fill = malloc(sizeof(int64_t) * (size_t)(nnodes + 1));
-    if (!fill) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a facet dof map");
-    memcpy(fill, *off, sizeof(int64_t) * (size_t)(nnodes + 1));
-    for (int64_t k = 0; k < nelem * ndof; k++) (*slots)[fill[dofs[k]]++] = (int32_t)k;
-    free(fill);
-    return FEM_OK;
+/* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device. */
+static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x) {
+    const Mesh *m = op->space->mesh;
+    int64_t n = b->nelem * b->basis.tables.nq;
+    size_t stride = facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
+    double *geo = malloc(sizeof(double) * (size_t)n * stride);
+    double *x = want_x ? malloc(sizeof(double) * (size_t)n * 3) : NULL;
+    int status = geo && (x || !want_x) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
+    const Quadrature *q = &b->basis.tables.quad;
+    if (!status)
+        status = facet ? geometry_facets(m, mesh_block, q, b->nelem, b->list, geo, x)
+                       : geometry_cells(m, mesh_block, q, b->nelem, NULL, geo, x);
+    if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
+    if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)n * 3);
+    free(geo);
+    free(x);
+    return status;
 }
 
 static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags) {
     const Space *sp = op->space;
-    const MeshBlock *mb = &sp->mesh->cells[bi];
     const SpaceBlock *sb = &sp->cells[bi];
     OpBlock *b = &op->cells[bi];
-    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, mb->order);
-    FEM_TRY(tables_create(sb->shape, sp->order, deg, &b->tables));
+    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, sp->mesh->cells[bi].order);
     b->nelem = sb->count;
-    FEM_TRY(block_views(op, b, sb->dofs, sb->t_offsets, sb->t_slots, sb->count * sb->ndof));
-    int d = sp->mesh->dim, nq = b->tables.nq;
-    double *geo = malloc(sizeof(double) * (size_t)(b->nelem * nq * GEO_STRIDE(d)));
-    double *x = op->phys.needs_x ? malloc(sizeof(double) * (size_t)(b->nelem * nq * 3)) : NULL;
-    if (!geo || (op->phys.needs_x && !x)) {
-        free(geo);
-        free(x);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point geometry");
-    }
-    int status = geometry_cells(sp->mesh, bi, &b->tables.quad, b->nelem, NULL, geo, x);
-    if (!status)
-        status = device_alloc_copy(op->dev, (void **)&b->geo, geo,
-                                   sizeof(double) * (size_t)(b->nelem * nq * GEO_STRIDE(d)));
-    if (!status && x)
-        status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(b->nelem * nq * 3));
-    free(geo);
-    free(x);
-    FEM_TRY(status);
+    FEM_TRY(basis_create(&b->basis, op->dev, sb->shape, sp->order, deg));
+    FEM_TRY(restriction_create(&b->restriction, op->dev, sb->count, sb->ndof, sp->nnodes, sb->dofs,
+                               sb->t_offsets, sb->t_slots));
+    block_views(op, b);
+    FEM_TRY(block_geometry(op, b, 0, bi, op->needs_x));
     FEM_TRY(device_alloc_copy(op->dev, (void **)&b->tag, tags, sizeof(int32_t) * (size_t)b->nelem));
-    return block_work(op, b, op->phys.nstate, 1);
+    return block_work(op, b, op->phys.nstate, op->grads);
+}
+
+/* The facets of block fi that carry a condition (tag >= 0): their list, tags and dofs (host). */
+static int facet_subset(const SpaceBlock *sb, const int32_t *tags, OpBlock *b, int32_t **sub_tags,
+                        fem_idx **dofs) {
+    int64_t n = 0;
+    for (int64_t c = 0; c < sb->count; c++) n += tags[c] >= 0;
+    b->nelem = n;
+    FEM_ALLOC(b->list, n + 1, "a facet list");
+    FEM_ALLOC(*sub_tags, n + 1, "facet tags");
+    FEM_ALLOC(*dofs, n * sb->ndof + 1, "facet dofs");
+    for (int64_t c = 0, k = 0; c < sb->count; c++)
+        if (tags[c] >= 0) {
+            b->list[k] = (fem_idx)c;
+            (*sub_tags)[k] = tags[c];
+            memcpy(&(*dofs)[k * sb->ndof], &sb->dofs[c * sb->ndof], sizeof(fem_idx) * sb->ndof);
+            k++;
+        }
+    return FEM_OK;
 }
 
 static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags) {
     const Space *sp = op->space;
-    const MeshBlock *mb = &sp->mesh->facets[fi];
     const SpaceBlock *sb = &sp->facets[fi];
     OpBlock *b = &op->facets[fi];
-    int64_t n = 0;
-    for (int64_t c = 0; c < sb->count; c++) n += tags[c] >= 0;
-    if (n == 0) return FEM_OK;
-    b->nelem = n;
-    FEM_ALLOC(b->list, n, "a facet list");
-    int32_t *sub_tags = malloc(sizeof(int32_t) * (size_t)n);
-    fem_idx *dofs = malloc(sizeof(fem_idx) * (size_t)(n * sb->ndof));
-    if (!sub_tags || !dofs) {
-        free(sub_tags);
-        free(dofs);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for facets");
+    int32_t *sub_tags = NULL;
+    fem_idx *dofs = NULL;
+    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, sp->mesh->facets[fi].order);
+    int status = facet_subset(sb, tags, b, &sub_tags, &dofs);
+    if (!status && b->nelem > 0) {
+        status = basis_create(&b->basis, op->dev, sb->shape, sp->order, deg);
+        if (!status) status = restriction_create_subset(&b->restriction, op->dev, b->nelem, sb->ndof, sp->nnodes, dofs);
+        if (!status) block_views(op, b);
+        if (!status) status = device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)b->nelem);
+        if (!status) status = block_geometry(op, b, 1, fi, 1);
+        if (!status) status = block_work(op, b, op->phys.nfstate, op->facet_grads);
     }
-    for (int64_t c = 0, k = 0; c < sb->count; c++)
-        if (tags[c] >= 0) {
-            b->list[k] = (fem_idx)c;
-            sub_tags[k] = tags[c];
-            memcpy(&dofs[k * sb->ndof], &sb->dofs[c * sb->ndof], sizeof(fem_idx) * sb->ndof);
-            k++;
-        }
-    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, mb->order);
-    int64_t *toff = NULL;
-    int32_t *tslots = NULL;
-    int status = tables_create(sb->shape, sp->order, deg, &b->tables);
-    if (!status) status = subset_transpose(dofs, n, sb->ndof, sp->nnodes, &toff, &tslots);
-    if (!status) status = block_views(op, b, dofs, toff, tslots, n * sb->ndof);
-    free(dofs);
-    free(toff);
-    free(tslots);
-    if (!status) status = device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)n);
     free(sub_tags);
-    FEM_TRY(status);
-    int nq = b->tables.nq;
-    double *fgeo = malloc(sizeof(double) * (size_t)(n * nq * FGEO_STRIDE));
-    double *x = malloc(sizeof(double) * (size_t)(n * nq * 3));
-    if (!fgeo || !x) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for facet geometry");
-    if (!status) status = geometry_facets(sp->mesh, fi, &b->tables.quad, n, b->list, fgeo, x);
-    if (!status)
-        status = device_alloc_copy(op->dev, (void **)&b->geo, fgeo,
-                                   sizeof(double) * (size_t)(n * nq * FGEO_STRIDE));
-    if (!status)
-        status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)(n * nq * 3));
-    free(fgeo);
-    free(x);
-    FEM_TRY(status);
-    return block_work(op, b, op->phys.nfstate, op->phys.facet_grad);
+    free(dofs);
+    return status;
+}
+
+/* The device's instances of the physics' q-functions, and what they read. */
+static int bind_qfunctions(Operator *op) {
+    const OpPhysics *ph = &op->phys;
+    op->cell_residual = device_qfunction(op->dev, ph->cell_residual.id);
+    op->cell_jacobian = device_qfunction(op->dev, ph->cell_jacobian.id);
+    if (!op->cell_residual || !op->cell_jacobian)
+        return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of the q-function %s", op->dev->name,
+                        ph->cell_residual.name ? ph->cell_residual.name : "(none)");
+    if (ph->facet_residual.name) {
+        op->facet_residual = device_qfunction(op->dev, ph->facet_residual.id);
+        op->facet_jacobian = device_qfunction(op->dev, ph->facet_jacobian.id);
+        if (!op->facet_residual || !op->facet_jacobian)
+            return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of the q-function %s", op->dev->name,
+                            ph->facet_residual.name);
+    }
+    op->grads = (qf_reads(&ph->cell_residual, QF_UNKNOWN) & QF_GRAD) != 0;
+    op->facet_grads = (qf_reads(&ph->facet_residual, QF_UNKNOWN) & QF_GRAD) != 0;
+    op->needs_x = qf_reads(&ph->cell_residual, QF_COORDS) != 0;
+    op->aux_used = qf_reads(&ph->cell_residual, QF_AUX) != 0;
+    return FEM_OK;
 }
 
 int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys, int qdegree,
@@ -172,39 +138,49 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     op->dev = dev;
     op->space = sp;
     op->phys = *phys;
+    op->qdegree = qdegree;
+    op->cell_tags_host = cell_tags;
+    op->facet_tags_host = facet_tags;
+    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, op_ref_element_matrices, NULL};
+    op->implementation = "ref";
+    int status = bind_qfunctions(op);
     op->ncells = sp->ncell_blocks;
-    op->nfacets = phys->facet_residual[dev->kind] ? sp->nfacet_blocks : 0;
-    int status = device_alloc_copy(dev, &op->ctx, phys->ctx, phys->ctx_bytes);
+    op->nfacets = op->facet_residual ? sp->nfacet_blocks : 0;
+    if (!status) status = device_alloc_copy(dev, &op->ctx, phys->ctx, phys->ctx_bytes);
     for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, qdegree, cell_tags[b]);
     for (int b = 0; b < op->nfacets && !status; b++)
         if (facet_tags && facet_tags[b]) status = setup_facets(op, b, qdegree, facet_tags[b]);
-    if (!status) status = alloc_zero(op, &op->work, sp->ndofs);
-    if (!status && !phys->cell_residual[dev->kind])
-        status =
-            fem_fail(FEM_ERR_DEVICE, "this physics has no q-point functions for the %s device", dev->name);
+    if (!status) status = vec_create(&op->work, dev, sp->ndofs);
+    if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);
     return status;
 }
 
+int op_create_like(Operator *op, const Operator *like, const Space *sp) {
+    return op_create(op, like->dev, sp, &like->phys, like->qdegree, like->cell_tags_host, like->facet_tags_host);
+}
+
 static void block_free(Operator *op, OpBlock *b) {
     Device *d = op->dev;
-    for (int i = 0; i < 8; i++) device_free(d, b->owned[i]);
     double *arrays[] = {b->geo, b->x, b->state, b->src, b->uq, b->duq, b->s, b->f, b->auxq, b->evec};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) device_free(d, arrays[i]);
     device_free(d, b->tag);
-    tables_destroy(&b->tables);
+    restriction_destroy(&b->restriction);
+    basis_destroy(&b->basis);
     free(b->list);
     memset(b, 0, sizeof *b);
 }
 
 void op_destroy(Operator *op) {
     if (!op->dev) return;
+    if (op->ops.destroy) op->ops.destroy(op);
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) block_free(op, &op->cells[b]), block_free(op, &op->facets[b]);
     device_free(op->dev, op->ctx);
     device_free(op->dev, op->dir);
     device_free(op->dev, op->dir_tmp);
     device_free(op->dev, op->ones);
-    device_free(op->dev, op->work);
+    free(op->dir_host);
+    vec_destroy(&op->work);
     memset(op, 0, sizeof *op);
 }
 
@@ -217,10 +193,14 @@ int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs) {
     device_free(d, op->dir);
     device_free(d, op->dir_tmp);
     device_free(d, op->ones);
+    free(op->dir_host);
     op->dir = NULL;
+    op->dir_host = NULL;
     op->dir_tmp = op->ones = NULL;
     op->ndir = n;
     if (n == 0) return FEM_OK;
+    FEM_ALLOC(op->dir_host, n, "constrained dofs");
+    memcpy(op->dir_host, dofs, sizeof(int32_t) * (size_t)n);
     FEM_TRY(device_alloc_copy(d, (void **)&op->dir, dofs, sizeof(int32_t) * (size_t)n));
     FEM_TRY(alloc_zero(op, &op->dir_tmp, n));
     FEM_TRY(alloc_zero(op, &op->ones, n));
@@ -234,12 +214,12 @@ int op_set_source(Operator *op, int b, const double *src) {
     blk->src = NULL;
     if (!src) return FEM_OK;
     return device_alloc_copy(op->dev, (void **)&blk->src, src,
-                             sizeof(double) * (size_t)(blk->nelem * blk->tables.nq * op->phys.ncomp));
+                             sizeof(double) * (size_t)(blk->nelem * blk->basis.tables.nq * op->phys.ncomp));
 }
 
 int op_qpoint_coordinates(const Operator *op, int b, double **x) {
     const OpBlock *blk = &op->cells[b];
-    int nq = blk->tables.nq, d = op->space->mesh->dim;
+    int nq = blk->basis.tables.nq, d = op->space->mesh->dim;
     double *geo = malloc(sizeof(double) * (size_t)(blk->nelem * nq * GEO_STRIDE(d)));
     *x = malloc(sizeof(double) * (size_t)(blk->nelem * nq * 3));
     if (!geo || !*x) {
@@ -248,115 +228,44 @@ int op_qpoint_coordinates(const Operator *op, int b, double **x) {
         *x = NULL;
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point coordinates");
     }
-    int status = geometry_cells(op->space->mesh, b, &blk->tables.quad, blk->nelem, NULL, geo, *x);
+    int status = geometry_cells(op->space->mesh, b, &blk->basis.tables.quad, blk->nelem, NULL, geo, *x);
     free(geo);
     return status;
 }
 
-static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
-    QfArgs a = {0};
-    a.n = b->nelem * b->tables.nq;
-    a.nq = b->tables.nq;
-    a.dim = op->space->mesh->dim;
-    a.rdim = b->tables.dim;
-    a.ncomp = op->phys.ncomp;
-    a.nstate = facet ? op->phys.nfstate : op->phys.nstate;
-    a.threads = op->dev->threads;
-    a.residual = residual;
-    a.u = b->uq;
-    a.du = b->duq;
-    a.geo = b->geo;
-    a.x = b->x;
-    a.aux = b->auxq;
-    a.src = b->src;
-    a.tag = b->tag;
-    a.ctx = op->ctx;
-    a.s = b->s;
-    a.f = b->f;
-    a.state = b->state;
-    return a;
-}
+/* ---------------------------------------------------------------- the shared layer */
 
-/* One block's contribution to out (+=): interpolate in, q-function, integrate. */
-static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
-    Device *d = op->dev;
-    if (b->nelem == 0) return FEM_OK;
-    int grads = !facet || op->phys.facet_grad;
-    FEM_TRY(d->ops.interpolate(d, &b->view, in, b->uq, grads ? b->duq : NULL));
-    if (op->aux && b->auxq) FEM_TRY(d->ops.interpolate(d, &b->aux_view, op->aux, b->auxq, NULL));
-    QfArgs a = block_args(op, b, facet, residual);
-    QfFn fn = facet ? (residual ? op->phys.facet_residual : op->phys.facet_jacobian)[d->kind]
-                    : (residual ? op->phys.cell_residual : op->phys.cell_jacobian)[d->kind];
-    FEM_TRY(fn(&a));
-    return d->ops.integrate(d, &b->view, b->s, facet ? NULL : b->f, out, b->evec);
-}
-
-static int apply_all(Operator *op, int residual, const double *in, double *out) {
-    Device *d = op->dev;
-    FEM_TRY(d->ops.zero(d, out, sizeof(double) * (size_t)op->space->ndofs));
-    for (int b = 0; b < op->ncells; b++) FEM_TRY(apply_block(op, &op->cells[b], 0, residual, in, out));
-    for (int b = 0; b < op->nfacets; b++) FEM_TRY(apply_block(op, &op->facets[b], 1, residual, in, out));
+int op_residual(Operator *op, const Vec *u, Vec *r) {
+    FEM_TRY(op_residual_unconstrained(op, u, r));
+    if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, r->data));
     return FEM_OK;
 }
 
-int op_residual(Operator *op, const double *u, double *r) {
+int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
-    FEM_TRY(apply_all(op, 1, u, r));
-    if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, r));
-    return FEM_OK;
+    return op->ops.residual(op, u, r);
 }
 
-int op_residual_unconstrained(Operator *op, const double *u, double *r) {
-    op->evaluations++;
-    return apply_all(op, 1, u, r);
-}
-
-int op_jacobian(Operator *op, const double *v, double *Jv) {
+int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
-    const double *in = v;
-    if (op->ndir) {
-        FEM_TRY(d->ops.copy(d, op->work, v, sizeof(double) * (size_t)op->space->ndofs));
-        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, op->work));
-        in = op->work;
+    const Vec *in = v;
+    if (op->ndir) { /* the constrained columns drop out: apply to v with those entries zero */
+        FEM_TRY(vec_copy(&op->work, v));
+        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, op->work.data));
+        in = &op->work;
     }
-    FEM_TRY(apply_all(op, 0, in, Jv));
-    if (op->ndir) {
-        FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v, op->dir_tmp));
-        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv));
+    FEM_TRY(vec_zero(Jv));
+    FEM_TRY(op->ops.apply_add(op, in, Jv));
+    if (op->ndir) { /* identity rows */
+        FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
+        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
     }
     return FEM_OK;
 }
 
-static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
-    Device *d = op->dev;
-    if (b->nelem == 0) return FEM_OK;
-    int nc = op->phys.ncomp, rd = b->tables.dim, grads = !facet || op->phys.facet_grad;
-    int64_t n = b->nelem * b->tables.nq;
-    FEM_TRY(d->ops.zero(d, b->evec, sizeof(double) * (size_t)(b->nelem * nc * b->tables.ndof)));
-    if (op->aux && b->auxq) FEM_TRY(d->ops.interpolate(d, &b->aux_view, op->aux, b->auxq, NULL));
-    QfArgs a = block_args(op, b, facet, 0);
-    QfFn fn = (facet ? op->phys.facet_jacobian : op->phys.cell_jacobian)[d->kind];
-    for (int c = 0; c < nc; c++)
-        for (int slot = 0; slot <= (grads ? rd : 0); slot++) {
-            double pu[QF_MAX_COMP] = {0}, pg[QF_MAX_COMP * 3] = {0};
-            if (slot == 0)
-                pu[c] = 1.0;
-            else
-                pg[c * rd + slot - 1] = 1.0;
-            FEM_TRY(d->ops.fill(d, n, nc, pu, b->uq));
-            if (grads) FEM_TRY(d->ops.fill(d, n, nc * rd, pg, b->duq));
-            FEM_TRY(fn(&a));
-            FEM_TRY(d->ops.diag_add(d, &b->view, c, slot, b->s, facet ? NULL : b->f, b->evec));
-        }
-    return d->ops.assemble(d, &b->view, b->evec, diag);
-}
-
-int op_diagonal(Operator *op, double *diag) {
-    Device *d = op->dev;
-    FEM_TRY(d->ops.zero(d, diag, sizeof(double) * (size_t)op->space->ndofs));
-    for (int b = 0; b < op->ncells; b++) FEM_TRY(diagonal_block(op, &op->cells[b], 0, diag));
-    for (int b = 0; b < op->nfacets; b++) FEM_TRY(diagonal_block(op, &op->facets[b], 1, diag));
-    if (op->ndir) FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->ones, diag));
+int op_diagonal(Operator *op, Vec *diag) {
+    FEM_TRY(op->ops.diagonal(op, diag));
+    if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, op->ones, diag->data));
     return FEM_OK;
 }

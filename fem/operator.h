@@ -1,61 +1,88 @@
-/* The operator: R(u) = sum_e P_e^T B_e^T D(B_e P_e u), its Jacobian action and its diagonal, matrix-free.
+/* The operator: R(u) = sum_e P_e^T B_e^T D(B_e P_e u), its Jacobian action, its diagonal and its assembled
+ * matrix, matrix-free.
  *
- * P_e is the restriction (space.h), B_e interpolation at q-points (tables.h, the device's kernels), D the
- * physics' q-point function (qfunction.h). The Jacobian's action reuses the same kernels with the q-point
- * state the physics stored at the last residual evaluation; no matrix is assembled anywhere. Dirichlet dofs
- * are eliminated: their residual rows are zero and their Jacobian rows the identity, so the operator on the
- * free dofs keeps the physics' symmetry.
+ * P_e is an element restriction (restriction.h), B_e a basis (basis.h), D the physics' q-functions
+ * (qfunction.h). An Operator has two layers:
+ *   - a table of element-level entries (OperatorOps: residual, apply_add, diagonal, assemble, destroy) that
+ *     know nothing of boundary conditions. op_create fills it with the default implementation made of the
+ *     device's element kernels (operator_ref.c); a backend's operator_setup may then replace any entry with
+ *     its own (a fused GPU kernel) and keeps the default for the rest, the pattern of libCEED's operators;
+ *   - the functions below, which add what every implementation shares: Dirichlet dofs eliminated (their
+ *     residual rows zero, their Jacobian rows the identity, so the operator on the free dofs keeps the
+ *     physics' symmetry), and counts for the summary.
+ * The Jacobian's action reuses the q-point state the physics stored at the last residual evaluation.
  *
- * Everything the operator holds lives on its device; the caller's vectors are device vectors of length
- * space->ndofs (device_alloc). */
+ * Everything the operator holds lives on its device; vectors are Vecs of length space->ndofs there. */
 #ifndef FEMTO_OPERATOR_H
 #define FEMTO_OPERATOR_H
 
-#include "device.h"
-#include "qfunction.h"
+#include "basis.h"
+#include "restriction.h"
 #include "space.h"
-#include "tables.h"
+#include "vec.h"
 
 FEM_EXTERN_C_BEGIN
 
-/* What a physics gives the operator. Functions are indexed by DevKind (DEV_CPU, DEV_CUDA); a NULL facet
- * function means the physics has no natural boundary terms. */
+/* What a physics gives the operator: its q-functions (a facet descriptor with name NULL: no natural boundary
+ * terms) and its constants. The inputs the descriptors name decide what is interpolated: the unknown's
+ * gradients, an auxiliary scalar field (op->aux), q-point coordinates. */
 typedef struct {
     int ncomp;
     int nstate, nfstate; /* doubles per q-point kept for the Jacobian (cells, facets) */
-    QfFn cell_residual[3], cell_jacobian[3];
-    QfFn facet_residual[3], facet_jacobian[3];
-    int facet_grad;  /* facet q-functions read reference gradients (follower loads) */
-    int uses_aux;    /* the q-functions read a scalar auxiliary field */
-    int needs_x;     /* the q-functions read q-point coordinates */
+    QFunction cell_residual, cell_jacobian;
+    QFunction facet_residual, facet_jacobian;
     const void *ctx; /* constants, copied to the device by op_create and op_update_ctx */
     size_t ctx_bytes;
 } OpPhysics;
 
+/* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */
 typedef struct {
     int64_t nelem;
-    ElementTables tables;    /* host */
-    ElemView view, aux_view; /* device pointers; aux_view: the same with one component */
+    Restriction restriction;
+    Basis basis;
+    ElemView view, aux_view; /* the kernels' view of both; aux_view: the same with one component */
     fem_idx *list;           /* facets: which facets of the mesh block (host) */
-    int32_t *tag;            /* device */
+    int32_t *tag;            /* device: material (cells) or condition record (facets) per element */
     double *geo, *x, *state, *src;
     double *uq, *duq, *s, *f, *auxq, *evec;
-    void *owned[8]; /* device arrays behind view */
 } OpBlock;
 
-typedef struct Operator {
+typedef struct Operator Operator;
+
+/* Element-level entries: no constraints (see above). */
+typedef struct {
+    int (*residual)(Operator *op, const Vec *u, Vec *r); /* r = R(u); stores the q-point state */
+    int (*apply_add)(Operator *op, const Vec *x, Vec *y); /* y += J x at the state of the last residual */
+    int (*diagonal)(Operator *op, Vec *d);                /* d = diag(J) */
+    /* K[e][(i, c)][(j, c')] (host, row-major, element dofs i * ncomp + c) of every element of cell block b
+     * (facet 0) or facet block b (facet 1), at the state of the last residual */
+    int (*element_matrices)(Operator *op, int facet, int b, double *K);
+    void (*destroy)(Operator *op);                        /* what a backend's override keeps in op->impl */
+} OperatorOps;
+
+struct Operator {
     Device *dev;
     const Space *space;
     OpPhysics phys;
-    void *ctx; /* device copy of phys.ctx */
+    OperatorOps ops;
+    const char *implementation; /* "ref", or the overriding backend's name for its entries */
+    void *impl;                 /* a backend override's state */
+    void *ctx;                  /* device copy of phys.ctx */
     int ncells, nfacets;
+    int grads, facet_grads, needs_x, aux_used; /* what the q-functions read (from their descriptors) */
+    QfFn cell_residual, cell_jacobian, facet_residual, facet_jacobian; /* the device's instances */
     OpBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
+    int qdegree;                       /* as given to op_create (0: each order's default) */
+    int32_t *const *cell_tags_host;    /* as given to op_create (the caller's, kept alive by it) */
+    int32_t *const *facet_tags_host;
     int64_t ndir;
-    int32_t *dir; /* device: constrained dofs */
-    double *dir_tmp, *ones, *work;
+    int32_t *dir;      /* device: constrained dofs */
+    int32_t *dir_host; /* the same on the host (sorted as given) */
+    double *dir_tmp, *ones;
+    Vec work;
     const double *aux;                 /* device scalar L-vector (space->nnodes) or NULL */
     int64_t evaluations, applications; /* counts, for the summary */
-} Operator;
+};
 
 /* cell_tags[b][c]: material index of cell c of block b (all >= 0). facet_tags[b][c]: boundary-condition
  * index of facet c of facet block b, or -1 where the physics has no natural term (NULL: none in the block).
@@ -63,6 +90,9 @@ typedef struct Operator {
 int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys, int qdegree,
               int32_t *const *cell_tags, int32_t *const *facet_tags);
 void op_destroy(Operator *op);
+/* An operator of the same physics, tags and quadrature choice on another space of the same mesh (a multigrid
+ * level); no constrained dofs yet. */
+int op_create_like(Operator *op, const Operator *like, const Space *sp);
 
 /* Re-uploads phys.ctx after the physics changed it (time step, load factor). */
 int op_update_ctx(Operator *op);
@@ -75,14 +105,20 @@ int op_set_source(Operator *op, int b, const double *src);
 int op_qpoint_coordinates(const Operator *op, int b, double **x);
 
 /* r = R(u) (r zero on constrained dofs); stores the q-point state. */
-int op_residual(Operator *op, const double *u, double *r);
+int op_residual(Operator *op, const Vec *u, Vec *r);
 /* r = R(u) without zeroing the constrained rows: there r holds the reaction (force or heat flow) that the
  * constraint exerts, used for boundary reactions and energy balances. */
-int op_residual_unconstrained(Operator *op, const double *u, double *r);
+int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r);
 /* Jv = J(u) v at the u of the last residual; identity on constrained dofs. */
-int op_jacobian(Operator *op, const double *v, double *Jv);
+int op_jacobian(Operator *op, const Vec *v, Vec *Jv);
 /* The assembled diagonal of J, computed matrix-free (1 on constrained dofs). */
-int op_diagonal(Operator *op, double *diag);
+int op_diagonal(Operator *op, Vec *diag);
+
+/* The default implementation's entries (operator_ref.c), for backends that wrap one of them. */
+int op_ref_residual(Operator *op, const Vec *u, Vec *r);
+int op_ref_apply_add(Operator *op, const Vec *x, Vec *y);
+int op_ref_diagonal(Operator *op, Vec *d);
+int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
 
 FEM_EXTERN_C_END
 

@@ -36,8 +36,39 @@ typedef struct {
     double *state;      /* [n][nstate] */
 } QfArgs;
 
-/* A q-point function over a block, on one device. */
+/* A q-point function over a block, on one device: a backend's instance of a FEM_HD point function. */
 typedef int (*QfFn)(const QfArgs *a);
+
+/* ---- what a q-function is, for the operator that runs it and for the reader
+
+ * A physics writes each point function once, in a FEM_HD header, and lists it in physics/qfunctions.h; every
+ * backend instantiates that list into its own table of QfFn (cpu/qfunctions.c, gpu/qfunctions.cu), indexed by
+ * the q-function's id. The descriptor names the fields it reads and writes, so the operator knows what to
+ * interpolate at the q-points (the unknown's values and gradients, an auxiliary field, coordinates) and what
+ * to integrate (s against test values, f against test gradients). */
+enum { QF_VALUE = 1, QF_GRAD = 2 };
+typedef enum { QF_UNKNOWN = 0, QF_AUX = 1, QF_COORDS = 2 } QfFieldKind;
+typedef struct {
+    const char *name; /* "T", "u", "T_history", "x": for people and messages */
+    QfFieldKind kind;
+    unsigned eval; /* QF_VALUE | QF_GRAD */
+} QfField;
+
+enum { QF_MAX_INPUTS = 3 };
+typedef struct {
+    int id;           /* index into the backends' tables; a descriptor with name NULL is "none" */
+    const char *name; /* "heat_cell_residual" */
+    QfField in[QF_MAX_INPUTS];
+    QfField out; /* eval QF_VALUE: s; QF_GRAD: f */
+} QFunction;
+
+/* What the descriptor reads: eval bits of its unknown, and whether it reads an aux field / coordinates. */
+FEM_HD static inline unsigned qf_reads(const QFunction *q, QfFieldKind kind) {
+    unsigned e = 0;
+    for (int k = 0; k < QF_MAX_INPUTS; k++)
+        if (q->in[k].name && q->in[k].kind == kind) e |= q->in[k].eval ? q->in[k].eval : (unsigned)QF_VALUE;
+    return e;
+}
 
 /* ---- cells */
 

@@ -62,7 +62,8 @@ static void gpu_destroy(Device *d) {
     d->impl = NULL;
 }
 
-extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
+extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) {
+    (void)threads;
     memset(d, 0, sizeof *d);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -107,6 +108,8 @@ extern "C" int gpu_device_create(Device *d, AssembleKind assembly) {
     snprintf(d->description, sizeof d->description, "%.120s (%d SMs, %.1f GiB, compute %d.%d), %s assembly",
              prop.name, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0),
              prop.major, prop.minor, assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
+    d->qf = gpu_qfunctions;
+    d->nqf = gpu_nqfunctions;
     d->ops.alloc = gpu_alloc;
     d->ops.free = gpu_free;
     d->ops.upload = gpu_upload;

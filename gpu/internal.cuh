@@ -75,6 +75,10 @@ int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, do
 int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 
+/* qfunctions.cu: the instances of physics/qfunctions.h's list, indexed by q-function id */
+extern "C" const QfFn gpu_qfunctions[];
+extern "C" const int gpu_nqfunctions;
+
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);
 int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);

@@ -1,7 +1,7 @@
-/* Turns a FEM_HD q-point function into a CUDA kernel and a checked launcher with the QfFn signature.
- * A physics writes, in its .cu file:  FEM_QF_CUDA(heat_cell_residual_cuda, heat_cell_residual)
- * which defines `extern "C" int heat_cell_residual_cuda(const QfArgs *)`. One thread per q-point; the
- * QfArgs struct of device pointers is passed by value. */
+/* Turns a FEM_HD q-point function into a CUDA kernel and a checked launcher with the QfFn signature:
+ * FEM_QF_CUDA(heat_cell_residual_cuda, heat_cell_residual) defines `static int heat_cell_residual_cuda(const
+ * QfArgs *)` (gpu/qfunctions.cu instantiates every q-function of physics/qfunctions.h this way). One thread
+ * per q-point; the QfArgs struct of device pointers is passed by value. */
 #ifndef FEMTO_GPU_QFUNCTION_CUH
 #define FEMTO_GPU_QFUNCTION_CUH
 
@@ -16,7 +16,7 @@
         int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;                                          \
         if (i < a.n) point(&a, i);                                                                           \
     }                                                                                                        \
-    extern "C" int name(const QfArgs *a)                                                                     \
+    static int name(const QfArgs *a)                                                                         \
     {                                                                                                        \
         if (a->n == 0) return FEM_OK;                                                                        \
         int threads = 256;                                                                                   \

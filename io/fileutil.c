@@ -12,14 +12,28 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+void fileutil_shown_path(const char *path, char *out, size_t size)
+{
+    const char *stage = strstr(path, "/" FILEUTIL_STAGE_PREFIX);
+    if (stage) stage++;
+    else if (strncmp(path, FILEUTIL_STAGE_PREFIX, strlen(FILEUTIL_STAGE_PREFIX)) == 0) stage = path;
+    const char *after = stage ? strchr(stage, '/') : NULL;
+    if (after) snprintf(out, size, "%.*s%s", (int)(stage - path), path, after + 1);
+    else snprintf(out, size, "%s", path);
+}
 
 int fileutil_fail(const char *path, int errnum)
 {
-    return fem_fail(FEM_ERR_INPUT, "cannot write results file '%s': %s", path,
+    char shown[FILEUTIL_PATH_MAX];
+    fileutil_shown_path(path, shown, sizeof shown);
+    return fem_fail(FEM_ERR_INPUT, "cannot write results file '%s': %s", shown,
                     strerror(errnum ? errnum : EIO));
 }
 
@@ -165,4 +179,71 @@ int fileutil_absolute(const char *path, char *out, size_t size)
     int n = snprintf(out, size, "%s%s%s", real, strcmp(real, "/") == 0 ? "" : "/", path + d);
     if (n < 0 || (size_t)n >= size) return fileutil_fail(path, ENAMETOOLONG);
     return FEM_OK;
+}
+
+int fileutil_relative(const char *from, const char *to, char *out, size_t size)
+{
+    size_t df = dir_length(from), dt = dir_length(to);
+    int n;
+    if (df == dt && strncmp(from, to, df) == 0) { /* one directory: the name alone */
+        n = snprintf(out, size, "%s", to + dt);
+    } else {
+        char a[FILEUTIL_PATH_MAX], b[FILEUTIL_PATH_MAX];
+        FEM_TRY(fileutil_absolute(from, a, sizeof a));
+        FEM_TRY(fileutil_absolute(to, b, sizeof b));
+        size_t common = 0; /* just past the last '/' the two directories share */
+        for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+            if (a[i] == '/') common = i + 1;
+        n = 0;
+        out[0] = '\0';
+        for (const char *c = a + common; *c && n >= 0 && (size_t)n < size; c++)
+            if (*c == '/') n += snprintf(out + n, size - (size_t)n, "../");
+        if (n >= 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "%s", b + common);
+    }
+    if (n < 0 || (size_t)n >= size) return fileutil_fail(to, ENAMETOOLONG);
+    return FEM_OK;
+}
+
+/* One entry as the getdents64 system call returns it (Linux's struct linux_dirent64). */
+typedef struct {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+} RawDirent;
+
+/* readdir may allocate, which a signal handler must not; the system call under it does not. */
+static void unlink_entries(int fd)
+{
+    _Alignas(8) char buf[4096];
+    long n;
+    lseek(fd, 0, SEEK_SET);
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+        for (long k = 0; k < n;) {
+            const RawDirent *e = (const RawDirent *)(buf + k);
+            k += e->reclen;
+            const char *s = e->name;
+            if (s[0] == '.' && (s[1] == '\0' || (s[1] == '.' && s[2] == '\0'))) continue;
+            unlinkat(fd, s, 0);
+        }
+}
+
+int fileutil_remove_flat_dir(const char *path, int fd)
+{
+    int own = fd < 0, err = 0;
+    if (own) fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : errno;
+    /* another thread of the process may still be creating a file in it: a few passes catch up with it */
+    for (int pass = 0; pass < 16; pass++) {
+        unlink_entries(fd);
+        if (rmdir(path) == 0 || errno == ENOENT) {
+            err = 0;
+            break;
+        }
+        err = errno;
+        if (err != ENOTEMPTY && err != EEXIST) break;
+    }
+    if (own) close(fd);
+    return err;
 }

@@ -2,10 +2,12 @@
  *
  * Every result file (VTU, PVD, XDMF, HDF5) is first written under a hidden temporary name in its final
  * directory (".beam_0003.vtu.tmp.PID") and renamed over the final name only once it is complete and synced,
- * so a reader never sees half a file and a failed run leaves nothing behind. FileOut is the buffered writer for text and
- * binary formats; HDF5, which opens files itself, uses fileutil_temp_name/fileutil_publish directly.
+ * so a reader never sees half a file. FileOut is the buffered writer for text and binary formats; HDF5, which
+ * opens files itself, uses fileutil_temp_name/fileutil_publish directly. A run's files as a whole are made one
+ * set by io/resultset.h, which has them written into a staging folder ("results/.femto-stage.beam.PID/").
  *
- * Failures are FEM_ERR_INPUT with one sentence naming the final file and the system's reason:
+ * Failures are FEM_ERR_INPUT with one sentence naming the final file and the system's reason (a file in a
+ * staging folder is named by the path it will have in the results folder, the one the user knows):
  *   cannot write results file 'results/beam_0003.vtu': No space left on device */
 #ifndef FEMTO_FILEUTIL_H
 #define FEMTO_FILEUTIL_H
@@ -14,6 +16,10 @@
 #include <stdio.h>
 
 enum { FILEUTIL_PATH_MAX = 4096 };
+
+/* How the hidden folders of io/resultset.c begin: a set being written, and a set being moved into place. */
+#define FILEUTIL_STAGE_PREFIX ".femto-stage."
+#define FILEUTIL_COMMIT_PREFIX ".femto-commit."
 
 typedef struct {
     FILE *fp;
@@ -36,8 +42,11 @@ int fileout_commit(FileOut *fo);
 int fileutil_temp_name(const char *path, char *tmp, size_t size);
 /* Syncs `tmp` to disk and renames it to `path`; on failure removes `tmp`. */
 int fileutil_publish(const char *tmp, const char *path);
-/* Records "cannot write results file 'PATH': REASON" for errno value `errnum` and returns FEM_ERR_INPUT. */
+/* Records "cannot write results file 'PATH': REASON" for errno value `errnum` and returns FEM_ERR_INPUT;
+ * a staging folder in PATH is left out of the sentence. */
 int fileutil_fail(const char *path, int errnum);
+/* `path` without a staging folder component ("out/.femto-stage.beam.12/beam.h5" -> "out/beam.h5"). */
+void fileutil_shown_path(const char *path, char *out, size_t size);
 
 /* Creates `dir` and its missing parents (like mkdir -p). */
 int fileutil_mkdir_p(const char *dir);
@@ -45,5 +54,13 @@ int fileutil_mkdir_p(const char *dir);
 /* An absolute form of `path` whose directory exists: the directory is resolved with realpath (so it has no
  * "." or ".." and does not depend on the working directory), the last component is kept as given. */
 int fileutil_absolute(const char *path, char *out, size_t size);
+/* The path of `to` relative to the directory of `from` ("beam.h5" when both share a directory), so that a
+ * file naming another survives the folder being moved or copied. Both directories must exist. */
+int fileutil_relative(const char *from, const char *to, char *out, size_t size);
+
+/* Removes the directory `path` and the files in it (no subdirectories). `fd` is the directory opened
+ * read-only, or -1 to open it here. Only async-signal-safe calls (a signal handler uses it), and it tries
+ * again while entries keep appearing. 0 when the directory is gone, else an errno value. */
+int fileutil_remove_flat_dir(const char *path, int fd);
 
 #endif

@@ -11,17 +11,20 @@
  *   /mesh/point_data/<name>      point arrays of the mesh frame
  *   /mesh/cell_data/<name>       cell arrays of the mesh frame (region ids, quality), cells block after block
  *   /mesh/field_data/<name>      its strings (physical group names, ...)
- *   /fields/<name>               attributes center ("Node"/"Cell"), units, components (6-component arrays)
+ *   /fields/<name>               attributes center ("Node"/"Cell"), units, components (6-component arrays);
+ *                                the mesh's own arrays (region, quality) are not repeated here
  *       /<step>                  "000000", "000001", ...: [n] or [n][c], attributes time and step
  *   /xdmf/...                    only what the XDMF needs beyond the above: its topology when that is not
  *                                one block's connectivity as stored (several blocks, subdivided blocks), and
  *                                cell arrays repeated onto subcells
- * Datasets are chunked and compressed (shuffle + deflate). 6-component arrays keep VTK's XX YY ZZ XY YZ XZ
- * order, which ParaView's XDMF reader passes through unchanged.
+ * Datasets are chunked and compressed (shuffle + deflate). 6-component arrays (symmetric tensors) are stored
+ * in XDMF's Tensor6 order XX XY XZ YY YZ ZZ, which their "components" attribute spells out: the .h5 and the
+ * .xdmf are one format and must agree. (OutArray and the VTU keep VTK's XX YY ZZ XY YZ XZ.)
  *
- * The XDMF names the HDF5 file by its absolute path. A relative name would survive moving the folder, but
- * ParaView 5.11's XDMF3 reader joins it to the XDMF's path textually, so opening "beam.xdmf" without a
- * directory makes it look for "beam.xdmfbeam.h5"; an absolute path works from every working directory. */
+ * The XDMF names the HDF5 file relative to itself ("beam.h5"), so a results folder that is moved or copied
+ * keeps working and a copy never shows the original's data. VTK's vtkXdmf3Reader resolves that name against
+ * the XDMF's path textually: given the bare name "beam.xdmf" it looks for "beam.xdmfbeam.h5", so give it a
+ * path with a directory ("./beam.xdmf"); ParaView hands it absolute paths. */
 #include "output.h"
 
 #include "fem/error.h"
@@ -37,7 +40,8 @@
 struct H5Out {
     hid_t file;
     int status; /* first failure; every later HDF5 step is skipped */
-    char path[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX], absolute[FILEUTIL_PATH_MAX];
+    char path[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX];
+    char h5_ref[FILEUTIL_PATH_MAX]; /* the HDF5 file as the XDMF names it: relative to the XDMF */
     char xdmf_path[FILEUTIL_PATH_MAX];
     int64_t npoints, ncells, xdmf_ncells;
     int64_t *parent; /* XDMF cell -> frame cell, when subcells repeat cell arrays; else NULL */
@@ -169,13 +173,20 @@ static double *expand_cells(H5Out *h, const double *data, int ncomp)
     return out;
 }
 
-/* Writes one point or cell array at `loc`/`name` and, when the XDMF cannot use it as it is, the copy it needs
- * under `xdmf_loc` (same name); fills the XDMF's reference `ref`. */
-static hid_t write_array(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
-                         int cell, const char *xdmf_loc_path, XdmfAttr *ref)
+/* A symmetric tensor array [rows][6] from VTK's order XX YY ZZ XY YZ XZ to XDMF's XX XY XZ YY YZ ZZ. */
+static double *tensor6_xdmf_order(const double *vtk, int64_t rows)
 {
-    int64_t rows = cell ? h->ncells : h->npoints;
-    int cols = a->ncomp == 1 ? 0 : a->ncomp;
+    static const int from_vtk[6] = {0, 3, 5, 1, 4, 2};
+    double *out = fem_malloc(sizeof(double) * (size_t)(6 * rows + 1), "tensor array");
+    for (int64_t r = 0; out && r < rows; r++)
+        for (int k = 0; k < 6; k++) out[6 * r + k] = vtk[6 * r + from_vtk[k]];
+    return out;
+}
+
+/* write_array with the array's rows and columns known and its data in the file's order. */
+static hid_t write_array_as(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
+                            int64_t rows, int cols, int cell, const char *xdmf_loc_path, XdmfAttr *ref)
+{
     hid_t ds = h5_dataset(h, loc, name, H5T_NATIVE_DOUBLE, rows, cols, a->data);
     memset(ref, 0, sizeof *ref);
     snprintf(ref->name, sizeof ref->name, "%s", a->name);
@@ -199,11 +210,29 @@ static hid_t write_array(H5Out *h, hid_t loc, const char *loc_path, const char *
     return ds;
 }
 
+/* Writes one point or cell array at `loc`/`name` and, when the XDMF cannot use it as it is, the copy it needs
+ * under `xdmf_loc` (same name); fills the XDMF's reference `ref`. */
+static hid_t write_array(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
+                         int cell, const char *xdmf_loc_path, XdmfAttr *ref)
+{
+    int64_t rows = cell ? h->ncells : h->npoints;
+    int cols = a->ncomp == 1 ? 0 : a->ncomp;
+    OutArray stored = *a; /* the array in the order the file keeps */
+    double *tensor = NULL;
+    if (a->ncomp == 6 && rows > 0 && !h->status) {
+        stored.data = tensor = tensor6_xdmf_order(a->data, rows);
+        if (!tensor) h->status = FEM_ERR_INTERNAL;
+    }
+    hid_t ds = write_array_as(h, loc, loc_path, name, &stored, rows, cols, cell, xdmf_loc_path, ref);
+    free(tensor);
+    return ds;
+}
+
 static void array_attributes(H5Out *h, hid_t obj, const OutArray *a, int cell)
 {
     h5_attr_string(h, obj, "center", cell ? "Cell" : "Node");
     if (a->units && a->units[0]) h5_attr_string(h, obj, "units", a->units);
-    if (a->ncomp == 6) h5_attr_string(h, obj, "components", "XX YY ZZ XY YZ XZ");
+    if (a->ncomp == 6) h5_attr_string(h, obj, "components", "XX XY XZ YY YZ ZZ");
 }
 
 /* HDF5 link names cannot hold '/' (it would make groups) or be "." */
@@ -327,7 +356,7 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
     /* errors become one sentence; HDF5's own stack dump would only confuse a user */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     h->status = fileutil_temp_name(h5_path, h->tmp, sizeof h->tmp);
-    if (!h->status) h->status = fileutil_absolute(h5_path, h->absolute, sizeof h->absolute);
+    if (!h->status) h->status = fileutil_relative(xdmf_path, h5_path, h->h5_ref, sizeof h->h5_ref);
     if (!h->status) {
         errno = 0;
         h->file = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -361,6 +390,14 @@ static int grow(void **p, int *cap, int need, size_t size)
     return FEM_OK;
 }
 
+/* The mesh frame has an array of this name and centre (region, quality): written once, with the mesh. */
+static int mesh_has(const H5Out *h, const char *name, int cell)
+{
+    for (int k = 0; k < h->nmesh; k++)
+        if (h->mesh[k].cell == cell && strcmp(h->mesh[k].name, name) == 0) return 1;
+    return 0;
+}
+
 static int write_step(H5Out *h, double time, const OutFrame *fields)
 {
     int step = h->nsteps, narrays = fields->npoint_arrays + fields->ncell_arrays;
@@ -373,6 +410,7 @@ static int write_step(H5Out *h, double time, const OutFrame *fields)
     for (int k = 0; k < narrays && !h->status; k++) {
         int cell = k >= fields->npoint_arrays;
         const OutArray *a = cell ? &fields->cell[k - fields->npoint_arrays] : &fields->point[k];
+        if (mesh_has(h, a->name, cell)) continue;
         FEM_TRY(check_name(a->name));
         if (a->ncomp < 1 || (!a->data && (cell ? h->ncells : h->npoints) > 0))
             return fem_fail(FEM_ERR_INTERNAL, "output array '%s' is inconsistent", a->name);
@@ -443,7 +481,7 @@ int h5out_close(H5Out **hp)
         return status;
     }
     XdmfView v = {
-        .h5 = h->absolute,
+        .h5 = h->h5_ref,
         .topology = &h->topology,
         .topology_dataset = h->topology_dataset,
         .npoints = h->npoints,

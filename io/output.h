@@ -6,7 +6,7 @@
  *
  * Every file is written under a temporary name in the same directory and renamed when complete, so a failure
  * (no space, no permission, missing directory) leaves no truncated result; each failure is one FEM_ERR_INPUT
- * sentence naming the file. */
+ * sentence naming the file. A run's files together are one result set (io/resultset.h). */
 #ifndef FEMTO_OUTPUT_H
 #define FEMTO_OUTPUT_H
 
@@ -41,7 +41,7 @@ typedef struct {
 
 typedef struct {
     char name[64];      /* as ParaView shows it, e.g. "temperature", "displacement", "stress" */
-    int ncomp;          /* 1 scalar, 3 vector, 6 symmetric tensor (XX YY ZZ XY YZ XZ) */
+    int ncomp;          /* 1 scalar, 3 vector, 6 symmetric tensor (XX YY ZZ XY YZ XZ; HDF5 reorders it) */
     const char *units;  /* e.g. "K", "m", "Pa" (stored as an attribute in HDF5, in the name's doc in VTU) */
     double *data;       /* [n][ncomp]; point arrays n = npoints, cell arrays n = total cells over blocks */
 } OutArray;
@@ -97,7 +97,9 @@ int pvd_write(const char *path, int n, const double *times, char *const *files);
 typedef struct H5Out H5Out;
 int h5out_open(H5Out **h, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
                const char *problem_text);
-int h5out_write_step(H5Out *h, double time, const OutFrame *fields); /* point and cell arrays of `fields` */
+/* The point and cell arrays of `fields`, except those the mesh frame given to h5out_open has (same name and
+ * centre: the mesh's region and quality are stored once, not at every step). */
+int h5out_write_step(H5Out *h, double time, const OutFrame *fields);
 int h5out_close(H5Out **h);  /* writes the XDMF, renames both; safe on NULL */
 void h5out_abort(H5Out **h); /* removes the temporary files (after an error) */
 

@@ -8,6 +8,7 @@
 #include "problem_internal.h"
 
 #include "fem/error.h"
+#include "fem/solvers/newton.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -134,13 +135,14 @@ static void set_defaults(Problem *pb) {
     pb->time.scheme = TIME_STEADY;
     pb->time.output_every = 1;
     SolverSettings *s = &pb->solver;
-    s->rtol = 1e-10;
-    s->atol = 1e-10;
+    s->rtol = NEWTON_DEFAULT_RTOL;
+    s->atol = 0.0;
+    s->stol = NEWTON_DEFAULT_STOL;
     s->max_iterations = 25;
     s->line_search = 1;
     s->load_steps = 1;
     s->krylov = KRYLOV_AUTO;
-    s->precond = PRECOND_JACOBI;
+    s->precond = PRECOND_JACOBI; /* multigrid becomes the default once its coarse solver is in */
     s->linear_rtol = 1e-8;
     s->linear_max_iterations = 2000;
     s->restart = 50;

@@ -125,6 +125,14 @@ int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     if (!(t->end > t->start))
         return problem_range_error(
             d, node, "end", "the run would end before it starts at %g s; expected end > start", t->start);
+    if (t->step < 1e-12)
+        return problem_range_error(d, node, "step",
+                                   "heat conduction follows Fourier's law only on time scales above "
+                                   "picoseconds; expected step >= 1e-12 [s]");
+    if ((t->end - t->start) / t->step > 1e9)
+        return problem_range_error(d, node, "step",
+                                   "from %g s to %g s that is %.3g steps; expected at most 1e9 steps",
+                                   t->start, t->end, (t->end - t->start) / t->step);
     if (t->output_every < 1)
         return problem_range_error(d, node, "output-every",
                                    "results are written every N steps; expected "
@@ -135,13 +143,18 @@ int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb) {
 static int read_newton(const ProblemDoc *d, xmlNode *node, SolverSettings *s) {
     FEM_TRY(problem_get_number(d, node, "rtol", s->rtol, &s->rtol));
     FEM_TRY(problem_get_number(d, node, "atol", s->atol, &s->atol));
+    FEM_TRY(problem_get_number(d, node, "stol", s->stol, &s->stol));
     FEM_TRY(problem_get_integer(d, node, "max-iterations", s->max_iterations, &s->max_iterations));
     FEM_TRY(problem_get_boolean(d, node, "line-search", s->line_search, &s->line_search));
     FEM_TRY(problem_get_integer(d, node, "load-steps", s->load_steps, &s->load_steps));
     if (!(s->rtol >= 0 && s->rtol < 1))
         return problem_range_error(d, node, "rtol",
-                                   "Newton stops when the residual falls to this fraction of the "
-                                   "first; expected 0 <= rtol < 1");
+                                   "Newton stops when the residual falls to this fraction of its "
+                                   "scale; expected 0 <= rtol < 1");
+    if (!(s->stol >= 0 && s->stol < 1))
+        return problem_range_error(d, node, "stol",
+                                   "Newton stops when a correction is this fraction of the solution; "
+                                   "expected 0 <= stol < 1");
     if (!(s->atol >= 0))
         return problem_range_error(d, node, "atol", "a residual norm is never negative; expected atol >= 0");
     if (s->rtol == 0 && s->atol == 0)

@@ -4,13 +4,11 @@
 #include "fem/error.h"
 #include "fem/functional.h"
 #include "fem/tables.h"
-#include "io/fileutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Equispaced reference positions of the lattice of order p on shape s: pts[n][3] (malloc'ed). */
 static double *equispaced_points(Shape s, int p, int n) {
@@ -145,15 +143,15 @@ int results_add_point_array(OutFrame *f, const char *name, const char *units, in
     return FEM_OK;
 }
 
-int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh) {
+int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const OutFrame *mesh) {
     memset(rs, 0, sizeof *rs);
-    snprintf(rs->dir, sizeof rs->dir, "%s", pb->output.directory);
+    if (!set) return fem_fail(FEM_ERR_INTERNAL, "results_open: no result set");
+    snprintf(rs->dir, sizeof rs->dir, "%s", resultset_stage(set));
     snprintf(rs->base, sizeof rs->base, "%s", pb->output.basename);
     rs->vtu = pb->output.vtu;
     rs->compress = pb->output.vtu_compress;
     rs->subdivide = pb->output.vtu_subdivide;
     rs->hdf5 = pb->output.hdf5;
-    FEM_TRY(fileutil_mkdir_p(rs->dir));
     if (rs->hdf5) {
         char h5[PROBLEM_PATH_MAX + 160], xdmf[PROBLEM_PATH_MAX + 160];
         snprintf(h5, sizeof h5, "%s/%s.h5", rs->dir, rs->base);
@@ -209,11 +207,6 @@ int results_close(ResultSeries *rs, int ok) {
             h5out_abort(&h);
         rs->h5 = NULL;
     }
-    if (!ok || status) /* a failed run leaves no results behind */
-        for (int i = 0; rs->vtu && i < rs->nsteps; i++) {
-            snprintf(path, sizeof path, "%s/%s", rs->dir, rs->files[i]);
-            unlink(path);
-        }
     for (int i = 0; i < rs->nsteps; i++) free(rs->files[i]);
     free(rs->files);
     free(rs->times);

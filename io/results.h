@@ -1,5 +1,6 @@
 /* Results of a run as files: builds OutFrames (io/output.h) from femto's spaces and writes the series of a
- * run (VTU per output time + PVD, one HDF5 + XDMF), under temporary names renamed when complete.
+ * run (VTU per output time + PVD, one HDF5 + XDMF) into the run's result set (io/resultset.h), which puts
+ * them in the results folder, with the rest of the run's files, once the whole run has succeeded.
  *
  * Output points are the nodes of the space's lattice at their equispaced reference positions, which is where
  * VTK's Lagrange cells expect them; point ids equal the space's node numbers, so nodal fields (solution,
@@ -10,6 +11,7 @@
 #include "fem/space.h"
 #include "io/output.h"
 #include "io/problem.h"
+#include "io/resultset.h"
 
 FEM_EXTERN_C_BEGIN
 
@@ -25,9 +27,9 @@ int results_nodal_field(const Space *sp, const double *u, int ncomp, double *out
 /* Adds a point array (copied) to a frame. */
 int results_add_point_array(OutFrame *f, const char *name, const char *units, int ncomp, int64_t n, const double *data);
 
-/* A run's result series. */
+/* A run's result series: the files of one base name (pb->output.basename) in a result set. */
 typedef struct {
-    char dir[PROBLEM_PATH_MAX], base[PROBLEM_NAME_MAX];
+    char dir[PROBLEM_PATH_MAX], base[PROBLEM_NAME_MAX]; /* dir: the set's staging folder */
     int vtu, compress, subdivide, hdf5;
     int nsteps;
     double *times;
@@ -36,10 +38,11 @@ typedef struct {
     int64_t bytes;   /* written so far */
 } ResultSeries;
 
-int results_open(ResultSeries *rs, const Problem *pb, const OutFrame *mesh);
+int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const OutFrame *mesh);
 /* Writes one output time (the frame holds mesh and arrays). */
 int results_write(ResultSeries *rs, double time, const OutFrame *frame);
-/* Writes the PVD and closes the HDF5/XDMF; on failure (or ok == 0) removes what is incomplete. */
+/* Writes the PVD and closes the HDF5/XDMF (ok), or drops the HDF5 file (ok == 0, after a failure: the set
+ * is then aborted, which removes the rest). */
 int results_close(ResultSeries *rs, int ok);
 
 FEM_EXTERN_C_END

@@ -36,7 +36,7 @@ typedef struct {
 } XdmfAttr;
 
 typedef struct {
-    const char *h5; /* the HDF5 file as the XDMF names it (absolute, see hdf5_out.c) */
+    const char *h5; /* the HDF5 file as the XDMF names it (relative to the XDMF, see hdf5_out.c) */
     const XdmfTopology *topology;
     const char *topology_dataset;
     int64_t npoints;

@@ -1,7 +1,8 @@
 /* The elasticity model (see elasticity.h); the q-point physics is in elasticity_qf.h. */
 #include "elasticity.h"
 
-#include "elasticity_qf.h"
+#include "physics/qfunctions.h"
+#include "fem/dense.h"
 #include "fem/error.h"
 #include "fem/functional.h"
 
@@ -10,28 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-FEM_QF_CPU(elas_linear_residual_cpu, elas_linear_residual)
-FEM_QF_CPU(elas_linear_jacobian_cpu, elas_linear_jacobian)
-FEM_QF_CPU(elas_nh_residual_cpu, elas_nh_residual)
-FEM_QF_CPU(elas_nh_jacobian_cpu, elas_nh_jacobian)
-FEM_QF_CPU(elas_linear_facet_residual_cpu, elas_linear_facet_residual)
-FEM_QF_CPU(elas_zero_facet_jacobian_cpu, elas_zero_facet_jacobian)
-FEM_QF_CPU(elas_nh_facet_residual_cpu, elas_nh_facet_residual)
-FEM_QF_CPU(elas_nh_facet_jacobian_cpu, elas_nh_facet_jacobian)
-
-#ifdef FEMTO_HAVE_CUDA
-int elas_linear_residual_cuda(const QfArgs *a);
-int elas_linear_jacobian_cuda(const QfArgs *a);
-int elas_nh_residual_cuda(const QfArgs *a);
-int elas_nh_jacobian_cuda(const QfArgs *a);
-int elas_linear_facet_residual_cuda(const QfArgs *a);
-int elas_zero_facet_jacobian_cuda(const QfArgs *a);
-int elas_nh_facet_residual_cuda(const QfArgs *a);
-int elas_nh_facet_jacobian_cuda(const QfArgs *a);
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
+/* What the elasticity q-functions read and write (elasticity_qf.h). Cells read the displacement's
+ * gradient (and, coupled to a heat solution, the temperature as an auxiliary field); the follower pressure of
+ * the neo-Hookean model reads the displacement's gradient along the facet too. */
+#define ELAS_CELL_QF(fn, input)                                                                              \
+    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"v", QF_UNKNOWN, QF_GRAD}}
+#define ELAS_FACET_QF(fn, input, eval)                                                                       \
+    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, eval}}, .out = {"v", QF_UNKNOWN, QF_VALUE}}
+static const QFunction elas_qfunctions[2][4] = {
+    {ELAS_CELL_QF(elas_linear_residual, "u"), ELAS_CELL_QF(elas_linear_jacobian, "du"),
+     ELAS_FACET_QF(elas_linear_facet_residual, "u", QF_VALUE),
+     ELAS_FACET_QF(elas_zero_facet_jacobian, "du", QF_VALUE)},
+    {ELAS_CELL_QF(elas_nh_residual, "u"), ELAS_CELL_QF(elas_nh_jacobian, "du"),
+     ELAS_FACET_QF(elas_nh_facet_residual, "u", QF_VALUE | QF_GRAD),
+     ELAS_FACET_QF(elas_nh_facet_jacobian, "du", QF_VALUE | QF_GRAD)},
+};
 
 static void fill_material(ElasMaterial_ *em, const ElasticMaterial *pm) {
     memset(em, 0, sizeof *em);
@@ -99,6 +93,97 @@ static int dirichlet_conditions(const Problem *pb, const Space *sp, Model *md) {
     return model_finish_dirichlet(md);
 }
 
+/* What the mesh's dimension cannot carry: a z load or z gravity on a 2D mesh would be dropped without a word,
+ * and plane strain or stress means nothing on a 3D mesh. */
+static int check_dimension(const Problem *pb, const Mesh *m) {
+    const ElasticProblem *ep = &pb->elasticity;
+    if (m->dim == 3 && ep->plane_at.line)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: plane=\"%s\" on <elasticity> applies to 2D meshes, and the mesh '%s' is 3D; "
+                        "expected no plane attribute with a 3D mesh",
+                        pb->path, ep->plane_at.line, ep->plane == PLANE_STRESS ? "stress" : "strain",
+                        m->path);
+    if (m->dim != 2) return FEM_OK;
+    for (int i = 0; i < ep->nbcs; i++) {
+        const ElasticBc *bc = &ep->bcs[i];
+        int z =
+            bc->kind == ELASTIC_BC_TRACTION || (bc->kind == ELASTIC_BC_DISPLACEMENT && (bc->components & 4));
+        if (z && bc->value[2] != 0.0)
+            return fem_fail(
+                FEM_ERR_INPUT,
+                "%s:%d: <%s> on boundary '%s' has z = %g %s, but the mesh '%s' is 2D and has no z "
+                "direction; expected x and y only",
+                pb->path, bc->at.line, bc->kind == ELASTIC_BC_TRACTION ? "traction" : "displacement",
+                bc->boundary, bc->value[2], bc->kind == ELASTIC_BC_TRACTION ? "Pa" : "m", m->path);
+    }
+    if (ep->gravity[2] != 0.0)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: <gravity> has z = %g m/s^2, but the mesh '%s' is 2D and has no z direction; "
+                        "expected x and y only",
+                        pb->path, ep->gravity_at.line, ep->gravity[2], m->path);
+    return FEM_OK;
+}
+
+/* Rigid-body motion m (3D: translations x, y, z, rotations about x, y, z; 2D: x, y and the rotation about z)
+ * at the point x (relative to the body's centre, in units of its size), component c. */
+static double rigid_mode(int dim, int m, const double *x, int c) {
+    if (m < dim) return m == c ? 1.0 : 0.0;
+    int axis = dim == 2 ? 2 : m - 3; /* rotation about `axis`: omega x x */
+    double w[3] = {0, 0, 0}, v[3];
+    w[axis] = 1.0;
+    v[0] = w[1] * x[2] - w[2] * x[1];
+    v[1] = w[2] * x[0] - w[0] * x[2];
+    v[2] = w[0] * x[1] - w[1] * x[0];
+    return v[c];
+}
+
+/* Elasticity with supports that leave a rigid-body motion free has no unique solution (a singular Jacobian:
+ * Krylov drifts, Newton cuts the load back forever): refuse it before solving. The motions the constrained
+ * dofs do not stop are the null space of C^T C, C[dof][mode] the modes' values on the constrained dofs. */
+int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *md) {
+    static const char *names[6] = {"translation along x",       "translation along y",
+                                   "translation along z",       "rotation about the x axis",
+                                   "rotation about the y axis", "rotation about the z axis"};
+    int dim = sp->mesh->dim, nm = dim == 2 ? 3 : 6, nc = sp->ncomp;
+    double lo[3], hi[3], size = 0.0, M[36] = {0}, V[36];
+    mesh_bounding_box(sp->mesh, lo, hi);
+    for (int c = 0; c < 3; c++) size = fmax(size, hi[c] - lo[c]);
+    for (int64_t i = 0; i < md->ndir; i++) {
+        int64_t node = md->dir_dofs[i] / nc;
+        int c = (int)(md->dir_dofs[i] % nc);
+        double x[3], v[6];
+        for (int k = 0; k < 3; k++)
+            x[k] = (sp->node_x[3 * node + k] - 0.5 * (lo[k] + hi[k])) / fmax(size, 1e-300);
+        for (int m = 0; m < nm; m++) v[m] = rigid_mode(dim, m, x, c);
+        for (int m = 0; m < nm; m++)
+            for (int l = 0; l < nm; l++) M[m * nm + l] += v[m] * v[l];
+    }
+    dense_symmetric_eigen(nm, M, V);
+    double top = 0.0;
+    for (int m = 0; m < nm; m++) top = fmax(top, M[m * nm + m]);
+    char free_modes[256] = "";
+    for (int m = 0; m < nm; m++) {
+        if (M[m * nm + m] > 1e-10 * top && top > 0) continue;
+        int big = 0; /* the rigid motion that dominates this free combination */
+        for (int l = 1; l < nm; l++)
+            if (fabs(V[l * nm + m]) > fabs(V[big * nm + m])) big = l;
+        int idx = dim == 2 && big == 2 ? 5 : big;
+        size_t len = strlen(free_modes);
+        snprintf(free_modes + len, sizeof free_modes - len, "%s%s", len ? ", " : "", names[idx]);
+    }
+    if (!free_modes[0]) return FEM_OK;
+    if (md->ndir == 0)
+        return fem_fail(
+            FEM_ERR_INPUT,
+            "%s: the elastic body has no support (no <fixed> or <displacement> boundary), so nothing "
+            "holds it in place and its displacement is not determined; add a support",
+            pb->path);
+    return fem_fail(FEM_ERR_INPUT,
+                    "%s: the supports leave the elastic body free to move (%s), so its displacement is not "
+                    "determined; constrain more components or add a support",
+                    pb->path, free_modes);
+}
+
 int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const ElasticProblem *ep = &pb->elasticity;
@@ -106,6 +191,7 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     if (m->dim != 2 && m->dim != 3)
         return fem_fail(FEM_ERR_INPUT, "%s: elasticity needs a 2D or 3D mesh; '%s' is %dD", pb->path, m->path,
                         m->dim);
+    FEM_TRY(check_dimension(pb, m));
     if (sp->ncomp != m->dim)
         return fem_fail(FEM_ERR_INTERNAL, "elasticity needs a space with %d components, not %d", m->dim,
                         sp->ncomp);
@@ -141,25 +227,20 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     for (int i = 0; i < ep->nbcs; i++) pressure |= ep->bcs[i].kind == ELASTIC_BC_PRESSURE;
     /* the follower load's linearisation is unsymmetric; everything else is symmetric */
     md->symmetric = !(nh && pressure);
+    const QFunction *qf = elas_qfunctions[nh];
     md->phys = (OpPhysics){
         .ncomp = m->dim,
         .nstate = nh ? ELAS_NH_STATE : 0,
         .nfstate = nh ? ELAS_NH_FSTATE : 0,
-        .cell_residual = {NULL, nh ? elas_nh_residual_cpu : elas_linear_residual_cpu,
-                          nh ? CUDA_FN(elas_nh_residual_cuda) : CUDA_FN(elas_linear_residual_cuda)},
-        .cell_jacobian = {NULL, nh ? elas_nh_jacobian_cpu : elas_linear_jacobian_cpu,
-                          nh ? CUDA_FN(elas_nh_jacobian_cuda) : CUDA_FN(elas_linear_jacobian_cuda)},
-        .facet_residual = {NULL, nh ? elas_nh_facet_residual_cpu : elas_linear_facet_residual_cpu,
-                           nh ? CUDA_FN(elas_nh_facet_residual_cuda)
-                              : CUDA_FN(elas_linear_facet_residual_cuda)},
-        .facet_jacobian = {NULL, nh ? elas_nh_facet_jacobian_cpu : elas_zero_facet_jacobian_cpu,
-                           nh ? CUDA_FN(elas_nh_facet_jacobian_cuda)
-                              : CUDA_FN(elas_zero_facet_jacobian_cuda)},
-        .facet_grad = nh,
-        .uses_aux = ctx->temp_mode == ELAS_TEMP_FIELD,
+        .cell_residual = qf[0],
+        .cell_jacobian = qf[1],
+        .facet_residual = qf[2],
+        .facet_jacobian = qf[3],
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
     };
+    if (ctx->temp_mode == ELAS_TEMP_FIELD) /* thermal strain from a solved temperature field */
+        md->phys.cell_residual.in[1] = md->phys.cell_jacobian.in[1] = (QfField){"T", QF_AUX, QF_VALUE};
     if (status) model_destroy(md);
     return status;
 }

@@ -35,6 +35,9 @@ FEM_EXTERN_C_BEGIN
 
 /* The elasticity model of pb on the vector space sp (sp->ncomp = mesh dimension). Load factor 1. */
 int elasticity_model_create(const Problem *pb, const Space *sp, Model *md);
+/* Refuses (FEM_ERR_INPUT, naming the problem file and the free motions) supports that leave a rigid-body
+ * motion free: the displacement would not be determined. */
+int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *md);
 /* Load factor L (see above): the caller re-uploads the constants with op_update_ctx. */
 void elasticity_set_load(Model *md, double factor);
 double elasticity_load(const Model *md);

@@ -3,27 +3,27 @@
 
 #include "fem/error.h"
 #include "fem/functional.h"
-#include "heat_qf.h"
+#include "physics/qfunctions.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-FEM_QF_CPU(heat_cell_residual_cpu, heat_cell_residual)
-FEM_QF_CPU(heat_cell_jacobian_cpu, heat_cell_jacobian)
-FEM_QF_CPU(heat_facet_residual_cpu, heat_facet_residual)
-FEM_QF_CPU(heat_facet_jacobian_cpu, heat_facet_jacobian)
-
-#ifdef FEMTO_HAVE_CUDA
-int heat_cell_residual_cuda(const QfArgs *a);
-int heat_cell_jacobian_cuda(const QfArgs *a);
-int heat_facet_residual_cuda(const QfArgs *a);
-int heat_facet_jacobian_cuda(const QfArgs *a);
-#define CUDA_FN(f) f
-#else
-#define CUDA_FN(f) NULL
-#endif
+/* What the heat q-functions read and write (heat_qf.h): the temperature's value and gradient, and the
+ * history term of the time discretisation as an auxiliary field. */
+static const QFunction heat_cell_residual_qf = {
+    QF_DESCRIBE(heat_cell_residual),
+    .in = {{"T", QF_UNKNOWN, QF_VALUE | QF_GRAD}, {"T_history", QF_AUX, QF_VALUE}},
+    .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}};
+static const QFunction heat_cell_jacobian_qf = {
+    QF_DESCRIBE(heat_cell_jacobian),
+    .in = {{"dT", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
+    .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}};
+static const QFunction heat_facet_residual_qf = {
+    QF_DESCRIBE(heat_facet_residual), .in = {{"T", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE}};
+static const QFunction heat_facet_jacobian_qf = {
+    QF_DESCRIBE(heat_facet_jacobian), .in = {{"dT", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE}};
 
 static void fill_material(HeatMaterial_ *hm, const HeatMaterial *pm, int dim) {
     memset(hm, 0, sizeof *hm);
@@ -81,6 +81,20 @@ static int natural_conditions(const Problem *pb, const Space *sp, Model *md, Hea
     return FEM_OK;
 }
 
+/* A steady problem whose boundary conditions are all heat fluxes determines the temperature only up to a
+ * constant (and has no solution unless the fluxes balance the sources): refuse it before solving. */
+int heat_check_level(const Problem *pb, const Model *md) {
+    const HeatCtx *ctx = md->ctx;
+    if (pb->time.scheme != TIME_STEADY || md->ndir > 0) return FEM_OK;
+    for (int k = 0; k < ctx->nbc; k++)
+        if (ctx->bc[k].h > 0 || ctx->bc[k].e > 0) return FEM_OK;
+    return fem_fail(FEM_ERR_INPUT,
+                    "%s: the steady heat problem has nothing that fixes the temperature level (no <temperature>, "
+                    "<convection> or <radiation> boundary with a positive coefficient), so its temperature is "
+                    "determined only up to a constant; add one",
+                    pb->path);
+}
+
 int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const HeatProblem *hp = &pb->heat;
@@ -121,11 +135,10 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
         .ncomp = 1,
         .nstate = 1 + m->dim,
         .nfstate = 1,
-        .cell_residual = {NULL, heat_cell_residual_cpu, CUDA_FN(heat_cell_residual_cuda)},
-        .cell_jacobian = {NULL, heat_cell_jacobian_cpu, CUDA_FN(heat_cell_jacobian_cuda)},
-        .facet_residual = {NULL, heat_facet_residual_cpu, CUDA_FN(heat_facet_residual_cuda)},
-        .facet_jacobian = {NULL, heat_facet_jacobian_cpu, CUDA_FN(heat_facet_jacobian_cuda)},
-        .uses_aux = 1,
+        .cell_residual = heat_cell_residual_qf,
+        .cell_jacobian = heat_cell_jacobian_qf,
+        .facet_residual = heat_facet_residual_qf,
+        .facet_jacobian = heat_facet_jacobian_qf,
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
     };

@@ -8,6 +8,9 @@ FEM_EXTERN_C_BEGIN
 
 /* The heat model of pb on the scalar space sp. */
 int heat_model_create(const Problem *pb, const Space *sp, Model *md);
+/* Refuses (FEM_ERR_INPUT, naming the problem file) a steady problem whose boundary conditions leave the
+ * temperature level free (heat fluxes only). */
+int heat_check_level(const Problem *pb, const Model *md);
 /* Time discretisation: the time derivative is a T + h (h: the auxiliary field), spatial terms weigh theta. */
 void heat_set_time(Model *md, double a, double theta);
 /* Heat flux -k A grad T [W/m^2] at every node (equispaced lattice positions), out[nnodes][3]. */

@@ -20,8 +20,12 @@ int test_result(const char *name) {
 }
 
 int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly) {
+    device_register(DEV_CPU, cpu_device_create);
 #ifdef FEMTO_HAVE_CUDA
-    device_register_cuda(gpu_device_create);
+    device_register(DEV_CUDA, gpu_device_create);
+#endif
+#ifdef FEMTO_HAVE_CUDSS
+    coarse_register_cudss(gpu_cudss_create);
 #endif
     if (device_create(d, kind, threads, assembly)) {
         printf("skipped: %s\n", fem_last_error());
@@ -42,25 +46,30 @@ int test_solve(Device *d, const Space *sp, Model *md, double **src, double *u, T
     int status = op_set_dirichlet(&op, md->ndir, md->dir_dofs);
     for (int b = 0; src && b < sp->ncell_blocks && !status; b++) status = op_set_source(&op, b, src[b]);
     for (int64_t i = 0; i < md->ndir; i++) u[md->dir_dofs[i]] = md->dir_values[i];
-    double *du = NULL;
-    size_t bytes = sizeof(double) * (size_t)sp->ndofs;
-    if (!status) status = device_alloc_copy(d, (void **)&du, u, bytes);
+    Vec du = {0};
+    if (!status) status = vec_create(&du, d, sp->ndofs);
+    if (!status) status = vec_upload(&du, u);
     NewtonSettings ns = {.rtol = 1e-11,
                          .atol = 1e-12,
                          .max_iterations = 20,
                          .line_search = 1,
                          .linear = ts->linear,
+                         .pc = {.type = ts->pc},
                          .ksp = {.type = ts->ksp ? ts->ksp : KSP_CG,
-                                 .pc = ts->pc,
                                  .rtol = 1e-10,
                                  .atol = 0,
                                  .max_iterations = 20000,
                                  .restart = 100}};
     if (ts->rtol > 0) ns.rtol = ts->rtol;
-    if (!status) status = newton_solve(&op, du, NULL, &ns, &ts->newton, NULL, NULL);
-    if (!status) status = d->ops.download(d, u, du, bytes);
+    Newton nw;
+    if (!status) status = newton_create(&nw, &op, &ns, NULL, NULL);
+    if (!status) {
+        status = newton_solve(&nw, &du, NULL, &ts->newton);
+        newton_destroy(&nw);
+    }
+    if (!status) status = vec_download(&du, u);
     ts->linear_iterations = ts->newton.linear_iterations;
-    device_free(d, du);
+    vec_destroy(&du);
     op_destroy(&op);
     return status;
 }

@@ -3,8 +3,9 @@
 #ifndef FEMTO_TEST_H
 #define FEMTO_TEST_H
 
+#include "cpu/cpu.h"
 #include "fem/device.h"
-#include "fem/newton.h"
+#include "fem/solvers/newton.h"
 #include "fem/space.h"
 #include "fem/tables.h"
 #include "physics/model.h"
@@ -36,6 +37,9 @@ extern int test_failures;
     } while (0)
 
 #define TEST_SKIP 77
+
+/* A Vec view of n doubles of device memory p (for tests that drive an Operator with raw arrays). */
+#define TEST_VEC(device_, count_, ptr_) (&(Vec){.dev = (device_), .n = (count_), .nowned = (count_), .data = (ptr_)})
 
 /* Exit status of a test program. */
 int test_result(const char *name);

@@ -80,9 +80,9 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
     int status = op_set_dirichlet(&op, md->ndir, md->dir_dofs);
     for (int b = 0; es->src && b < sp->ncell_blocks && !status; b++)
         status = op_set_source(&op, b, es->src[b]);
-    size_t bytes = sizeof(double) * (size_t)sp->ndofs;
-    double *du = NULL, *dT = NULL;
-    if (!status) status = device_alloc(d, (void **)&du, bytes);
+    Vec du = {0};
+    double *dT = NULL;
+    if (!status) status = vec_create(&du, d, sp->ndofs);
     if (!status && es->Taux) {
         status = device_alloc_copy(d, (void **)&dT, es->Taux, sizeof(double) * (size_t)sp->nnodes);
         op.aux = dT;
@@ -94,22 +94,24 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
                          .max_iterations = 30,
                          .line_search = 1,
                          .linear = !nonlinear,
+                         .pc = {.type = PC_JACOBI},
                          .ksp = {.type = es->ksp ? es->ksp : (md->symmetric ? KSP_CG : KSP_GMRES),
-                                 .pc = PC_JACOBI,
                                  .rtol = 1e-8,
                                  .atol = 0,
                                  .max_iterations = 50000,
                                  .restart = 100}};
     if (!nonlinear) ns.ksp.rtol = 1e-10;
     es->newton_iterations = es->linear_iterations = 0;
+    Newton nw = {0};
+    if (!status) status = newton_create(&nw, &op, &ns, NULL, NULL);
     for (int k = 1; k <= steps && !status; k++) {
         double L = (double)k / steps;
         elasticity_set_load(md, L);
         status = op_update_ctx(&op);
         for (int64_t i = 0; i < md->ndir; i++) u[md->dir_dofs[i]] = L * md->dir_values[i];
-        if (!status) status = d->ops.upload(d, du, u, bytes);
-        if (!status) status = newton_solve(&op, du, NULL, &ns, &es->last, NULL, NULL);
-        if (!status) status = d->ops.download(d, u, du, bytes);
+        if (!status) status = vec_upload(&du, u);
+        if (!status) status = newton_solve(&nw, &du, NULL, &es->last);
+        if (!status) status = vec_download(&du, u);
         if (k <= 8) es->step[k - 1] = es->last;
         es->newton_iterations += es->last.iterations;
         es->linear_iterations += es->last.linear_iterations;
@@ -118,10 +120,11 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
                    ksp_name(ns.ksp.type), es->last.linear_iterations, es->last.rnorm0, es->last.rnorm);
     }
     if (!status && es->reaction) {
-        status = op_residual_unconstrained(&op, du, op.work);
-        if (!status) status = d->ops.download(d, es->reaction, op.work, bytes);
+        status = op_residual_unconstrained(&op, &du, &op.work);
+        if (!status) status = vec_download(&op.work, es->reaction);
     }
-    device_free(d, du);
+    newton_destroy(&nw);
+    vec_destroy(&du);
     device_free(d, dT);
     op_destroy(&op);
     return status;

@@ -77,7 +77,7 @@ static double *solve(Device *dev, const Space *sp, int *newton, int *cg) {
         for (int b = 0; b < sp->ncell_blocks; b++) {
             double *x;
             CHECK_OK(op_qpoint_coordinates(&op, b, &x));
-            int64_t n = op.cells[b].nelem * op.cells[b].tables.nq;
+            int64_t n = op.cells[b].nelem * op.cells[b].basis.tables.nq;
             src[b] = malloc(sizeof(double) * dim * n);
             for (int64_t k = 0; k < n; k++) source(dim, &x[3 * k], &src[b][dim * k]);
             free(x);

@@ -44,6 +44,8 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     pb->elasticity.has_temperature = 1;
     pb->elasticity.temperature = 350.0;
     pb->elasticity.gravity[0] = 1.0, pb->elasticity.gravity[1] = -9.81, pb->elasticity.gravity[2] = 3.0;
+    if (m.dim == 2) /* a 2D mesh has no z: femto refuses z loads there rather than drop them */
+        pb->elasticity.bcs[1].value[2] = 0.0, pb->elasticity.gravity[2] = 0.0;
     Model md;
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     CHECK(md.symmetric == 0, "a neo-Hookean model with pressure must report an unsymmetric Jacobian");
@@ -60,20 +62,20 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     field(&sp, 1.0, 2.1, v);
     CHECK_OK(dev->ops.upload(dev, du, u, bytes));
     CHECK_OK(dev->ops.upload(dev, dv, v, bytes));
-    CHECK_OK(op_residual(&op, du, dr));
-    CHECK_OK(op_jacobian(&op, dv, dr));
+    CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
+    CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
     CHECK_OK(dev->ops.download(dev, Jv, dr, bytes));
     /* diagonal: e_i . J e_i for a few dofs (before the state changes) */
     double *diag = malloc(bytes), *ddiag, dworst = 0.0;
     CHECK_OK(device_alloc(dev, (void **)&ddiag, bytes));
-    CHECK_OK(op_diagonal(&op, ddiag));
+    CHECK_OK(op_diagonal(&op, TEST_VEC(dev, n, ddiag)));
     CHECK_OK(dev->ops.download(dev, diag, ddiag, bytes));
     for (int k = 0; k < 7; k++) {
         int64_t i = (k * 7919 + 13) % n;
         memset(w, 0, bytes);
         w[i] = 1.0;
         CHECK_OK(dev->ops.upload(dev, dv, w, bytes));
-        CHECK_OK(op_jacobian(&op, dv, dr));
+        CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, w, dr, bytes));
         dworst = fmax(dworst, fabs(w[i] - diag[i]) / fabs(diag[i]));
     }
@@ -81,7 +83,7 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < n; i++) w[i] = u[i] + (s ? -h : h) * v[i];
         CHECK_OK(dev->ops.upload(dev, du, w, bytes));
-        CHECK_OK(op_residual(&op, du, dr));
+        CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, s ? w : fd, dr, bytes));
     }
     for (int64_t i = 0; i < n; i++) fd[i] = (fd[i] - w[i]) / (2 * h);
@@ -101,15 +103,15 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     /* at u = 0, no temperature, no pressure: the neo-Hookean Jacobian is the linear one */
     double *J2 = malloc(bytes);
     for (int k = 0; k < 2; k++) {
-        ElasticBc tr = elas_bc(ELASTIC_BC_TRACTION, "left", 0, 10.0, -20.0, 30.0);
+        ElasticBc tr = elas_bc(ELASTIC_BC_TRACTION, "left", 0, 10.0, -20.0, m.dim == 3 ? 30.0 : 0.0);
         Problem *p2 = elas_problem(k ? ELASTIC_LINEAR : ELASTIC_NEO_HOOKEAN, &mat, 1, &tr);
         p2->elasticity.plane = plane_stress ? PLANE_STRESS : PLANE_STRAIN;
         CHECK_OK(elasticity_model_create(p2, &sp, &md));
         CHECK_OK(op_create(&op, dev, &sp, &md.phys, 0, md.cell_tags, md.facet_tags));
         CHECK_OK(dev->ops.zero(dev, du, bytes));
         CHECK_OK(dev->ops.upload(dev, dv, v, bytes));
-        CHECK_OK(op_residual(&op, du, dr));
-        CHECK_OK(op_jacobian(&op, dv, dr));
+        CHECK_OK(op_residual(&op, TEST_VEC(dev, n, du), TEST_VEC(dev, n, dr)));
+        CHECK_OK(op_jacobian(&op, TEST_VEC(dev, n, dv), TEST_VEC(dev, n, dr)));
         CHECK_OK(dev->ops.download(dev, k ? J2 : Jv, dr, bytes));
         op_destroy(&op);
         model_destroy(&md);

@@ -42,7 +42,7 @@ static void free_expansion(Device *dev, const char *mesh_name) {
     pb->elasticity.plane = PLANE_STRESS;
     Model md;
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
-    CHECK(md.phys.uses_aux == 1, "a coupled model must read the auxiliary field");
+    CHECK(qf_reads(&md.phys.cell_residual, QF_AUX) == QF_VALUE, "a coupled model must read the auxiliary field");
     for (int64_t i = 0; i < md.ndir; i++) md.dir_values[i] = ue[md.dir_dofs[i]];
     double *u = calloc(sp.ndofs, sizeof(double));
     ElasSolve es = {.rtol = 1e-12, .Taux = T};

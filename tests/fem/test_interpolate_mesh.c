@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
         return fprintf(stderr, "usage: %s MESH.geo GEOMETRIC_ORDER affine|curved P...\n", argv[0]), 2;
     int g = atoi(argv[2]), curved = strcmp(argv[3], "curved") == 0;
     Device dev;
-    CHECK_OK(device_create_cpu(&dev, 1, ASSEMBLE_ATOMIC));
+    CHECK_OK(cpu_device_create(&dev, 1, ASSEMBLE_ATOMIC));
     Mesh m;
     MeshReadOptions mo = {.order = g};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));

@@ -133,9 +133,9 @@ static void check_block(Device dev[3], const Space *sp, int b, int ncomp) {
 int main(int argc, char **argv) {
     if (argc < 4) return fprintf(stderr, "usage: %s MESH.geo REFINE P...\n", argv[0]), 2;
     Device dev[3];
-    CHECK_OK(device_create_cpu(&dev[0], 1, ASSEMBLE_ATOMIC));
-    CHECK_OK(device_create_cpu(&dev[1], 2, ASSEMBLE_ATOMIC));
-    CHECK_OK(device_create_cpu(&dev[2], 2, ASSEMBLE_GATHER));
+    CHECK_OK(cpu_device_create(&dev[0], 1, ASSEMBLE_ATOMIC));
+    CHECK_OK(cpu_device_create(&dev[1], 2, ASSEMBLE_ATOMIC));
+    CHECK_OK(cpu_device_create(&dev[2], 2, ASSEMBLE_GATHER));
     Mesh m;
     MeshReadOptions mo = {.order = 1, .refine = atoi(argv[2])};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));

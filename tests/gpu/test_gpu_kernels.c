@@ -334,14 +334,14 @@ int main(int argc, char **argv) {
         return fprintf(stderr, "unknown family '%s'\n", family), 2;
     Device cpu, cpu2, gpa, gpg;
     if (getenv("FEMTO_TEST_CPU_AS_GPU")) {
-        CHECK_OK(device_create_cpu(&gpa, 2, ASSEMBLE_ATOMIC));
-        CHECK_OK(device_create_cpu(&gpg, 2, ASSEMBLE_GATHER));
+        CHECK_OK(cpu_device_create(&gpa, 2, ASSEMBLE_ATOMIC));
+        CHECK_OK(cpu_device_create(&gpg, 2, ASSEMBLE_GATHER));
     } else {
         if (test_device(&gpa, DEV_CUDA, 0, ASSEMBLE_ATOMIC)) return TEST_SKIP;
         if (test_device(&gpg, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
     }
-    CHECK_OK(device_create_cpu(&cpu, 1, ASSEMBLE_GATHER));
-    CHECK_OK(device_create_cpu(&cpu2, 2, ASSEMBLE_GATHER));
+    CHECK_OK(cpu_device_create(&cpu, 1, ASSEMBLE_GATHER));
+    CHECK_OK(cpu_device_create(&cpu2, 2, ASSEMBLE_GATHER));
     Devices D = {&cpu, &cpu2, &gpa, &gpg};
     const char *env = getenv("FEMTO_TEST_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);

@@ -189,7 +189,7 @@ static void check_length(int64_t n) {
 
 int main(void) {
     if (test_device(&gpu, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
-    CHECK_OK(device_create_cpu(&cpu, 1, ASSEMBLE_GATHER));
+    CHECK_OK(cpu_device_create(&cpu, 1, ASSEMBLE_GATHER));
     const char *env = getenv("FEMTO_TEST_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     rng_state = seed;

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
             for (int b = 0; b < sp.ncell_blocks; b++) {
                 double *x;
                 CHECK_OK(op_qpoint_coordinates(&op, b, &x));
-                int64_t n = op.cells[b].nelem * op.cells[b].tables.nq;
+                int64_t n = op.cells[b].nelem * op.cells[b].basis.tables.nq;
                 src[b] = malloc(sizeof(double) * n);
                 for (int64_t k = 0; k < n; k++) src[b][k] = lap * exact(&x[3 * k], NULL);
                 free(x);

@@ -177,13 +177,13 @@ static int test_precond(void) {
     CHECK_OK(op_create(&op, &d, &c.sp, &c.md.phys, 0, c.md.cell_tags, c.md.facet_tags));
     double *r = malloc(sizeof(double) * n), *diag = malloc(sizeof(double) * n),
            *e = calloc(n, sizeof(double)), *Je = malloc(sizeof(double) * n);
-    CHECK_OK(op_residual(&op, c.u, r)); /* stores the state the Jacobian linearises about */
-    CHECK_OK(op_diagonal(&op, diag));
+    CHECK_OK(op_residual(&op, TEST_VEC(&d, n, c.u), TEST_VEC(&d, n, r))); /* stores the state the Jacobian linearises about */
+    CHECK_OK(op_diagonal(&op, TEST_VEC(&d, n, diag)));
     double worst = 0.0;
     for (int k = 0; k < 60; k++) {
         int64_t i = (int64_t)(test_rand(&seed) * n) % n;
         e[i] = 1.0;
-        CHECK_OK(op_jacobian(&op, e, Je));
+        CHECK_OK(op_jacobian(&op, TEST_VEC(&d, n, e), TEST_VEC(&d, n, Je)));
         e[i] = 0.0;
         worst = fmax(worst, fabs(Je[i] - diag[i]) / fabs(Je[i]));
     }

@@ -24,6 +24,14 @@ TENSOR = {"line", "quadrilateral", "hexahedron"}
 VTK_LINEAR = {"line": 3, "triangle": 5, "quadrilateral": 9, "tetrahedron": 10, "hexahedron": 12}
 VTK_LAGRANGE = {"line": 68, "triangle": 69, "quadrilateral": 70, "tetrahedron": 71, "hexahedron": 72}
 TENSOR_NAMES = ["XX", "YY", "ZZ", "XY", "YZ", "XZ"]
+# XDMF's Tensor6 order (XX XY XZ YY YZ ZZ), which the .h5 and .xdmf use: TENSOR_NAMES[k] for k in TO_XDMF
+TO_XDMF = [0, 3, 5, 1, 4, 2]
+XDMF_TENSOR_NAMES = [TENSOR_NAMES[k] for k in TO_XDMF]
+
+
+def in_xdmf_order(arrays):
+    """The expected arrays with every 6-component one in XDMF's Tensor6 order."""
+    return {k: (v[:, TO_XDMF] if v.ndim == 2 and v.shape[1] == 6 else v) for k, v in arrays.items()}
 
 
 def need(module_names):

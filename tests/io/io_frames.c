@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+int io_test_failures;
+
 void io_test_map(int p, int dim, const double xi[3], double x[3])
 {
     double a = xi[0], b = xi[1], c = xi[2];

@@ -11,6 +11,8 @@
 
 #include "io/output.h"
 
+#include <stdio.h>
+
 typedef struct {
     Shape shape;
     int order;
@@ -28,5 +30,18 @@ int io_test_frame(OutFrame *f, int dim, int nblocks, const IoBlockSpec *blocks, 
 
 /* Replaces the point and cell data of `f` by their values at time t (for a time series on one mesh). */
 void io_test_fill(OutFrame *f, double t);
+
+/* The io unit tests' check: a failed expectation is counted in io_test_failures (the program's exit status)
+ * and printed with its place and a printf-style explanation. */
+extern int io_test_failures;
+#define EXPECT(cond, ...)                                                                                    \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            io_test_failures++;                                                                              \
+            fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond);                              \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+        }                                                                                                    \
+    } while (0)
 
 #endif

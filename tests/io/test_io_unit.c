@@ -23,18 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures;
 static const char *scratch;
 
-#define EXPECT(cond, ...)                                                                                    \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond);                              \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
-    } while (0)
 
 static int exists(const char *path)
 {
@@ -184,7 +174,7 @@ static void test_subdivide_repeats_cell_arrays_and_shares_points(void)
     outframe_destroy(&f);
 }
 
-/* ---------------------------------------------------------------- failures */
+/* ---------------------------------------------------------------- io_test_failures */
 
 static OutFrame small_frame(void)
 {
@@ -261,7 +251,7 @@ static void test_write_failing_half_way_leaves_nothing(void)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        failures = 0;
+        io_test_failures = 0;
         signal(SIGXFSZ, SIG_IGN);
         struct rlimit lim = {64 * 1024, 64 * 1024};
         setrlimit(RLIMIT_FSIZE, &lim);
@@ -287,7 +277,7 @@ static void test_write_failing_half_way_leaves_nothing(void)
         outframe_destroy(&f);
         fflush(stdout);
         fflush(stderr);
-        _exit(failures ? 1 : 0);
+        _exit(io_test_failures ? 1 : 0);
     }
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);
@@ -349,7 +339,7 @@ int main(int argc, char **argv)
     test_write_failing_half_way_leaves_nothing();
     test_mkdir_p();
     test_pvd_text();
-    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+    if (io_test_failures) fprintf(stderr, "%d failure(s)\n", io_test_failures);
     else printf("all io unit tests passed\n");
-    return failures ? 1 : 0;
+    return io_test_failures ? 1 : 0;
 }

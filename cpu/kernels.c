@@ -1,81 +1,13 @@
-/* The CPU backend: serial (threads = 1) or OpenMP-threaded, with atomic or deterministic gather assembly. */
-#include "device.h"
+/* The CPU backend's element kernels: interpolation to q-points, integration against test functions (atomic or
+ * deterministic gather assembly), the exact diagonal's element part, and gather assembly, serial or on OpenMP
+ * threads. The element mathematics is fem/elem_ops.h, shared with the CUDA kernels. */
+#include "cpu/cpu.h"
 
-#include "elem_ops.h"
-#include "error.h"
+#include "fem/elem_ops.h"
+#include "fem/error.h"
 
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-static DeviceFactory cuda_factory;
-
-void device_register_cuda(DeviceFactory factory) {
-    cuda_factory = factory;
-}
-int device_cuda_available(void) {
-    return cuda_factory != NULL;
-}
-
-/* ---------------------------------------------------------------- memory and vectors */
-
-static int cpu_alloc(Device *d, void **p, size_t bytes) {
-    (void)d;
-    *p = fem_malloc(bytes, "a vector");
-    return *p ? FEM_OK : FEM_ERR_INTERNAL;
-}
-static void cpu_free(Device *d, void *p) {
-    (void)d, free(p);
-}
-static int cpu_copy(Device *d, void *dst, const void *src, size_t bytes) {
-    (void)d;
-    if (bytes) memcpy(dst, src, bytes);
-    return FEM_OK;
-}
-static int cpu_zero(Device *d, void *p, size_t bytes) {
-    (void)d;
-    if (bytes) memset(p, 0, bytes);
-    return FEM_OK;
-}
-
-static int cpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
-    for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + (b == 0.0 ? 0.0 : b * y[i]);
-    return FEM_OK;
-}
-
-static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out) {
-    double s = 0.0;
-#pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : s) if (n > 20000)
-    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
-    *out = s;
-    return FEM_OK;
-}
-
-static int cpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
-    for (int64_t i = 0; i < n; i++) y[i] = a[i] * x[i];
-    return FEM_OK;
-}
-
-static int cpu_recip(Device *d, int64_t n, const double *x, double *y) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
-    for (int64_t i = 0; i < n; i++) y[i] = 1.0 / x[i];
-    return FEM_OK;
-}
-
-static int cpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y) {
-    (void)d;
-    for (int64_t i = 0; i < n; i++) y[idx[i]] = vals ? vals[i] : 0.0;
-    return FEM_OK;
-}
-
-static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out) {
-    (void)d;
-    for (int64_t i = 0; i < n; i++) out[i] = x[idx[i]];
-    return FEM_OK;
-}
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -129,7 +61,7 @@ static void integ_one(const ElemView *v, const double *sq, int ss, const double 
     }
 }
 
-static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
+int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     size_t nw = scratch_doubles(v);
 #pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
@@ -155,7 +87,7 @@ static int cpu_interpolate(Device *d, const ElemView *v, const double *u, double
     return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in interpolation") : FEM_OK;
 }
 
-static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r,
+int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r,
                          double *evec) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
     int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
@@ -205,14 +137,7 @@ static int cpu_integrate(Device *d, const ElemView *v, const double *sq, const d
     return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in integration") : FEM_OK;
 }
 
-static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
-    for (int64_t i = 0; i < n; i++)
-        for (int k = 0; k < m; k++) y[i * m + k] = pattern[k];
-    return FEM_OK;
-}
-
-static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
+int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
                         double *evec) {
     int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nelem * nd * nq > PARALLEL_WORK)
@@ -233,7 +158,7 @@ static int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double
     return FEM_OK;
 }
 
-static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
+int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
     int nc = v->ncomp, nd = v->ndof;
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nnodes > 20000)
     for (int64_t n = 0; n < v->nnodes; n++)
@@ -248,74 +173,3 @@ static int cpu_assemble(Device *d, const ElemView *v, const double *evec, double
     return FEM_OK;
 }
 
-static int cpu_sync(Device *d) {
-    return (void)d, FEM_OK;
-}
-static void cpu_destroy(Device *d) {
-    (void)d;
-}
-
-int device_create_cpu(Device *d, int threads, AssembleKind assembly) {
-    memset(d, 0, sizeof *d);
-    d->kind = DEV_CPU;
-    snprintf(d->name, sizeof d->name, "cpu");
-    d->threads = threads > 0 ? threads : omp_get_max_threads();
-    d->assembly = assembly;
-    snprintf(d->description, sizeof d->description, "CPU, %d thread%s, %s assembly", d->threads,
-             d->threads > 1 ? "s" : "", assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
-    d->ops = (DeviceOps){.alloc = cpu_alloc,
-                         .free = cpu_free,
-                         .upload = cpu_copy,
-                         .download = cpu_copy,
-                         .copy = cpu_copy,
-                         .zero = cpu_zero,
-                         .axpby = cpu_axpby,
-                         .dot = cpu_dot,
-                         .mult = cpu_mult,
-                         .recip = cpu_recip,
-                         .scatter = cpu_scatter,
-                         .gather = cpu_gather,
-                         .interpolate = cpu_interpolate,
-                         .integrate = cpu_integrate,
-                         .fill = cpu_fill,
-                         .diag_add = cpu_diag_add,
-                         .assemble = cpu_assemble,
-                         .sync = cpu_sync,
-                         .destroy = cpu_destroy};
-    return FEM_OK;
-}
-
-int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
-    if (kind == DEV_CPU) return device_create_cpu(d, threads, assembly);
-    if (!cuda_factory) {
-        if (kind == DEV_CUDA)
-            return fem_fail(FEM_ERR_DEVICE,
-                            "this femto-app was built without CUDA (nvcc was not found when it "
-                            "was configured); use --device cpu");
-        return device_create_cpu(d, threads, assembly);
-    }
-    int status = cuda_factory(d, assembly);
-    if (status && kind == DEV_AUTO) {
-        fem_clear_error();
-        return device_create_cpu(d, threads, assembly);
-    }
-    return status;
-}
-
-void device_destroy(Device *d) {
-    if (d && d->ops.destroy) d->ops.destroy(d);
-}
-
-int device_alloc(Device *d, void **p, size_t bytes) {
-    return d->ops.alloc(d, p, bytes ? bytes : 8);
-}
-
-int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
-    FEM_TRY(device_alloc(d, p, bytes));
-    if (bytes) FEM_TRY(d->ops.upload(d, *p, host, bytes));
-    return FEM_OK;
-}
-
-void device_free(Device *d, void *p) {
-    if (p) d->ops.free(d, p);
-}

@@ -1,0 +1,169 @@
+/* The default implementation of an operator's element-level entries, made of the device's element kernels:
+ * per block, interpolate to the q-points, run the q-function, integrate against the test functions, with the
+ * q-point arrays in device memory between the launches (see operator.h). */
+#include "operator.h"
+
+#include "error.h"
+
+#include <stdlib.h>
+
+static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
+    QfArgs a = {0};
+    a.n = b->nelem * b->basis.tables.nq;
+    a.nq = b->basis.tables.nq;
+    a.dim = op->space->mesh->dim;
+    a.rdim = b->basis.tables.dim;
+    a.ncomp = op->phys.ncomp;
+    a.nstate = facet ? op->phys.nfstate : op->phys.nstate;
+    a.threads = op->dev->threads;
+    a.residual = residual;
+    a.u = b->uq;
+    a.du = b->duq;
+    a.geo = b->geo;
+    a.x = b->x;
+    a.aux = b->auxq;
+    a.src = b->src;
+    a.tag = b->tag;
+    a.ctx = op->ctx;
+    a.s = b->s;
+    a.f = b->f;
+    a.state = b->state;
+    return a;
+}
+
+static QfFn block_qfunction(const Operator *op, int facet, int residual) {
+    return facet ? (residual ? op->facet_residual : op->facet_jacobian)
+                 : (residual ? op->cell_residual : op->cell_jacobian);
+}
+
+/* The auxiliary field at a block's q-points, when the physics reads one and it is set. */
+static int block_aux(Operator *op, OpBlock *b) {
+    if (!op->aux || !b->auxq) return FEM_OK;
+    return op->dev->ops.interpolate(op->dev, &b->aux_view, op->aux, b->auxq, NULL);
+}
+
+/* One block's contribution to out (+=): interpolate in, q-function, integrate. */
+static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
+    Device *d = op->dev;
+    if (b->nelem == 0) return FEM_OK;
+    int grads = facet ? op->facet_grads : op->grads;
+    FEM_TRY(d->ops.interpolate(d, &b->view, in, b->uq, grads ? b->duq : NULL));
+    FEM_TRY(block_aux(op, b));
+    QfArgs a = block_args(op, b, facet, residual);
+    FEM_TRY(block_qfunction(op, facet, residual)(&a));
+    return d->ops.integrate(d, &b->view, b->s, facet ? NULL : b->f, out, b->evec);
+}
+
+static int apply_all(Operator *op, int residual, const Vec *in, Vec *out) {
+    for (int b = 0; b < op->ncells; b++) FEM_TRY(apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
+    for (int b = 0; b < op->nfacets; b++)
+        FEM_TRY(apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
+    return FEM_OK;
+}
+
+int op_ref_residual(Operator *op, const Vec *u, Vec *r) {
+    FEM_TRY(vec_zero(r));
+    return apply_all(op, 1, u, r);
+}
+
+int op_ref_apply_add(Operator *op, const Vec *x, Vec *y) {
+    return apply_all(op, 0, x, y);
+}
+
+/* Exact diagonal of the element matrices: for each input slot (component c, value or one reference
+ * derivative), the linearised q-function's response to a unit input there, tested against the same slot. */
+static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
+    Device *d = op->dev;
+    if (b->nelem == 0) return FEM_OK;
+    int nc = op->phys.ncomp, rd = b->basis.tables.dim, grads = facet ? op->facet_grads : op->grads;
+    int64_t n = b->nelem * b->basis.tables.nq;
+    FEM_TRY(d->ops.zero(d, b->evec, sizeof(double) * (size_t)(b->nelem * nc * b->basis.tables.ndof)));
+    FEM_TRY(block_aux(op, b));
+    QfArgs a = block_args(op, b, facet, 0);
+    QfFn fn = block_qfunction(op, facet, 0);
+    for (int c = 0; c < nc; c++)
+        for (int slot = 0; slot <= (grads ? rd : 0); slot++) {
+            double pu[QF_MAX_COMP] = {0}, pg[QF_MAX_COMP * 3] = {0};
+            if (slot == 0)
+                pu[c] = 1.0;
+            else
+                pg[c * rd + slot - 1] = 1.0;
+            FEM_TRY(d->ops.fill(d, n, nc, pu, b->uq));
+            if (grads) FEM_TRY(d->ops.fill(d, n, nc * rd, pg, b->duq));
+            FEM_TRY(fn(&a));
+            FEM_TRY(d->ops.diag_add(d, &b->view, c, slot, b->s, facet ? NULL : b->f, b->evec));
+        }
+    return d->ops.assemble(d, &b->view, b->evec, diag);
+}
+
+int op_ref_diagonal(Operator *op, Vec *diag) {
+    FEM_TRY(vec_zero(diag));
+    for (int b = 0; b < op->ncells; b++) FEM_TRY(diagonal_block(op, &op->cells[b], 0, diag->data));
+    for (int b = 0; b < op->nfacets; b++) FEM_TRY(diagonal_block(op, &op->facets[b], 1, diag->data));
+    return FEM_OK;
+}
+
+/* ---------------------------------------------------------------- element matrices */
+
+/* A restriction in which every element owns its dofs (e * ndof + i): applying the block's kernels to it
+ * gives each element's own response, not the assembled one. */
+static int discontinuous(Device *dev, int64_t nelem, int nd, Restriction *r) {
+    int64_t n = nelem * nd;
+    fem_idx *dofs = malloc(sizeof(fem_idx) * (size_t)(n + 1));
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int32_t *slots = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int status = dofs && off && slots ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for element matrices");
+    for (int64_t k = 0; k < n && !status; k++) dofs[k] = (fem_idx)k, off[k] = k, slots[k] = (int32_t)k;
+    if (!status) off[n] = n;
+    if (!status) status = restriction_create(r, dev, nelem, nd, n, dofs, off, slots);
+    free(dofs);
+    free(off);
+    free(slots);
+    return status;
+}
+
+/* Column (j, cj) of every element matrix of block b: the linearised q-function's response to element
+ * values that are 1 at local dof j, component cj, and 0 elsewhere, integrated against the test functions. */
+static int element_column(Operator *op, OpBlock *b, int facet, const ElemView *v, int j, int cj, double *x,
+                          double *y, double *evec) {
+    Device *d = op->dev;
+    int nc = op->phys.ncomp, m = v->ndof * nc, grads = facet ? op->facet_grads : op->grads;
+    double pattern[QF_MAX_COMP * 729];
+    for (int k = 0; k < m; k++) pattern[k] = k == j * nc + cj;
+    FEM_TRY(d->ops.fill(d, b->nelem, m, pattern, x));
+    FEM_TRY(d->ops.interpolate(d, v, x, b->uq, grads ? b->duq : NULL));
+    QfArgs a = block_args(op, b, facet, 0);
+    FEM_TRY(block_qfunction(op, facet, 0)(&a));
+    FEM_TRY(d->ops.zero(d, y, sizeof(double) * (size_t)(b->nelem * m)));
+    return d->ops.integrate(d, v, b->s, facet ? NULL : b->f, y, evec);
+}
+
+int op_ref_element_matrices(Operator *op, int facet, int bi, double *K) {
+    OpBlock *b = facet ? &op->facets[bi] : &op->cells[bi];
+    Device *d = op->dev;
+    int nc = op->phys.ncomp, nd = b->basis.tables.ndof, m = nd * nc;
+    if (b->nelem == 0) return FEM_OK;
+    if (nd > 729) return fem_fail(FEM_ERR_INTERNAL, "element matrices of %d dofs are not assembled", nd);
+    Restriction r;
+    FEM_TRY(discontinuous(d, b->nelem, nd, &r));
+    ElemView v = elem_view(&r, &b->basis, nc);
+    size_t bytes = sizeof(double) * (size_t)(b->nelem * m);
+    double *x = NULL, *y = NULL, *evec = NULL, *col = malloc(bytes);
+    int status = col ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for element matrices");
+    if (!status) status = device_alloc(d, (void **)&x, bytes);
+    if (!status) status = device_alloc(d, (void **)&y, bytes);
+    if (!status) status = device_alloc(d, (void **)&evec, bytes);
+    for (int j = 0; j < nd && !status; j++)
+        for (int cj = 0; cj < nc && !status; cj++) {
+            status = element_column(op, b, facet, &v, j, cj, x, y, evec);
+            if (!status) status = d->ops.download(d, col, y, bytes);
+            for (int64_t e = 0; e < b->nelem && !status; e++)
+                for (int k = 0; k < m; k++) K[(e * m + k) * m + j * nc + cj] = col[e * m + k];
+        }
+    free(col);
+    device_free(d, x);
+    device_free(d, y);
+    device_free(d, evec);
+    restriction_destroy(&r);
+    return status;
+}

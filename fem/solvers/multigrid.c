@@ -1,0 +1,218 @@
+/* p-multigrid preconditioning (PC_MULTIGRID, pc.h).
+ *
+ * Levels are spaces of decreasing order on the same mesh (p, then about p/2, ..., 1), each with an operator of
+ * the same physics, so every level is matrix-free and runs the device's own kernels (or a backend's fused
+ * ones). One application is a V-cycle: Chebyshev-Jacobi smoothing before and after the coarse correction
+ * (the same polynomial both times, so the cycle is symmetric and CG may use it), transfers by interpolation
+ * and its transpose (fem/transfer.h), and on the coarsest level the coarse solver. A nonlinear problem's
+ * coarse levels are linearised at the coarse interpolant of the fine state. */
+#include "pc.h"
+
+#include "fem/error.h"
+#include "fem/transfer.h"
+#include "multigrid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MG_MAX_LEVELS = 8 };
+
+/* The bottom of the smoother's interval as a fraction of the top: the smoother damps what the coarser level
+ * cannot represent, the upper part of D^-1 A's spectrum. */
+#define MG_SMOOTH_LOWER 0.1
+
+typedef struct {
+    Space space;   /* coarse levels own their space and operator */
+    Operator own;
+    Operator *op;  /* the level's operator (the caller's on the finest level) */
+    Transfer down; /* to the next coarser level */
+    Transfer aux_down;
+    Vec u, aux, b, x, res, t, diag;
+    Chebyshev cheb;
+} MgLevel;
+
+typedef struct {
+    int n;
+    MgLevel L[MG_MAX_LEVELS];
+    MgCoarse coarse;
+    char description[320];
+} Multigrid;
+
+int mg_next_order(int p) {
+    return p <= 1 ? 1 : p <= 3 ? p - 1 : (p + 1) / 2;
+}
+
+static int zero_constrained(const Operator *op, Vec *v) {
+    return op->ndir ? op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, v->data) : FEM_OK;
+}
+
+/* The coarse space's constrained dofs: component c of the coarse nodes of every facet whose fine nodes are
+ * all constrained in c (Dirichlet conditions act on whole boundary facets). */
+static int coarse_dirichlet(const Operator *fine, const Space *coarse, int32_t **dofs, int64_t *n) {
+    const Space *sf = fine->space;
+    int nc = sf->ncomp;
+    char *cf = calloc((size_t)sf->ndofs + 1, 1), *cc = calloc((size_t)coarse->ndofs + 1, 1);
+    *dofs = malloc(sizeof(int32_t) * (size_t)(coarse->ndofs + 1));
+    if (!cf || !cc || !*dofs) {
+        free(cf), free(cc), free(*dofs);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    }
+    for (int64_t i = 0; i < fine->ndir; i++) cf[fine->dir_host[i]] = 1;
+    for (int fb = 0; fb < sf->nfacet_blocks; fb++) {
+        const SpaceBlock *bf = &sf->facets[fb], *bc = &coarse->facets[fb];
+        for (int64_t k = 0; k < bf->count; k++)
+            for (int c = 0; c < nc; c++) {
+                int all = 1;
+                for (int i = 0; i < bf->ndof && all; i++) all = cf[(int64_t)bf->dofs[k * bf->ndof + i] * nc + c];
+                for (int j = 0; all && j < bc->ndof; j++) cc[(int64_t)bc->dofs[k * bc->ndof + j] * nc + c] = 1;
+            }
+    }
+    *n = 0;
+    for (int64_t d = 0; d < coarse->ndofs; d++)
+        if (cc[d]) (*dofs)[(*n)++] = (int32_t)d;
+    free(cf);
+    free(cc);
+    return FEM_OK;
+}
+
+static int level_vectors(MgLevel *L, int coarse_level) {
+    const Space *sp = L->op->space;
+    Device *d = L->op->dev;
+    Vec *v[] = {&L->b, &L->x, &L->res, &L->t, &L->diag};
+    for (int i = 0; i < 5; i++) FEM_TRY(vec_create(v[i], d, sp->ndofs));
+    if (coarse_level) FEM_TRY(vec_create(&L->u, d, sp->ndofs));
+    if (coarse_level && L->op->aux_used) FEM_TRY(vec_create(&L->aux, d, sp->nnodes));
+    return chebyshev_create(&L->cheb, &L->b, 0);
+}
+
+/* Level l + 1 below level l: its space, operator, constraints and the transfers between them. */
+static int add_level(Multigrid *mg, int order) {
+    MgLevel *F = &mg->L[mg->n - 1], *C = &mg->L[mg->n];
+    const Space *sf = F->op->space;
+    FEM_TRY(space_create(sf->mesh, order, sf->ncomp, &C->space));
+    mg->n++;
+    FEM_TRY(op_create_like(&C->own, F->op, &C->space));
+    C->op = &C->own;
+    int32_t *dofs = NULL;
+    int64_t ndir = 0;
+    FEM_TRY(coarse_dirichlet(F->op, &C->space, &dofs, &ndir));
+    int status = op_set_dirichlet(C->op, ndir, dofs);
+    free(dofs);
+    FEM_TRY(status);
+    FEM_TRY(transfer_create(&F->down, F->op->dev, sf, &C->space, sf->ncomp));
+    if (F->op->aux_used) FEM_TRY(transfer_create(&F->aux_down, F->op->dev, sf, &C->space, 1));
+    return level_vectors(C, 1);
+}
+
+static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
+    int most = set->mg_levels > 0 && set->mg_levels < MG_MAX_LEVELS ? set->mg_levels : MG_MAX_LEVELS;
+    mg->L[0].op = fine;
+    mg->n = 1;
+    FEM_TRY(level_vectors(&mg->L[0], 0));
+    for (int p = fine->space->order; p > 1 && mg->n < most;) {
+        p = mg_next_order(p);
+        FEM_TRY(add_level(mg, p));
+    }
+    return FEM_OK;
+}
+
+/* Level l's q-point state, linearised at the coarse interpolant of level l - 1's: the constants, the
+ * auxiliary field and the residual evaluated there. */
+static int level_state(Multigrid *mg, int l, const Vec *fine_state) {
+    MgLevel *F = &mg->L[l - 1], *C = &mg->L[l];
+    FEM_TRY(op_update_ctx(C->op));
+    const Vec *uf = l == 1 ? fine_state : &F->u;
+    if (uf)
+        FEM_TRY(transfer_inject(&F->down, uf, &C->u));
+    else
+        FEM_TRY(vec_zero(&C->u));
+    C->op->aux = NULL;
+    if (F->op->aux && F->op->aux_used) {
+        Vec af = l == 1 ? vec_wrap(F->op->dev, F->op->space->nnodes, (double *)F->op->aux) : F->aux;
+        FEM_TRY(transfer_inject(&F->aux_down, &af, &C->aux));
+        C->op->aux = C->aux.data;
+    }
+    return op_residual(C->op, &C->u, &C->t);
+}
+
+static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
+    (void)A;
+    Multigrid *mg = pc->data;
+    if (!mg) {
+        mg = pc->data = calloc(1, sizeof *mg);
+        if (!mg) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for multigrid");
+        FEM_TRY(mg_build(mg, op, &pc->set));
+    }
+    for (int l = 0; l < mg->n; l++) {
+        MgLevel *L = &mg->L[l];
+        if (l > 0) FEM_TRY(level_state(mg, l, state));
+        FEM_TRY(op_diagonal(L->op, &L->diag));
+        if (l < mg->n - 1) FEM_TRY(chebyshev_setup(&L->cheb, op_linop(L->op), &L->diag, MG_SMOOTH_LOWER));
+    }
+    MgLevel *C = &mg->L[mg->n - 1];
+    FEM_TRY(mg_coarse_setup(&mg->coarse, C->op, &C->diag, &pc->set));
+    int len = snprintf(mg->description, sizeof mg->description, "p-multigrid, %d level%s (p =", mg->n,
+                       mg->n == 1 ? "" : "s");
+    for (int l = 0; l < mg->n && len < (int)sizeof mg->description; l++)
+        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
+                        mg->L[l].op->space->order);
+    if (len < (int)sizeof mg->description)
+        snprintf(mg->description + len, sizeof mg->description - (size_t)len, "), Chebyshev(%d) smoothing, coarse: %s",
+                 mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse));
+    return FEM_OK;
+}
+
+/* x = M^-1 b on level l: smooth, correct from the coarser level, smooth again. */
+static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
+    MgLevel *L = &mg->L[l];
+    if (l == mg->n - 1) return mg_coarse_apply(&mg->coarse, b, x);
+    MgLevel *C = &mg->L[l + 1];
+    LinOp A = op_linop(L->op);
+    FEM_TRY(chebyshev_apply(&L->cheb, A, b, x));
+    FEM_TRY(A.apply(A.ctx, x, &L->t));
+    FEM_TRY(vec_copy(&L->res, b));
+    FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
+    FEM_TRY(transfer_restrict(&L->down, &L->res, &C->b));
+    FEM_TRY(zero_constrained(C->op, &C->b));
+    FEM_TRY(vcycle(mg, l + 1, &C->b, &C->x));
+    FEM_TRY(transfer_prolong(&L->down, &C->x, &L->t));
+    FEM_TRY(zero_constrained(L->op, &L->t));
+    FEM_TRY(vec_axpby(1.0, &L->t, 1.0, x));
+    FEM_TRY(A.apply(A.ctx, x, &L->t));
+    FEM_TRY(vec_copy(&L->res, b));
+    FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
+    FEM_TRY(chebyshev_apply(&L->cheb, A, &L->res, &L->t));
+    return vec_axpby(1.0, &L->t, 1.0, x);
+}
+
+static int mg_apply(Pc *pc, const Vec *r, Vec *z) {
+    return vcycle(pc->data, 0, r, z);
+}
+
+static void mg_destroy(Pc *pc) {
+    Multigrid *mg = pc->data;
+    if (!mg) return;
+    mg_coarse_destroy(&mg->coarse);
+    for (int l = 0; l < mg->n; l++) {
+        MgLevel *L = &mg->L[l];
+        Vec *v[] = {&L->u, &L->aux, &L->b, &L->x, &L->res, &L->t, &L->diag};
+        for (int i = 0; i < 7; i++) vec_destroy(v[i]);
+        chebyshev_destroy(&L->cheb);
+        transfer_destroy(&L->down);
+        transfer_destroy(&L->aux_down);
+        if (l > 0) {
+            op_destroy(&L->own);
+            space_destroy(&L->space);
+        }
+    }
+    free(mg);
+    pc->data = NULL;
+}
+
+static const char *mg_describe(const Pc *pc) {
+    const Multigrid *mg = pc->data;
+    return mg ? mg->description : "p-multigrid";
+}
+
+const PcOps multigrid_ops = {"multigrid", mg_setup, mg_apply, mg_destroy, mg_describe};

@@ -1,0 +1,30 @@
+/* p-multigrid's pieces (multigrid.c is the preconditioner, PC_MULTIGRID in pc.h): the order of the level
+ * below a level, and the coarsest level's solve. */
+#ifndef FEMTO_MULTIGRID_H
+#define FEMTO_MULTIGRID_H
+
+#include "pc.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* The order of the level below order p: p - 1 up to p = 3, then about half (8 -> 4 -> 2 -> 1). */
+int mg_next_order(int p);
+
+/* The coarsest level's solver: the level's operator assembled into a sparse matrix and handed to a library
+ * (mg_coarse.c). */
+typedef struct {
+    Operator *op;
+    Chebyshev cheb;
+    int have_cheb;
+    void *solver;
+    char description[256];
+} MgCoarse;
+
+int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set);
+int mg_coarse_apply(MgCoarse *c, const Vec *b, Vec *x);
+const char *mg_coarse_describe(const MgCoarse *c);
+void mg_coarse_destroy(MgCoarse *c);
+
+FEM_EXTERN_C_END
+
+#endif

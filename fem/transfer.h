@@ -1,0 +1,50 @@
+/* Transfers between two spaces of different order on one mesh: the grid transfers of p-multigrid.
+ *
+ * Prolongation P (coarse -> fine) interpolates: on every cell the coarse field is evaluated at the fine
+ * nodes (the coarse basis tabulated there), and a fine node shared by several cells, which each give it the
+ * same value, takes their average. Restriction is its transpose, P^T, so that a multigrid cycle stays
+ * symmetric. Injection (fine -> coarse) is the coarse nodal interpolant of a fine field, exact for fields of
+ * the coarse order: it carries the state a nonlinear Jacobian is linearised at down to the coarse levels.
+ *
+ * All three are made of the device's element kernels (interpolate, integrate) with special tables: the other
+ * order's basis at this order's nodes, and the identity, whose integration sums element values into nodes. */
+#ifndef FEMTO_TRANSFER_H
+#define FEMTO_TRANSFER_H
+
+#include "basis.h"
+#include "space.h"
+#include "vec.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef struct {
+    Restriction rf, rc;      /* the cells' dofs in both spaces */
+    Basis ident_f, ident_c;  /* identity on the fine / coarse nodes */
+    Basis c_at_f, f_at_c;    /* the coarse basis at the fine nodes, the fine basis at the coarse nodes */
+    double *ef, *ec;         /* element values [nelem][nodes][ncomp], fine and coarse */
+    double *evf, *evc;       /* the kernels' gather scratch [nelem][ncomp][nodes] */
+} TransferBlock;
+
+typedef struct {
+    Device *dev;
+    const Space *fine, *coarse;
+    int ncomp, nblocks;
+    TransferBlock b[MESH_MAX_BLOCKS];
+    Vec inv_mult_f, inv_mult_c; /* 1 / the number of cells sharing each dof */
+    Vec tmp_f;
+} Transfer;
+
+/* Transfers for ncomp interleaved components between two spaces on the same mesh (coarse->order <
+ * fine->order; spaces of ncomp components or scalar spaces used with ncomp components). */
+int transfer_create(Transfer *t, Device *dev, const Space *fine, const Space *coarse, int ncomp);
+void transfer_destroy(Transfer *t);
+/* uf = P uc */
+int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf);
+/* rc = P^T rf */
+int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc);
+/* uc = the coarse nodal interpolant of uf */
+int transfer_inject(Transfer *t, const Vec *uf, Vec *uc);
+
+FEM_EXTERN_C_END
+
+#endif

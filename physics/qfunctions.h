@@ -1,0 +1,32 @@
+/* Every q-point function of every physics, in one list: the backends instantiate it (cpu/qfunctions.c,
+ * gpu/qfunctions.cu) into tables indexed by QF_<name>, and a physics names its q-functions by those ids
+ * (QF_DESCRIBE below). Adding a q-function is its FEM_HD point function in the physics' *_qf.h and one entry
+ * here; no backend file changes. */
+#ifndef FEMTO_PHYSICS_QFUNCTIONS_H
+#define FEMTO_PHYSICS_QFUNCTIONS_H
+
+#include "physics/elasticity_qf.h"
+#include "physics/heat_qf.h"
+
+#define FEMTO_QFUNCTIONS(X)                                                                                  \
+    X(heat_cell_residual)                                                                                    \
+    X(heat_cell_jacobian)                                                                                    \
+    X(heat_facet_residual)                                                                                   \
+    X(heat_facet_jacobian)                                                                                   \
+    X(elas_linear_residual)                                                                                  \
+    X(elas_linear_jacobian)                                                                                  \
+    X(elas_nh_residual)                                                                                      \
+    X(elas_nh_jacobian)                                                                                      \
+    X(elas_linear_facet_residual)                                                                            \
+    X(elas_zero_facet_jacobian)                                                                              \
+    X(elas_nh_facet_residual)                                                                                \
+    X(elas_nh_facet_jacobian)
+
+#define FEMTO_QF_ID_(name) QF_##name,
+enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };
+#undef FEMTO_QF_ID_
+
+/* The id and name fields of a QFunction descriptor: QFunction q = {QF_DESCRIBE(heat_cell_residual), ...}. */
+#define QF_DESCRIBE(fn) .id = QF_##fn, .name = #fn
+
+#endif
