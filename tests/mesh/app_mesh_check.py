@@ -94,8 +94,9 @@ def mesh_seconds(out):
 
 
 def summary(name):
+    """The summary's numbers, without the times the run took (`*_seconds`)."""
     with open(os.path.join(work, f"out-{name}", f"{name}_summary.txt")) as f:
-        return [line for line in f if not line.startswith("#")]
+        return [line for line in f if not line.startswith("#") and "_seconds " not in line]
 
 
 def run_ok(args, env_cache, what):
