@@ -45,8 +45,9 @@ for args in (["info", mesh], ["check", problem], ["run", problem, "--device", "c
     if run.returncode != 2:
         what = f"signal {-run.returncode}" if run.returncode < 0 else f"exit code {run.returncode}"
         problems.append(f"{what}, expected exit code 2")
-    if len(err) != 1 or not err[0].startswith("femto-app: ") or mesh not in err[0] or not err[0].endswith(
-            tuple("abcdefghijklmnopqrstuvwxyz)")):
+    # Gmsh's own messages end as they do ("Wrong node index 49"); what must not happen is a cut (": ", ",")
+    if len(err) != 1 or not err[0].startswith("femto-app: ") or mesh not in err[0] or not (
+            err[0][-1].isalnum() or err[0][-1] in ").'\""):
         problems.append(f"stderr is not one sentence naming the mesh: {run.stderr!r}")
     if any(not line.startswith("femto ") for line in run.stdout.splitlines()):
         problems.append(f"unexpected output on stdout: {run.stdout!r}")
