@@ -2,6 +2,7 @@
 #ifndef FEMTO_APP_H
 #define FEMTO_APP_H
 
+#include "io/mesh_read.h"
 #include "io/problem.h"
 
 typedef struct {
@@ -13,6 +14,9 @@ typedef struct {
     int threads;            /* -1: from the file; 0: all cores (OpenMP's default); else that many */
     int force;              /* mesh a .geo even when the estimated element count is very large */
 } AppOptions;
+
+/* The mesh reading options for pb's mesh (pb NULL: a mesh file on its own); result may be NULL. */
+MeshReadOptions app_mesh_options(const AppOptions *o, const Problem *pb, MeshReadResult *result);
 
 int app_info(const AppOptions *o);
 int app_check(const AppOptions *o);

@@ -66,7 +66,7 @@ static int has_suffix(const char *s, const char *suffix) {
 
 int app_info(const AppOptions *o) {
     Mesh m;
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = app_mesh_options(o, NULL, NULL);
     const char *mesh_path = o->file;
     Problem pb;
     int have_problem = 0;
@@ -74,7 +74,7 @@ int app_info(const AppOptions *o) {
         FEM_TRY(problem_read(o->file, &pb));
         have_problem = 1;
         mesh_path = pb.mesh_file;
-        mo = (MeshReadOptions){pb.mesh_size, pb.mesh_order, pb.mesh_refine};
+        mo = app_mesh_options(o, &pb, NULL);
         app_print_problem(&pb);
     }
     int status = mesh_read(mesh_path, &mo, &m);

@@ -103,7 +103,8 @@ static int setup(const AppOptions *o, Run *r) {
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
     r->warnings = (FemWarnings){print_warning, (void *)o, 0};
     problem_warnings(pb, &r->warnings);
-    MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
+    MeshReadResult got;
+    MeshReadOptions mo = app_mesh_options(o, pb, &got);
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
     double t = app_seconds();
     FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
@@ -115,7 +116,14 @@ static int setup(const AppOptions *o, Run *r) {
             (long long)ncells);
     for (int b = 0; b < m->ncell_blocks; b++)
         app_say(o, 1, "%s %lld %s", b ? "," : " (", (long long)m->cells[b].count, m->cells[b].type->name);
-    app_say(o, 1, ")\n");
+    if (got.origin == MESH_FROM_CACHE)
+        app_say(o, 1, "); mesh: cached");
+    else if (got.origin == MESH_FROM_GMSH)
+        app_say(o, 1, "); mesh: meshed by Gmsh in %.2f s%s%s%s", got.seconds_read,
+                got.cache_note[0] ? " (" : "", got.cache_note, got.cache_note[0] ? ")" : "");
+    else
+        app_say(o, 1, ")");
+    app_say(o, 1, "\n");
     return FEM_OK;
 }
 

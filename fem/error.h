@@ -20,10 +20,11 @@ typedef enum {
     FEM_ERR_INTERNAL = 5, /* out of host memory or a bug: a message says which */
 } FemStatus;
 
-/* Records a message (printf format) and returns `code`, so callers write `return fem_fail(...)`. */
+/* Records a message (printf format, any length: it is never cut; an argument may quote fem_last_error()) and
+ * returns `code`, so callers write `return fem_fail(...)`. */
 int fem_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The message of the last failure ("" when none). */
+/* The message of the last failure ("" when none); valid until the next fem_fail or fem_clear_error. */
 const char *fem_last_error(void);
 
 /* Clears the recorded message (tests that expect a failure call this first). */
