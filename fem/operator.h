@@ -33,6 +33,11 @@ typedef struct {
     QFunction facet_residual, facet_jacobian;
     const void *ctx; /* constants, copied to the device by op_create and op_update_ctx */
     size_t ctx_bytes;
+    /* The polynomial degree of the integrand on affine simplices (constant Jacobian) at element order p, on
+     * cells (facet 0) or boundary facets (1): the quadrature rule of that degree integrates the residual and
+     * Jacobian exactly there. 0: not a polynomial (nonlinear physics, variable coefficients), use the
+     * default rule. NULL: always the default. */
+    int (*exact_degree)(const void *ctx, int p, int facet);
 } OpPhysics;
 
 /* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */

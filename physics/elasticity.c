@@ -184,6 +184,17 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
                     pb->path, free_modes);
 }
 
+/* Linear elasticity's integrand on affine simplices with constant materials: sigma(u) : grad v (degree 2p - 2),
+ * the body force rho g . v (p), a thermal stress from a temperature field of order p (2p - 1); on facets
+ * tractions and pressures t . v (p). The neo-Hookean model is not polynomial. */
+static int elas_exact_degree(const void *vctx, int p, int facet) {
+    const ElasCtx *ctx = vctx;
+    if (ctx->model != ELAS_LINEAR) return 0;
+    if (facet) return p;
+    if (ctx->temp_mode == ELAS_TEMP_FIELD) return 2 * p - 1;
+    return 2 * p - 2 > p ? 2 * p - 2 : p;
+}
+
 int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const ElasticProblem *ep = &pb->elasticity;
@@ -238,6 +249,7 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
         .facet_jacobian = qf[3],
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
+        .exact_degree = elas_exact_degree,
     };
     if (ctx->temp_mode == ELAS_TEMP_FIELD) /* thermal strain from a solved temperature field */
         md->phys.cell_residual.in[1] = md->phys.cell_jacobian.in[1] = (QfField){"T", QF_AUX, QF_VALUE};
