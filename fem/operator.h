@@ -124,6 +124,11 @@ int op_ref_residual(Operator *op, const Vec *u, Vec *r);
 int op_ref_apply_add(Operator *op, const Vec *x, Vec *y);
 int op_ref_diagonal(Operator *op, Vec *d);
 int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
+/* Pieces of the default implementation a backend's override reuses: one block's contribution to out (+=);
+ * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
+int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
+QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+int op_block_aux(Operator *op, OpBlock *b);
 
 FEM_EXTERN_C_END
 

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
+QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
     QfArgs a = {0};
     a.n = b->nelem * b->basis.tables.nq;
     a.nq = b->basis.tables.nq;
@@ -37,27 +37,27 @@ static QfFn block_qfunction(const Operator *op, int facet, int residual) {
 }
 
 /* The auxiliary field at a block's q-points, when the physics reads one and it is set. */
-static int block_aux(Operator *op, OpBlock *b) {
+int op_block_aux(Operator *op, OpBlock *b) {
     if (!op->aux || !b->auxq) return FEM_OK;
     return op->dev->ops.interpolate(op->dev, &b->aux_view, op->aux, b->auxq, NULL);
 }
 
 /* One block's contribution to out (+=): interpolate in, q-function, integrate. */
-static int apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
+int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
     Device *d = op->dev;
     if (b->nelem == 0) return FEM_OK;
     int grads = facet ? op->facet_grads : op->grads;
     FEM_TRY(d->ops.interpolate(d, &b->view, in, b->uq, grads ? b->duq : NULL));
-    FEM_TRY(block_aux(op, b));
-    QfArgs a = block_args(op, b, facet, residual);
+    FEM_TRY(op_block_aux(op, b));
+    QfArgs a = op_block_args(op, b, facet, residual);
     FEM_TRY(block_qfunction(op, facet, residual)(&a));
     return d->ops.integrate(d, &b->view, b->s, facet ? NULL : b->f, out, b->evec);
 }
 
 static int apply_all(Operator *op, int residual, const Vec *in, Vec *out) {
-    for (int b = 0; b < op->ncells; b++) FEM_TRY(apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
+    for (int b = 0; b < op->ncells; b++) FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
-        FEM_TRY(apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
+        FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
     return FEM_OK;
 }
 
@@ -78,8 +78,8 @@ static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
     int nc = op->phys.ncomp, rd = b->basis.tables.dim, grads = facet ? op->facet_grads : op->grads;
     int64_t n = b->nelem * b->basis.tables.nq;
     FEM_TRY(d->ops.zero(d, b->evec, sizeof(double) * (size_t)(b->nelem * nc * b->basis.tables.ndof)));
-    FEM_TRY(block_aux(op, b));
-    QfArgs a = block_args(op, b, facet, 0);
+    FEM_TRY(op_block_aux(op, b));
+    QfArgs a = op_block_args(op, b, facet, 0);
     QfFn fn = block_qfunction(op, facet, 0);
     for (int c = 0; c < nc; c++)
         for (int slot = 0; slot <= (grads ? rd : 0); slot++) {
@@ -132,7 +132,7 @@ static int element_column(Operator *op, OpBlock *b, int facet, const ElemView *v
     for (int k = 0; k < m; k++) pattern[k] = k == j * nc + cj;
     FEM_TRY(d->ops.fill(d, b->nelem, m, pattern, x));
     FEM_TRY(d->ops.interpolate(d, v, x, b->uq, grads ? b->duq : NULL));
-    QfArgs a = block_args(op, b, facet, 0);
+    QfArgs a = op_block_args(op, b, facet, 0);
     FEM_TRY(block_qfunction(op, facet, 0)(&a));
     FEM_TRY(d->ops.zero(d, y, sizeof(double) * (size_t)(b->nelem * m)));
     return d->ops.integrate(d, v, b->s, facet ? NULL : b->f, y, evec);

@@ -129,6 +129,7 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->ops.assemble = gpu_assemble;
     d->ops.sync = gpu_sync;
     d->ops.destroy = gpu_destroy;
+    d->ops.operator_setup = gpu_operator_setup;
     return FEM_OK;
 }
 

@@ -34,6 +34,7 @@ typedef struct {
     GpuPlace tables;      /* shape tables staged in shared memory, or read from global memory */
     GpuPlace qdata;       /* q-point arrays staged in shared memory, or read/written in global memory */
     GpuPath path;         /* quads and hexes: full tables or sum factorisation */
+    int unfused;          /* operators use the separate kernels, not the fused ones (gpu/fused.cu) */
 } GpuTuning;
 
 /* Sets the tuning of a CUDA device (NULL: the defaults). FEM_ERR_USAGE when d is not a CUDA device. */

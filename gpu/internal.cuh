@@ -79,6 +79,9 @@ int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 extern "C" const QfFn gpu_qfunctions[];
 extern "C" const int gpu_nqfunctions;
 
+/* fused.cu: the operator override (Device.ops.operator_setup) */
+extern "C" int gpu_operator_setup(struct Operator *op);
+
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);
 int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);

@@ -1,0 +1,133 @@
+/* The fused GPU operator (gpu/fused.cu) against the CPU device and against the GPU's separate kernels: the
+ * residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
+ * heat with a temperature-dependent conductivity and convection, on one mesh, every order given, with
+ * atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu|| must be <= 1e-12; the fused device must
+ * report the fused implementation where its blocks allow it.
+ *
+ * usage: test_gpu_fused MESH.geo MAXORDER      (exit 77 without a GPU) */
+#include "common/femto_test.h"
+#include "elasticity/elas_test.h"
+#include "physics/heat.h"
+#ifdef FEMTO_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#define TOL 1e-12
+
+typedef struct {
+    Device *dev[4]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels */
+} Devices;
+
+static double rel_diff(int64_t n, const double *a, const double *b) {
+    double d = 0.0, s = 0.0;
+    for (int64_t i = 0; i < n; i++) d += (a[i] - b[i]) * (a[i] - b[i]), s += b[i] * b[i];
+    return sqrt(d / (s > 0 ? s : 1.0));
+}
+
+/* R(u) and J v on device d, downloaded; impl: the operator's implementation name. */
+static void apply(Device *d, const Space *sp, const Model *md, const double *u, const double *v, double *R, double *Jv,
+                  const char **impl) {
+    int64_t n = sp->ndofs;
+    Operator op;
+    CHECK_OK(op_create(&op, d, sp, &md->phys, 0, md->cell_tags, md->facet_tags));
+    CHECK_OK(op_set_dirichlet(&op, md->ndir, md->dir_dofs));
+    *impl = op.implementation;
+    Vec U, V, W;
+    CHECK_OK(vec_create(&U, d, n));
+    CHECK_OK(vec_create(&V, d, n));
+    CHECK_OK(vec_create(&W, d, n));
+    CHECK_OK(vec_upload(&U, u));
+    CHECK_OK(vec_upload(&V, v));
+    CHECK_OK(op_residual(&op, &U, &W));
+    CHECK_OK(vec_download(&W, R));
+    CHECK_OK(op_jacobian(&op, &V, &W));
+    CHECK_OK(vec_download(&W, Jv));
+    vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
+    op_destroy(&op);
+}
+
+static void compare(Devices *D, const char *what, const Space *sp, const Model *md, double base, double amp) {
+    int64_t n = sp->ndofs;
+    double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[4], *J[4];
+    uint64_t seed = 2024;
+    for (int64_t i = 0; i < n; i++) u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
+    const char *impl[4];
+    for (int k = 0; k < 4; k++) {
+        R[k] = malloc(sizeof(double) * n), J[k] = malloc(sizeof(double) * n);
+        apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k]);
+    }
+    static const char *names[4] = {"", "fused atomic", "fused gather", "separate kernels"};
+    for (int k = 1; k < 4; k++) {
+        double er = rel_diff(n, R[k], R[0]), ej = rel_diff(n, J[k], J[0]);
+        printf("  %s p = %d, %s (%s): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k], impl[k], er, ej);
+        CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what, sp->order,
+              names[k], er, ej);
+    }
+    CHECK(strcmp(impl[3], "ref") == 0, "the unfused device runs the default implementation, not %s", impl[3]);
+    for (int k = 0; k < 4; k++) free(R[k]), free(J[k]);
+    free(u), free(v);
+}
+
+static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
+    Space sp;
+    CHECK_OK(space_create(m, p, m->dim, &sp));
+    ElasticMaterial mat = elas_material(2e5, 0.3, 1000, 1e-5, 293);
+    ElasticBc bcs[2] = {elas_bc(ELASTIC_BC_FIXED, "left", 7, 0, 0, 0),
+                        elas_bc(ELASTIC_BC_TRACTION, "right", 0, 10.0, -20.0, m->dim == 3 ? 30.0 : 0.0)};
+    Problem *pb = elas_problem(model, &mat, 2, bcs);
+    pb->elasticity.gravity[m->dim - 1] = -9.81;
+    Model md;
+    CHECK_OK(elasticity_model_create(pb, &sp, &md));
+    compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0, 0.02);
+    model_destroy(&md);
+    space_destroy(&sp);
+}
+
+static void heat(Devices *D, const Mesh *m, int p) {
+    Space sp;
+    CHECK_OK(space_create(m, p, 1, &sp));
+    static Problem pb;
+    memset(&pb, 0, sizeof pb);
+    snprintf(pb.path, sizeof pb.path, "test");
+    HeatMaterial mat = {.k_kind = CONDUCTIVITY_POLYNOMIAL, .k_ncoef = 3, .k_coef = {5, 0.02, 1e-5}, .source = 100};
+    HeatBc bc[2] = {{.kind = HEAT_BC_TEMPERATURE, .boundary = "left", .value = 300},
+                    {.kind = HEAT_BC_CONVECTION, .boundary = "right", .h = 30, .ambient = 280}};
+    pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = 2, pb.heat.bcs = bc;
+    Model md;
+    CHECK_OK(heat_model_create(&pb, &sp, &md));
+    compare(D, "heat k(T)", &sp, &md, 350.0, 100.0);
+    model_destroy(&md);
+    space_destroy(&sp);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER\n"), 2;
+#ifndef FEMTO_HAVE_CUDA
+    printf("skipped: built without CUDA\n");
+    return TEST_SKIP;
+#else
+    Device cpu, fa, fg, sep;
+    CHECK_OK(test_device(&cpu, DEV_CPU, 2, ASSEMBLE_GATHER));
+    if (test_device(&fa, DEV_CUDA, 0, ASSEMBLE_ATOMIC)) return TEST_SKIP;
+    CHECK_OK(test_device(&fg, DEV_CUDA, 0, ASSEMBLE_GATHER));
+    CHECK_OK(test_device(&sep, DEV_CUDA, 0, ASSEMBLE_GATHER));
+    GpuTuning t;
+    memset(&t, 0, sizeof t);
+    t.unfused = 1;
+    CHECK_OK(gpu_device_tune(&sep, &t));
+    Devices D = {{&cpu, &fa, &fg, &sep}};
+    Mesh m;
+    MeshReadOptions mo = {0};
+    CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
+    for (int p = 1; p <= atoi(argv[2]); p++) {
+        elasticity(&D, &m, p, ELASTIC_LINEAR);
+        elasticity(&D, &m, p, ELASTIC_NEO_HOOKEAN);
+        heat(&D, &m, p);
+    }
+    mesh_destroy(&m);
+    return test_result("test_gpu_fused");
+#endif
+}
