@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("femto %s (CUDA backend: %s)\n", FEMTO_VERSION,
+        printf("femto %s (commit %s, CUDA backend: %s)\n", FEMTO_VERSION, FEMTO_CONFIGURED_COMMIT,
 #ifdef FEMTO_HAVE_CUDA
                "built in"
 #else
