@@ -64,10 +64,10 @@ def parse_sizes(text):
     """'33k,0.02,6M' -> [('dofs', 33000), ('h', 0.02), ('dofs', 6000000)]"""
     out = []
     for item in filter(None, (s.strip() for s in text.split(","))):
-        m = re.fullmatch(r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)([kKmM]?)", item)
+        m = re.fullmatch(r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)([kKM]?)", item)
         if not m:
-            fail(f"bad size '{item}': expected a cell size in m (< 1) or a dof count (33000, 33k, 6M)")
-        value = float(m.group(1)) * {"": 1, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6}[m.group(2)]
+            fail(f"bad size '{item}': expected a cell size in m (0.02) or a dof count (33000, 33k, 6M)")
+        value = float(m.group(1)) * {"": 1, "k": 1e3, "K": 1e3, "M": 1e6}[m.group(2)]
         if value <= 0:
             fail(f"bad size '{item}': sizes are positive")
         out.append(("dofs", value) if value >= 1 or m.group(2) else ("h", value))
@@ -83,12 +83,11 @@ def lagrange_nodes(counts, cell, p):
 
 
 def table_curve(counts_table, geo, ncomp, p):
-    """[(log h, log dofs)] for the mesh counts of one geometry, by decreasing h."""
+    """[(log h, log dofs)] at the counted sizes of one geometry (None when it has no counts)."""
     entry = counts_table.get(geo)
     if not entry:
         return None
-    pts = [(math.log(r["size"]), math.log(ncomp * lagrange_nodes(r, entry["cell"], p))) for r in entry["sizes"]]
-    return sorted(pts, reverse=True)
+    return [(math.log(r["size"]), math.log(ncomp * lagrange_nodes(r, entry["cell"], p))) for r in entry["sizes"]]
 
 
 def interpolate(pts, x, xi, yi):
@@ -128,6 +127,9 @@ def choose_size(problem, geo, counts_table, p, size):
         return value, round(math.exp(interpolate(pts, math.log(value), 0, 1))) if pts else None
     if not pts:
         fail(f"{COUNTS_FILE} has no counts for {geo}: run solver-bench.py --calibrate, or give sizes in metres")
+    if not min(q[1] for q in pts) <= math.log(value) <= max(q[1] for q in pts):
+        print(f"solver-bench: {value:,.0f} dofs of {problem} at p = {p} lies outside the sizes counted in "
+              f"{os.path.basename(COUNTS_FILE)}: the cell size is extrapolated", file=sys.stderr)
     h = float(f"{math.exp(interpolate(pts, math.log(value), 1, 0)):.3g}")
     return h, round(math.exp(interpolate(pts, math.log(h), 0, 1)))
 
