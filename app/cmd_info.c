@@ -1,4 +1,4 @@
-/* `femto-app info FILE`: what a mesh (or a problem's mesh) holds. */
+/* `femto-app info FILE`: what a mesh holds, or a problem's settings (info_problem.c) and then its mesh. */
 #include "app.h"
 
 #include "fem/error.h"
@@ -66,7 +66,7 @@ static int has_suffix(const char *s, const char *suffix) {
 
 int app_info(const AppOptions *o) {
     Mesh m;
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = app_mesh_options(o, NULL, NULL);
     const char *mesh_path = o->file;
     Problem pb;
     int have_problem = 0;
@@ -74,10 +74,8 @@ int app_info(const AppOptions *o) {
         FEM_TRY(problem_read(o->file, &pb));
         have_problem = 1;
         mesh_path = pb.mesh_file;
-        mo = (MeshReadOptions){pb.mesh_size, pb.mesh_order, pb.mesh_refine};
-        printf("problem %s\n  physics:%s%s, element order %d\n", o->file,
-               (pb.physics & PHYSICS_HEAT) ? " heat" : "",
-               (pb.physics & PHYSICS_ELASTICITY) ? " elasticity" : "", pb.order);
+        mo = app_mesh_options(o, &pb, NULL);
+        app_print_problem(&pb);
     }
     int status = mesh_read(mesh_path, &mo, &m);
     if (have_problem) problem_destroy(&pb);

@@ -86,6 +86,11 @@ static DevKind dev_kind(DeviceKind k) {
     return k == DEVICE_CPU ? DEV_CPU : k == DEVICE_CUDA ? DEV_CUDA : DEV_AUTO;
 }
 
+/* A plausibility warning (FemWarnings' printer): one "warning:" line, as every warning of the app. */
+static void print_warning(void *ctx, const char *message) {
+    app_warn(ctx, "%s\n", message);
+}
+
 /* Problem, overrides, mesh: the part `check` and `run` share. */
 static int setup(const AppOptions *o, Run *r) {
     memset(r, 0, sizeof *r);
@@ -95,10 +100,13 @@ static int setup(const AppOptions *o, Run *r) {
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
-    if (o->threads) pb->device.threads = o->threads;
+    if (o->threads >= 0) pb->device.threads = o->threads;
     if (o->output_dir) snprintf(pb->output.directory, sizeof pb->output.directory, "%s", o->output_dir);
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
-    MeshReadOptions mo = {pb->mesh_size, pb->mesh_order, pb->mesh_refine};
+    r->warnings = (FemWarnings){print_warning, (void *)o, 0};
+    problem_warnings(pb, &r->warnings);
+    MeshReadResult got;
+    MeshReadOptions mo = app_mesh_options(o, pb, &got);
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
     double t = app_seconds();
     FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
@@ -110,7 +118,14 @@ static int setup(const AppOptions *o, Run *r) {
             (long long)ncells);
     for (int b = 0; b < m->ncell_blocks; b++)
         app_say(o, 1, "%s %lld %s", b ? "," : " (", (long long)m->cells[b].count, m->cells[b].type->name);
-    app_say(o, 1, ")\n");
+    if (got.origin == MESH_FROM_CACHE)
+        app_say(o, 1, "); mesh: cached");
+    else if (got.origin == MESH_FROM_GMSH)
+        app_say(o, 1, "); mesh: meshed by Gmsh in %.2f s%s%s%s", got.seconds_read,
+                got.cache_note[0] ? " (" : "", got.cache_note, got.cache_note[0] ? ")" : "");
+    else
+        app_say(o, 1, ")");
+    app_say(o, 1, "\n");
     return FEM_OK;
 }
 
@@ -151,6 +166,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
         summary_add(&r.summary, "linear_solves_capped", r.capped, "");
+        summary_add(&r.summary, "warnings", r.warnings.count, "");
         summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");

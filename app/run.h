@@ -10,6 +10,7 @@
 #include "io/results.h"
 #include "io/resultset.h"
 #include "physics/model.h"
+#include "physics/sanity.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
  * per line), which the sample regression tests compare with inputs/<sample>/expected.txt. */
@@ -41,6 +42,7 @@ typedef struct {
     int newton_its, linear_its, capped; /* over every solve of the run, for the summary */
     int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
     double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */
+    FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */
     /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
     Space *temperature_space;
     double *temperature;

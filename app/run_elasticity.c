@@ -197,6 +197,7 @@ static void elastic_summary(Elastic *e) {
     if (!status) status = d->ops.download(d, e->host, e->u, sizeof(double) * (size_t)n);
     if (!status) status = elasticity_stress_nodes(&e->md, sp, e->host, e->Thost, stress, vm, NULL);
     if (!status) status = elasticity_extremes(sp, e->host, vm, &ex);
+    if (!status) status = sanity_elasticity(sp, e->host, !elasticity_nonlinear(&e->md), &r->warnings);
     if (!status) status = elasticity_strain_energy(&e->md, sp, e->host, e->Thost, &energy);
     if (!status) status = device_alloc(d, (void **)&rdev, sizeof(double) * (size_t)n);
     Vec U = vec_wrap(d, n, e->u), R = vec_wrap(d, n, rdev);

@@ -42,7 +42,11 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                             .max_iterations = s->max_iterations,
                             .line_search = s->line_search,
                             .linear = linear,
-                            .pc = {.type = pc},
+                            .pc = {.type = pc,
+                                   .cheb_degree = s->smoothing_degree,
+                                   .mg_levels = s->mg_levels,
+                                   .coarse = (int)s->coarse,
+                                   .coarse_cycles = s->coarse_cycles},
                             .ksp = {.type = ksp,
                                     .rtol = s->linear_rtol,
                                     .max_iterations = s->linear_max_iterations,
@@ -234,6 +238,7 @@ static void heat_summary(Heat *h) {
     const Space *sp = h->sp;
     Device *d = &r->dev;
     d->ops.download(d, h->host, h->u, sizeof(double) * (size_t)sp->ndofs);
+    sanity_heat(sp, h->host, &r->warnings);
     int64_t imin = 0, imax = 0;
     for (int64_t i = 0; i < sp->nnodes; i++) {
         if (h->host[i] < h->host[imin]) imin = i;

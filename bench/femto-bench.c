@@ -133,7 +133,7 @@ static void make_mesh(const Options *o, const char *shape, Mesh *m, double *seco
     /* first guess from a rough density (elements per unit volume at size h: c / h^d) */
     double c = d == 2 ? 2.3 : 6.0;
     double h0 = pow(c / (double)(calib > 0 ? calib : 1), 1.0 / d);
-    MeshReadOptions mo = {h0, 1, 0};
+    MeshReadOptions mo = {.size = h0, .order = 1};
     if (mesh_read(path, &mo, m)) die("meshing the calibration mesh");
     int64_t n0 = cells_of(m, s);
     mesh_destroy(m);

@@ -20,14 +20,27 @@ typedef enum {
     FEM_ERR_INTERNAL = 5, /* out of host memory or a bug: a message says which */
 } FemStatus;
 
-/* Records a message (printf format) and returns `code`, so callers write `return fem_fail(...)`. */
+/* Records a message (printf format, any length: it is never cut; an argument may quote fem_last_error()) and
+ * returns `code`, so callers write `return fem_fail(...)`. */
 int fem_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The message of the last failure ("" when none). */
+/* The message of the last failure ("" when none); valid until the next fem_fail or fem_clear_error. */
 const char *fem_last_error(void);
 
 /* Clears the recorded message (tests that expect a failure call this first). */
 void fem_clear_error(void);
+
+/* Warnings are not failures: an input or a result that is valid but probably wrong (a units slip: 70 Pa for
+ * 70 GPa, 20 K for 20 degrees Celsius). A check that finds one calls fem_warn on the caller's sink, which
+ * counts it and hands the sentence to `say` (NULL: only counted); the app prints it and counts it in the
+ * summary. */
+typedef struct {
+    void (*say)(void *ctx, const char *message);
+    void *ctx;
+    int count;
+} FemWarnings;
+
+void fem_warn(FemWarnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* malloc/calloc that record "out of memory (N bytes for WHAT)" on failure. */
 void *fem_malloc(size_t bytes, const char *what);

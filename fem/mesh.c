@@ -203,41 +203,81 @@ static double cell_size(const Mesh *m, const MeshBlock *b, int64_t c) {
                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
 }
 
-static int check_cells(Mesh *m) {
+/* The range of cell c's Jacobian determinant at its nodes; a consistently clockwise 2D cell (legal for a
+ * surface meshed with a downward normal) is turned over on the way and marked in flipped (NULL in 3D).
+ * Returns 1 when the cell is degenerate, inverted or tangled. */
+static int check_cell(const Mesh *m, MeshBlock *b, int64_t c, const double *grad, uint8_t *flipped,
+                      double *lo, double *hi) {
+    double h = cell_size(m, b, c), tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int k = 0; k < b->nnodes; k++) {
+        double det = det_at(m, b, c, grad, k);
+        *lo = fmin(*lo, det);
+        *hi = fmax(*hi, det);
+    }
+    if (m->dim == 2 && *hi < 0.0) {
+        transpose_cell(b, c);
+        flipped[c] = 1;
+        double t = *lo;
+        *lo = -*hi;
+        *hi = -t;
+    }
+    return *lo <= tiny;
+}
+
+/* Every cell is checked (in parallel); the first bad one in mesh order is the one the message names.
+ * flipped[b][c] = 1 for the 2D cells turned over (NULL in 3D); the caller frees them. */
+static int check_cells(Mesh *m, uint8_t **flipped) {
     for (int bi = 0; bi < m->ncell_blocks; bi++) {
         MeshBlock *b = &m->cells[bi];
+        if (m->dim == 2) FEM_ALLOC(flipped[bi], b->count, "cell orientations");
         double *grad = node_gradients(b->shape, b->order);
         if (!grad) return fem_fail(FEM_ERR_INTERNAL, "out of host memory checking cells");
-        int status = FEM_OK;
-        for (int64_t c = 0; c < b->count && status == FEM_OK; c++) {
-            double h = cell_size(m, b, c), tiny = 1e-12 * pow(h, m->dim);
-            double lo = INFINITY, hi = -INFINITY;
-            for (int k = 0; k < b->nnodes; k++) {
-                double det = det_at(m, b, c, grad, k);
-                lo = fmin(lo, det);
-                hi = fmax(hi, det);
-            }
-            if (m->dim == 2 && hi < 0.0) { /* consistently clockwise: a legal surface mesh, reoriented */
-                transpose_cell(b, c);
-                double t = lo;
-                lo = -hi;
-                hi = -t;
-            }
-            if (hi <= tiny && lo >= -tiny)
-                status = fem_fail(FEM_ERR_INPUT,
-                                  "%s: element %lld (%s) is degenerate: its Jacobian determinant is 0",
-                                  m->path, (long long)b->tag[c], b->type->name);
-            else if (lo <= tiny)
-                status =
-                    fem_fail(FEM_ERR_INPUT,
-                             "%s: element %lld (%s) is inverted or tangled: its Jacobian determinant ranges "
-                             "from %.3g to %.3g",
-                             m->path, (long long)b->tag[c], b->type->name, lo, hi);
+        int64_t bad = b->count;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (b->count > 10000)
+        for (int64_t c = 0; c < b->count; c++) {
+            double lo, hi;
+            if (check_cell(m, b, c, grad, flipped[bi], &lo, &hi) && c < bad) bad = c;
+        }
+        double lo = 0, hi = 0, tiny = 0;
+        if (bad < b->count) {
+            uint8_t again = 0; /* already turned over: this only measures again */
+            check_cell(m, b, bad, grad, &again, &lo, &hi);
+            double h = cell_size(m, b, bad);
+            tiny = 1e-12 * h * h * (m->dim == 3 ? h : 1.0);
         }
         free(grad);
-        FEM_TRY(status);
+        if (bad == b->count) continue;
+        if (hi <= tiny && lo >= -tiny)
+            return fem_fail(FEM_ERR_INPUT,
+                            "%s: element %lld (%s) is degenerate: its Jacobian determinant is 0", m->path,
+                            (long long)b->tag[bad], b->type->name);
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s: element %lld (%s) is inverted or tangled: its Jacobian determinant ranges from "
+                        "%.3g to %.3g",
+                        m->path, (long long)b->tag[bad], b->type->name, lo, hi);
     }
     return FEM_OK;
+}
+
+/* Elements per physical group: the blocks' elements come in runs of one entity (a reader appends them
+ * entity by entity), so each run is looked up in the groups once. */
+static void count_group_elements(Mesh *m) {
+    for (int g = 0; g < m->ngroups; g++) m->groups[g].nelements = 0;
+    for (int side = 0; side < 2; side++) {
+        const MeshBlock *blocks = side ? m->facets : m->cells;
+        int nb = side ? m->nfacet_blocks : m->ncell_blocks, dim = side ? m->dim - 1 : m->dim;
+        for (int b = 0; b < nb; b++)
+            for (int64_t c = 0, run; c < blocks[b].count; c += run) {
+                int32_t entity = blocks[b].entity[c];
+                for (run = 1; c + run < blocks[b].count && blocks[b].entity[c + run] == entity; run++) {
+                }
+                for (int g = 0; g < m->ngroups; g++)
+                    if (m->groups[g].dim == dim && mesh_group_has_entity(&m->groups[g], entity))
+                        m->groups[g].nelements += run;
+            }
+    }
 }
 
 static int check_planar(const Mesh *m) {
@@ -254,15 +294,15 @@ static int check_planar(const Mesh *m) {
 
 int mesh_finish(Mesh *m) {
     FEM_TRY(check_planar(m));
-    FEM_TRY(check_cells(m));
-    for (int g = 0; g < m->ngroups; g++) {
-        PhysicalGroup *pg = &m->groups[g];
-        pg->nelements = 0;
-        const MeshBlock *blocks = pg->dim == m->dim ? m->cells : m->facets;
-        int nb = pg->dim == m->dim ? m->ncell_blocks : (pg->dim == m->dim - 1 ? m->nfacet_blocks : 0);
-        for (int b = 0; b < nb; b++)
-            for (int64_t c = 0; c < blocks[b].count; c++)
-                pg->nelements += mesh_group_has_entity(pg, blocks[b].entity[c]);
+    uint8_t *flipped[MESH_MAX_BLOCKS] = {0};
+    int status = check_cells(m, flipped);
+    if (!status) {
+        count_group_elements(m);
+        status = mesh_build_topology(m);
     }
-    return mesh_build_topology(m);
+    /* each 2D cell was turned counter-clockwise on its own: only now can a cell turned against its
+     * neighbours, one that folds over them, be found */
+    if (!status && m->dim == 2) status = mesh_check_folds(m, (const uint8_t *const *)flipped);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(flipped[b]);
+    return status;
 }

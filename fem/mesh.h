@@ -99,6 +99,14 @@ int mesh_finish(Mesh *m);
 
 int mesh_build_topology(Mesh *m);
 
+/* 2D only, after the topology: every cell, turned counter-clockwise, has its interior to the left of each of
+ * its edges, so two cells that run along a shared edge in the same direction lie on the same side of it and
+ * overlap — a fold that per-cell Jacobians cannot see once each cell was turned over on its own.
+ * flipped[b][c] says which cells were clockwise in the file; the error names the cell whose orientation
+ * differs from most of its surface (the inverted one). A surface meshed clockwise throughout is consistent
+ * and passes. */
+int mesh_check_folds(const Mesh *m, const uint8_t *const *flipped);
+
 /* The physical group with this name and dimension, or NULL. */
 const PhysicalGroup *mesh_find_group(const Mesh *m, const char *name, int dim);
 /* "name (dim D, N elements)" list of the groups of dimension dim, comma separated, for messages. */

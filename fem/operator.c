@@ -55,11 +55,21 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
     return status;
 }
 
-static int setup_cells(Operator *op, int bi, int qdegree, const int32_t *tags) {
+/* The quadrature degree of a block: the caller's, else the physics' exact degree where the block's cells are
+ * affine simplices (or straight lines), else the default 2p + g - 1. */
+static int block_degree(const Operator *op, const MeshBlock *mb, Shape s, int facet) {
+    int p = op->space->order;
+    if (op->qdegree > 0) return op->qdegree;
+    int affine = mb->order == 1 && (!shape_is_tensor(s) || s == SHAPE_LINE);
+    int exact = affine && op->phys.exact_degree ? op->phys.exact_degree(op->phys.ctx, p, facet) : 0;
+    return exact > 0 ? exact : quadrature_default_degree(p, mb->order);
+}
+
+static int setup_cells(Operator *op, int bi, const int32_t *tags) {
     const Space *sp = op->space;
     const SpaceBlock *sb = &sp->cells[bi];
     OpBlock *b = &op->cells[bi];
-    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, sp->mesh->cells[bi].order);
+    int deg = block_degree(op, &sp->mesh->cells[bi], sb->shape, 0);
     b->nelem = sb->count;
     FEM_TRY(basis_create(&b->basis, op->dev, sb->shape, sp->order, deg));
     FEM_TRY(restriction_create(&b->restriction, op->dev, sb->count, sb->ndof, sp->nnodes, sb->dofs,
@@ -89,13 +99,13 @@ static int facet_subset(const SpaceBlock *sb, const int32_t *tags, OpBlock *b, i
     return FEM_OK;
 }
 
-static int setup_facets(Operator *op, int fi, int qdegree, const int32_t *tags) {
+static int setup_facets(Operator *op, int fi, const int32_t *tags) {
     const Space *sp = op->space;
     const SpaceBlock *sb = &sp->facets[fi];
     OpBlock *b = &op->facets[fi];
     int32_t *sub_tags = NULL;
     fem_idx *dofs = NULL;
-    int deg = qdegree > 0 ? qdegree : quadrature_default_degree(sp->order, sp->mesh->facets[fi].order);
+    int deg = block_degree(op, &sp->mesh->facets[fi], sb->shape, 1);
     int status = facet_subset(sb, tags, b, &sub_tags, &dofs);
     if (!status && b->nelem > 0) {
         status = basis_create(&b->basis, op->dev, sb->shape, sp->order, deg);
@@ -141,15 +151,15 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     op->qdegree = qdegree;
     op->cell_tags_host = cell_tags;
     op->facet_tags_host = facet_tags;
-    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, NULL};
+    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, op_ref_element_matrices, NULL};
     op->implementation = "ref";
     int status = bind_qfunctions(op);
     op->ncells = sp->ncell_blocks;
     op->nfacets = op->facet_residual ? sp->nfacet_blocks : 0;
     if (!status) status = device_alloc_copy(dev, &op->ctx, phys->ctx, phys->ctx_bytes);
-    for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, qdegree, cell_tags[b]);
+    for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, cell_tags[b]);
     for (int b = 0; b < op->nfacets && !status; b++)
-        if (facet_tags && facet_tags[b]) status = setup_facets(op, b, qdegree, facet_tags[b]);
+        if (facet_tags && facet_tags[b]) status = setup_facets(op, b, facet_tags[b]);
     if (!status) status = vec_create(&op->work, dev, sp->ndofs);
     if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);

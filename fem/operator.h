@@ -33,6 +33,11 @@ typedef struct {
     QFunction facet_residual, facet_jacobian;
     const void *ctx; /* constants, copied to the device by op_create and op_update_ctx */
     size_t ctx_bytes;
+    /* The polynomial degree of the integrand on affine simplices (constant Jacobian) at element order p, on
+     * cells (facet 0) or boundary facets (1): the quadrature rule of that degree integrates the residual and
+     * Jacobian exactly there. 0: not a polynomial (nonlinear physics, variable coefficients), use the
+     * default rule. NULL: always the default. */
+    int (*exact_degree)(const void *ctx, int p, int facet);
 } OpPhysics;
 
 /* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */
@@ -54,6 +59,9 @@ typedef struct {
     int (*residual)(Operator *op, const Vec *u, Vec *r); /* r = R(u); stores the q-point state */
     int (*apply_add)(Operator *op, const Vec *x, Vec *y); /* y += J x at the state of the last residual */
     int (*diagonal)(Operator *op, Vec *d);                /* d = diag(J) */
+    /* K[e][(i, c)][(j, c')] (host, row-major, element dofs i * ncomp + c) of every element of cell block b
+     * (facet 0) or facet block b (facet 1), at the state of the last residual */
+    int (*element_matrices)(Operator *op, int facet, int b, double *K);
     void (*destroy)(Operator *op);                        /* what a backend's override keeps in op->impl */
 } OperatorOps;
 
@@ -115,6 +123,7 @@ int op_diagonal(Operator *op, Vec *diag);
 int op_ref_residual(Operator *op, const Vec *u, Vec *r);
 int op_ref_apply_add(Operator *op, const Vec *x, Vec *y);
 int op_ref_diagonal(Operator *op, Vec *d);
+int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
 
 FEM_EXTERN_C_END
 

@@ -5,6 +5,8 @@
 
 #include "error.h"
 
+#include <stdlib.h>
+
 static QfArgs block_args(const Operator *op, const OpBlock *b, int facet, int residual) {
     QfArgs a = {0};
     a.n = b->nelem * b->basis.tables.nq;
@@ -99,4 +101,69 @@ int op_ref_diagonal(Operator *op, Vec *diag) {
     for (int b = 0; b < op->ncells; b++) FEM_TRY(diagonal_block(op, &op->cells[b], 0, diag->data));
     for (int b = 0; b < op->nfacets; b++) FEM_TRY(diagonal_block(op, &op->facets[b], 1, diag->data));
     return FEM_OK;
+}
+
+/* ---------------------------------------------------------------- element matrices */
+
+/* A restriction in which every element owns its dofs (e * ndof + i): applying the block's kernels to it
+ * gives each element's own response, not the assembled one. */
+static int discontinuous(Device *dev, int64_t nelem, int nd, Restriction *r) {
+    int64_t n = nelem * nd;
+    fem_idx *dofs = malloc(sizeof(fem_idx) * (size_t)(n + 1));
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int32_t *slots = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int status = dofs && off && slots ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for element matrices");
+    for (int64_t k = 0; k < n && !status; k++) dofs[k] = (fem_idx)k, off[k] = k, slots[k] = (int32_t)k;
+    if (!status) off[n] = n;
+    if (!status) status = restriction_create(r, dev, nelem, nd, n, dofs, off, slots);
+    free(dofs);
+    free(off);
+    free(slots);
+    return status;
+}
+
+/* Column (j, cj) of every element matrix of block b: the linearised q-function's response to element
+ * values that are 1 at local dof j, component cj, and 0 elsewhere, integrated against the test functions. */
+static int element_column(Operator *op, OpBlock *b, int facet, const ElemView *v, int j, int cj, double *x,
+                          double *y, double *evec) {
+    Device *d = op->dev;
+    int nc = op->phys.ncomp, m = v->ndof * nc, grads = facet ? op->facet_grads : op->grads;
+    double pattern[QF_MAX_COMP * 729];
+    for (int k = 0; k < m; k++) pattern[k] = k == j * nc + cj;
+    FEM_TRY(d->ops.fill(d, b->nelem, m, pattern, x));
+    FEM_TRY(d->ops.interpolate(d, v, x, b->uq, grads ? b->duq : NULL));
+    QfArgs a = block_args(op, b, facet, 0);
+    FEM_TRY(block_qfunction(op, facet, 0)(&a));
+    FEM_TRY(d->ops.zero(d, y, sizeof(double) * (size_t)(b->nelem * m)));
+    return d->ops.integrate(d, v, b->s, facet ? NULL : b->f, y, evec);
+}
+
+int op_ref_element_matrices(Operator *op, int facet, int bi, double *K) {
+    OpBlock *b = facet ? &op->facets[bi] : &op->cells[bi];
+    Device *d = op->dev;
+    int nc = op->phys.ncomp, nd = b->basis.tables.ndof, m = nd * nc;
+    if (b->nelem == 0) return FEM_OK;
+    if (nd > 729) return fem_fail(FEM_ERR_INTERNAL, "element matrices of %d dofs are not assembled", nd);
+    Restriction r;
+    FEM_TRY(discontinuous(d, b->nelem, nd, &r));
+    ElemView v = elem_view(&r, &b->basis, nc);
+    size_t bytes = sizeof(double) * (size_t)(b->nelem * m);
+    double *x = NULL, *y = NULL, *evec = NULL, *col = malloc(bytes);
+    int status = col ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for element matrices");
+    if (!status) status = device_alloc(d, (void **)&x, bytes);
+    if (!status) status = device_alloc(d, (void **)&y, bytes);
+    if (!status) status = device_alloc(d, (void **)&evec, bytes);
+    for (int j = 0; j < nd && !status; j++)
+        for (int cj = 0; cj < nc && !status; cj++) {
+            status = element_column(op, b, facet, &v, j, cj, x, y, evec);
+            if (!status) status = d->ops.download(d, col, y, bytes);
+            for (int64_t e = 0; e < b->nelem && !status; e++)
+                for (int k = 0; k < m; k++) K[(e * m + k) * m + j * nc + cj] = col[e * m + k];
+        }
+    free(col);
+    device_free(d, x);
+    device_free(d, y);
+    device_free(d, evec);
+    restriction_destroy(&r);
+    return status;
 }

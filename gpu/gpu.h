@@ -7,12 +7,18 @@
 #define FEMTO_GPU_H
 
 #include "fem/device.h"
+#include "fem/solvers/coarse.h"
 
 FEM_EXTERN_C_BEGIN
 
 /* The first CUDA device; FEM_ERR_DEVICE with one readable sentence when there is none or it cannot be used.
  */
 int gpu_device_create(Device *d, int threads, AssembleKind assembly);
+
+/* The cuDSS coarse solver (fem/solvers/coarse.h): a CoarseFactory that app/ and the tests register with
+ * coarse_register_cudss() in builds with cuDSS (FEMTO_HAVE_CUDSS). Cholesky factorisation of A's upper
+ * triangle on the GPU of d, at setup; two triangular solves per application, on d's vectors. */
+int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out);
 
 /* ---- Launch tuning of the element kernels (interpolate, integrate, diag_add). The defaults pick everything;
  * tests force each fallback so that every code path is checked against the CPU, and the benchmark can compare

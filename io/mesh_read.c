@@ -1,357 +1,119 @@
-/* Mesh input through the Gmsh SDK. Gmsh's own messages are captured by its logger, never printed: a failure
- * becomes one sentence for the user. gmshc.h has no extern "C" guard, so only C files include it. */
-#include "mesh_read.h"
+/* mesh_read, the entry of io/mesh_*.c (see mesh_read.h and mesh_internal.h): checks the file, takes the
+ * mesh from the cache, the reading child or (opt->in_process) Gmsh in this process, finishes it here, and
+ * stores a fresh .geo mesh in the cache. */
+#include "mesh_internal.h"
 
 #include "fem/error.h"
 
-#include <gmshc.h>
-
+#include <ctype.h>
 #include <errno.h>
-#include <omp.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 
 static int has_suffix(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Gmsh's last error as one line (its messages may span lines and start with "Error   : "). A script's error
- * starts with "'PATH', line N: "; the path is dropped, since femto's sentence names the file already. */
-static void gmsh_error(const char *path, char *buf, size_t len) {
-    int ierr = 0;
-    char *err = NULL;
-    gmshLoggerGetLastError(&err, &ierr);
-    const char *s = err ? err : "";
-    while (*s == ' ') s++;
-    size_t n = strlen(path);
-    if (s[0] == '\'' && strncmp(s + 1, path, n) == 0 && strncmp(s + 1 + n, "', ", 3) == 0) s += n + 4;
-    snprintf(buf, len, "%s", s[0] ? s : "Gmsh reported an error without a message");
-    for (char *c = buf; *c; c++)
-        if (*c == '\n' || *c == '\r') *c = ' ';
-    if (err) gmshFree(err);
+/* Gmsh reads a file it does not recognise as a script, and would report a .msh full of anything else as a
+ * script syntax error: a .msh must begin with $MeshFormat. */
+static int begins_like_msh(int fd) {
+    char head[256];
+    ssize_t n = read(fd, head, sizeof head - 1);
+    if (n <= 0) return 0;
+    head[n] = '\0';
+    const char *s = head, *want = "$MeshFormat";
+    while (isspace((unsigned char)*s)) s++;
+    size_t k = strlen(want);
+    return strncmp(s, want, k) == 0 && (s[k] == '\0' || isspace((unsigned char)s[k]));
 }
 
-/* Gmsh's initialisation sets OpenMP's thread count to its own default (1): keep the program's. */
-static int saved_threads;
-
-static int gmsh_begin(void) {
-    int ierr = 0;
-    saved_threads = omp_get_max_threads();
-    gmshInitialize(0, NULL, 0, &ierr);
-    if (ierr) return fem_fail(FEM_ERR_INTERNAL, "the Gmsh library could not be initialised");
-    gmshOptionSetNumber("General.Terminal", 0, &ierr);
-    gmshOptionSetNumber("General.Verbosity", 1, &ierr);
-    gmshLoggerStart(&ierr);
-    return FEM_OK;
-}
-
-static void gmsh_end(void) {
-    int ierr = 0;
-    gmshLoggerStop(&ierr);
-    gmshFinalize(&ierr);
-    omp_set_num_threads(saved_threads);
-}
-
-/* Opens a .msh, or opens and meshes a .geo, into Gmsh's current model. */
-static int gmsh_load(const char *path, const MeshReadOptions *opt) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fem_fail(FEM_ERR_INPUT, "cannot open mesh file '%s': %s", path, strerror(errno));
-    int geo = has_suffix(path, ".geo"), msh = has_suffix(path, ".msh");
-    if (!geo && !msh) {
-        fclose(f);
-        return fem_fail(FEM_ERR_INPUT,
-                        "mesh file '%s' is neither a Gmsh mesh (.msh) nor a Gmsh script (.geo)", path);
-    }
-    /* Gmsh reads a file it does not recognise as a script, and would report a .msh full of anything else as a
-     * script syntax error: check the header first */
-    char head[16] = "";
-    if (msh && fscanf(f, " %15s", head) != 1) head[0] = '\0';
-    fclose(f);
-    if (msh && strcmp(head, "$MeshFormat") != 0)
-        return fem_fail(FEM_ERR_INPUT,
-                        "mesh file '%s' is not a Gmsh mesh: it does not begin with $MeshFormat (was it "
-                        "written by Gmsh, and is it complete?)",
-                        path);
-    int ierr = 0;
-    char msg[1024];
-    if (geo) {
-        /* sizes and order are options read while meshing; set them before the script so it may override */
-        if (opt && opt->size > 0) gmshOptionSetNumber("Mesh.CharacteristicLengthMax", opt->size, &ierr);
-        gmshOptionSetNumber("Mesh.SecondOrderIncomplete", 0, &ierr);
-    }
-    gmshOpen(path, &ierr);
-    char *last = NULL;
-    int ierr2 = 0;
-    gmshLoggerGetLastError(&last, &ierr2);
-    int failed = ierr || (last && last[0]);
-    if (last) gmshFree(last);
-    if (failed) {
-        gmsh_error(path, msg, sizeof msg);
-        return fem_fail(FEM_ERR_INPUT, "cannot read %s '%s': %s", geo ? "the Gmsh script" : "mesh file", path,
-                        msg);
-    }
-    if (!geo) return FEM_OK;
-    int dim = gmshModelGetDimension(&ierr);
-    if (dim < 2)
-        return fem_fail(FEM_ERR_INPUT, "the Gmsh script '%s' defines no surface or volume to mesh", path);
-    gmshModelMeshGenerate(dim, &ierr);
-    for (int r = 0; !ierr && opt && r < opt->refine; r++) gmshModelMeshRefine(&ierr);
-    /* an explicit order wins over the script's Mesh.ElementOrder (order 1 included); 0 keeps the script's */
-    if (!ierr && opt && opt->order > 0) gmshModelMeshSetOrder(opt->order, &ierr);
-    if (ierr) {
-        gmsh_error(path, msg, sizeof msg);
-        return fem_fail(FEM_ERR_INPUT, "meshing '%s' failed: %s", path, msg);
-    }
-    return FEM_OK;
-}
-
-/* Node tag -> index map: dense when tags are compact (the usual case), else sorted pairs. */
-typedef struct {
-    size_t max_tag;
-    fem_idx *dense;
-} NodeMap;
-
-static fem_idx node_index(const NodeMap *map, size_t tag) {
-    return tag <= map->max_tag ? map->dense[tag] : -1;
-}
-
-static int read_nodes(Mesh *m, NodeMap *map) {
-    int ierr = 0;
-    size_t *tags = NULL, ntags = 0, ncoord = 0, npc = 0;
-    double *coord = NULL, *pc = NULL;
-    gmshModelMeshGetNodes(&tags, &ntags, &coord, &ncoord, &pc, &npc, -1, -1, 0, 0, &ierr);
-    if (ierr) return fem_fail(FEM_ERR_INPUT, "%s: cannot read the mesh nodes", m->path);
-    int status = FEM_OK;
-    m->nnodes = (int64_t)ntags;
-    m->x = malloc(sizeof(double) * 3 * (ntags + 1));
-    m->node_tag = malloc(sizeof(int64_t) * (ntags + 1));
-    map->max_tag = 0;
-    for (size_t i = 0; i < ntags; i++)
-        if (tags[i] > map->max_tag) map->max_tag = tags[i];
-    if (map->max_tag > 64 * (ntags + 1024)) /* a sparse numbering would waste memory in a dense map */
+int mesh_check_file(const char *path, MeshFileInfo *info) {
+    /* non-blocking: opening a FIFO with no writer would otherwise wait forever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fem_fail(FEM_ERR_INPUT, "cannot open mesh file '%s': %s", path, strerror(errno));
+    struct stat st;
+    int geo = has_suffix(path, ".geo"), msh = has_suffix(path, ".msh"), status = FEM_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         status = fem_fail(FEM_ERR_INPUT,
-                          "%s: node tags are too sparse (largest %zu for %zu nodes); renumber the mesh "
-                          "(gmsh -renumber)",
-                          m->path, map->max_tag, ntags);
-    map->dense = status ? NULL : malloc(sizeof(fem_idx) * (map->max_tag + 1));
-    if (!status && (!m->x || !m->node_tag || !map->dense))
-        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for %zu mesh nodes", ntags);
-    if (!status) {
-        for (size_t t = 0; t <= map->max_tag; t++) map->dense[t] = -1;
-        for (size_t i = 0; i < ntags; i++) {
-            map->dense[tags[i]] = (fem_idx)i;
-            m->node_tag[i] = (int64_t)tags[i];
-            memcpy(&m->x[3 * i], &coord[3 * i], 3 * sizeof(double));
-        }
-    }
-    gmshFree(tags);
-    gmshFree(coord);
-    gmshFree(pc);
-    return status;
-}
-
-/* Finds or makes the block for element type `type` among blocks[0..*n). */
-static MeshBlock *block_for(MeshBlock *blocks, int *n, const MeshElementType *type) {
-    for (int b = 0; b < *n; b++)
-        if (blocks[b].type == type) return &blocks[b];
-    if (*n == MESH_MAX_BLOCKS) return NULL;
-    MeshBlock *b = &blocks[(*n)++];
-    memset(b, 0, sizeof *b);
-    b->type = type;
-    b->shape = type->shape;
-    b->order = type->order;
-    b->nnodes = type->nnodes;
-    return b;
-}
-
-typedef struct {
-    int type;
-    size_t count;
-} Unsupported;
-
-static int grow_block(MeshBlock *b, int64_t extra) {
-    int64_t n = b->count + extra;
-    fem_idx *nodes = realloc(b->nodes, sizeof(fem_idx) * (size_t)(n * b->nnodes + 1));
-    if (nodes) b->nodes = nodes;
-    int32_t *entity = realloc(b->entity, sizeof(int32_t) * (size_t)(n + 1));
-    if (entity) b->entity = entity;
-    int64_t *tag = realloc(b->tag, sizeof(int64_t) * (size_t)(n + 1));
-    if (tag) b->tag = tag;
-    if (!nodes || !entity || !tag) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for mesh elements");
-    return FEM_OK;
-}
-
-static const char *gmsh_type_name(int type, char *buf, size_t len) {
-    int ierr = 0, dim, order, nn, np;
-    char *name = NULL;
-    double *c = NULL;
-    size_t cn;
-    gmshModelMeshGetElementProperties(type, &name, &dim, &order, &nn, &c, &cn, &np, &ierr);
-    snprintf(buf, len, "%s", (!ierr && name) ? name : "unknown");
-    if (name) gmshFree(name);
-    if (c) gmshFree(c);
-    return buf;
-}
-
-/* Appends the elements of dimension `dim` of every entity into blocks; counts unsupported types. */
-static int read_elements(Mesh *m, const NodeMap *map, int dim, MeshBlock *blocks, int *nblocks,
-                         Unsupported *bad, int *nbad) {
-    int ierr = 0;
-    int *dimtags = NULL;
-    size_t ndimtags = 0;
-    gmshModelGetEntities(&dimtags, &ndimtags, dim, &ierr);
-    int status = ierr ? fem_fail(FEM_ERR_INPUT, "%s: cannot list the mesh entities", m->path) : FEM_OK;
-    for (size_t e = 0; e < ndimtags / 2 && !status; e++) {
-        int entity = dimtags[2 * e + 1];
-        int *types = NULL;
-        size_t ntypes = 0, **etags = NULL, *etags_n = NULL, etags_nn = 0, **ntags = NULL, *ntags_n = NULL,
-               ntags_nn = 0;
-        gmshModelMeshGetElements(&types, &ntypes, &etags, &etags_n, &etags_nn, &ntags, &ntags_n, &ntags_nn,
-                                 dim, entity, &ierr);
-        if (ierr)
-            status = fem_fail(FEM_ERR_INPUT, "%s: cannot read the elements of entity %d", m->path, entity);
-        for (size_t t = 0; t < ntypes && !status; t++) {
-            const MeshElementType *type = mesh_gmsh_type(types[t]);
-            if (!type || shape_dim(type->shape) != dim) {
-                int k = 0;
-                while (k < *nbad && bad[k].type != types[t]) k++;
-                if (k == *nbad && *nbad < 16) bad[(*nbad)++] = (Unsupported){types[t], 0};
-                if (k < 16) bad[k].count += etags_n[t];
-                continue;
-            }
-            MeshBlock *b = block_for(blocks, nblocks, type);
-            if (!b) {
-                status = fem_fail(FEM_ERR_INPUT, "%s: too many element types in one mesh", m->path);
-                break;
-            }
-            int64_t count = (int64_t)etags_n[t];
-            status = grow_block(b, count);
-            for (int64_t c = 0; c < count && !status; c++) {
-                int64_t dst = b->count + c;
-                b->entity[dst] = entity;
-                b->tag[dst] = (int64_t)etags[t][c];
-                for (int k = 0; k < type->nnodes; k++) {
-                    fem_idx node = node_index(map, ntags[t][c * type->nnodes + k]);
-                    if (node < 0) {
-                        status = fem_fail(FEM_ERR_INPUT,
-                                          "%s: element %zu refers to node %zu, which the mesh does not "
-                                          "define",
-                                          m->path, etags[t][c], ntags[t][c * type->nnodes + k]);
-                        break;
-                    }
-                    b->nodes[dst * type->nnodes + type->lattice_from_gmsh[k]] = node;
-                }
-            }
-            if (!status) b->count += count;
-        }
-        for (size_t t = 0; t < etags_nn; t++) gmshFree(etags[t]);
-        for (size_t t = 0; t < ntags_nn; t++) gmshFree(ntags[t]);
-        gmshFree(types);
-        gmshFree(etags);
-        gmshFree(etags_n);
-        gmshFree(ntags);
-        gmshFree(ntags_n);
-    }
-    gmshFree(dimtags);
-    return status;
-}
-
-static int read_groups(Mesh *m) {
-    int ierr = 0;
-    int *dimtags = NULL;
-    size_t n = 0;
-    gmshModelGetPhysicalGroups(&dimtags, &n, -1, &ierr);
-    if (ierr) return fem_fail(FEM_ERR_INPUT, "%s: cannot read the physical groups", m->path);
-    m->ngroups = (int)(n / 2);
-    m->groups = calloc((size_t)m->ngroups + 1, sizeof(PhysicalGroup));
-    int status = m->groups ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for physical groups");
-    for (int g = 0; g < m->ngroups && !status; g++) {
-        PhysicalGroup *pg = &m->groups[g];
-        pg->dim = dimtags[2 * g];
-        pg->tag = dimtags[2 * g + 1];
-        char *name = NULL;
-        gmshModelGetPhysicalName(pg->dim, pg->tag, &name, &ierr);
-        snprintf(pg->name, sizeof pg->name, "%s", name ? name : "");
-        if (name) gmshFree(name);
-        int *ents = NULL;
-        size_t nents = 0;
-        gmshModelGetEntitiesForPhysicalGroup(pg->dim, pg->tag, &ents, &nents, &ierr);
-        pg->nentities = (int)nents;
-        pg->entities = malloc(sizeof(int) * (nents + 1));
-        if (!pg->entities)
-            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for physical groups");
-        else if (nents)
-            memcpy(pg->entities, ents, sizeof(int) * nents);
-        if (ents) gmshFree(ents);
-    }
-    gmshFree(dimtags);
-    return status;
-}
-
-static int read_model(Mesh *m) {
-    int ierr = 0;
-    NodeMap map = {0, NULL};
-    FEM_TRY(read_nodes(m, &map));
-    int dim = gmshModelGetDimension(&ierr);
-    Unsupported bad[16];
-    int nbad = 0, status = FEM_OK;
-    if (dim < 2)
+                          "mesh file '%s' is not a regular file (a directory, FIFO or device); femto reads "
+                          "meshes from regular files",
+                          path);
+    else if (!geo && !msh)
         status = fem_fail(FEM_ERR_INPUT,
-                          "the mesh '%s' has no 2D or 3D cells; femto needs a surface or "
-                          "volume mesh",
-                          m->path);
-    if (!status) {
-        m->dim = dim;
-        status = read_elements(m, &map, dim, m->cells, &m->ncell_blocks, bad, &nbad);
-    }
-    if (!status) status = read_elements(m, &map, dim - 1, m->facets, &m->nfacet_blocks, bad, &nbad);
-    free(map.dense);
-    if (!status && nbad) {
-        char list[1024] = "", name[128];
-        size_t used = 0;
-        for (int k = 0; k < nbad; k++) {
-            int w =
-                snprintf(list + used, sizeof list - used, "%s%zu of type '%s' (Gmsh type %d)", k ? ", " : "",
-                         bad[k].count, gmsh_type_name(bad[k].type, name, sizeof name), bad[k].type);
-            if (w < 0 || (size_t)w >= sizeof list - used) break;
-            used += (size_t)w;
-        }
-        status = fem_fail(FEM_ERR_INPUT, "%s: unsupported elements: %s; femto reads %s", m->path, list,
-                          mesh_supported_types());
-    }
-    int64_t ncells = 0;
-    for (int b = 0; b < m->ncell_blocks; b++) ncells += m->cells[b].count;
-    if (!status && ncells == 0)
+                          "mesh file '%s' is neither a Gmsh mesh (.msh) nor a Gmsh script (.geo)", path);
+    else if (msh && !begins_like_msh(fd))
         status = fem_fail(FEM_ERR_INPUT,
-                          "the mesh '%s' has no %dD cells (its %dD entities have no elements: was the %s "
-                          "meshed?)",
-                          m->path, dim, dim, dim == 3 ? "volume" : "surface");
-    if (!status) status = read_groups(m);
+                          "mesh file '%s' is not a Gmsh mesh: it does not begin with $MeshFormat (was it "
+                          "written by Gmsh, and is it complete?)",
+                          path);
+    close(fd);
+    if (!status && info) *info = (MeshFileInfo){geo, (int64_t)st.st_size};
     return status;
+}
+
+double mesh_machine_memory(void) {
+    double bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE), limit = 0;
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r"); /* "max" when the group has no limit */
+    if (f && fscanf(f, "%lf", &limit) == 1 && limit > 0 && limit < bytes) bytes = limit;
+    if (f) fclose(f);
+    return bytes > 0 ? bytes : 4294967296.0;
+}
+
+double mesh_cell_limit(void) {
+    return mesh_machine_memory() / 2048.0;
+}
+
+static void note_estimate(double cells, void *ctx) {
+    *(double *)ctx = cells;
+}
+
+/* The mesh from Gmsh: in the child, or here when the caller trusts the file. */
+static int read_with_gmsh(const char *path, const MeshFileInfo *file, const MeshReadOptions *opt, Mesh *m,
+                          MeshReadResult *res) {
+    if (!opt->in_process) return mesh_child_read(path, file, opt, m, &res->estimated_cells);
+    MeshGmshHooks hooks = {note_estimate, &res->estimated_cells, 0};
+    return mesh_gmsh_read(path, file->geo, opt, &hooks, m);
 }
 
 int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m) {
+    static const MeshReadOptions defaults;
+    MeshReadResult local, *res = opt && opt->result ? opt->result : &local;
+    if (!opt) opt = &defaults;
+    memset(res, 0, sizeof *res);
     memset(m, 0, sizeof *m);
-    snprintf(m->path, sizeof m->path, "%s", path);
-    FEM_TRY(gmsh_begin());
-    int status = gmsh_load(path, opt);
-    if (!status) status = read_model(m);
-    gmsh_end();
-    if (!status) status = mesh_finish(m);
-    if (status) mesh_destroy(m);
-    return status;
-}
-
-int mesh_generate_file(const char *geo_path, const MeshReadOptions *opt, const char *msh_path) {
-    FEM_TRY(gmsh_begin());
-    int status = gmsh_load(geo_path, opt), ierr = 0;
-    if (!status) {
-        gmshOptionSetNumber("Mesh.MshFileVersion", 4.1, &ierr);
-        gmshWrite(msh_path, &ierr);
-        if (ierr) status = fem_fail(FEM_ERR_INPUT, "cannot write mesh file '%s'", msh_path);
+    MeshFileInfo file;
+    FEM_TRY(mesh_check_file(path, &file));
+    res->origin = file.geo ? MESH_FROM_GMSH : MESH_FROM_FILE;
+    MeshCacheEntry cache = {NULL, 0, NULL};
+    double t = now();
+    int status = FEM_OK, hit = 0;
+    if (file.geo && opt->cache_dir) {
+        status = mesh_cache_prepare(path, opt, &cache, res->cache_note, sizeof res->cache_note);
+        if (!status && cache.key) hit = mesh_cache_load(&cache, m, res->cache_note, sizeof res->cache_note);
     }
-    gmsh_end();
+    if (hit) {
+        res->origin = MESH_FROM_CACHE;
+        snprintf(m->path, sizeof m->path, "%s", path);
+    }
+    if (!status && !hit) status = read_with_gmsh(path, &file, opt, m, res);
+    res->seconds_read = now() - t;
+    t = now();
+    if (!status) status = mesh_finish(m);
+    res->seconds_finish = now() - t;
+    if (!status && !hit && cache.key) mesh_cache_store(&cache, m, res->cache_note, sizeof res->cache_note);
+    mesh_cache_release(&cache);
+    if (status) mesh_destroy(m);
     return status;
 }

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 extern const char femto_problem_xsd[];
 
@@ -27,14 +29,40 @@ const char *problem_schema_text(void) {
 /* A problem file is a few kilobytes; this only keeps a wrong path (a mesh, a device) from being slurped. */
 enum { PROBLEM_FILE_MAX = 16 << 20 };
 
-static int read_file(const char *path, char **text, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: it is a directory", path);
+/* What a path that is not a regular file is, for the sentence that refuses it. */
+static const char *file_kind(mode_t mode) {
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+                            : "not a regular file";
+}
+
+/* Opens without blocking (opening a FIFO with no writer would wait forever) and accepts only a regular
+ * file, whose reads end. */
+static FILE *open_regular(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: %s", path, strerror(errno));
+        return NULL;
     }
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0)
+        fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: it is %s%s", path, file_kind(st.st_mode),
+                 S_ISDIR(st.st_mode) ? "" : ", not a regular file");
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb")))
+        fem_fail(FEM_ERR_INPUT, "%s: cannot open the problem file: %s", path, strerror(errno));
+    if (!f) close(fd);
+    return f;
+}
+
+static int read_file(const char *path, char **text, size_t *len) {
+    FILE *f = open_regular(path);
+    if (!f) return FEM_ERR_INPUT;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     while (buf) {
@@ -114,10 +142,14 @@ static void set_defaults(Problem *pb) {
     s->line_search = 1;
     s->load_steps = 1;
     s->krylov = KRYLOV_AUTO;
-    s->precond = PRECOND_JACOBI; /* multigrid becomes the default once its coarse solver is in */
+    s->precond = PRECOND_MULTIGRID;
     s->linear_rtol = 1e-8;
     s->linear_max_iterations = 2000;
     s->restart = 50;
+    s->smoothing_degree = 3;
+    s->mg_levels = 0;
+    s->coarse = COARSE_SOLVER_AUTO;
+    s->coarse_cycles = 3;
     OutputSettings *o = &pb->output;
     o->vtu = o->vtu_compress = o->hdf5 = 1;
     o->vtu_subdivide = 0;

@@ -8,6 +8,8 @@
 #ifndef FEMTO_PROBLEM_H
 #define FEMTO_PROBLEM_H
 
+#include "fem/error.h"
+
 #include <stddef.h>
 
 enum {
@@ -23,6 +25,7 @@ typedef enum { DEVICE_AUTO = 0, DEVICE_CPU, DEVICE_CUDA } DeviceKind;
 typedef enum { ASSEMBLY_GATHER = 0, ASSEMBLY_ATOMIC } AssemblyKind;
 typedef enum { KRYLOV_AUTO = 0, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB } KrylovKind;
 typedef enum { PRECOND_MULTIGRID = 0, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
+typedef enum { COARSE_SOLVER_AUTO = 0, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS } CoarseKind;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */
@@ -70,6 +73,7 @@ typedef struct {
     int nbcs;
     HeatBc *bcs;
     double initial_temperature; /* [K], transient runs and Newton's first guess; default 293.15 */
+    SourceLine initial_at;      /* the <initial> element, when there is one */
 } HeatProblem;
 
 /* ---- Elasticity */
@@ -107,11 +111,13 @@ typedef struct {
     SourceLine at;
     ElasticModel model;
     PlaneKind plane;  /* 2D meshes only */
+    SourceLine plane_at; /* the plane attribute; line 0 when the file does not give it */
     int nmaterials;
     ElasticMaterial *materials;
     int nbcs;
     ElasticBc *bcs;
     double gravity[3];       /* body force per unit mass [m/s^2] (times density) */
+    SourceLine gravity_at;   /* the <gravity> element, when there is one */
     int has_temperature;     /* uniform temperature for thermal strain */
     double temperature;      /* [K] */
     int coupled_temperature; /* 1: thermal strain from the temperature field solved in the same run */
@@ -138,6 +144,10 @@ typedef struct {
     double linear_rtol; /* default 1e-8 (relative; Newton adapts it downward near convergence) */
     int linear_max_iterations; /* default 2000 */
     int restart;        /* GMRES restart, default 50 */
+    int smoothing_degree; /* multigrid: Chebyshev degree of the smoother, default 3 */
+    int mg_levels;        /* multigrid: at most this many levels, 0 (default): down to order 1 */
+    CoarseKind coarse;    /* multigrid: the order-1 level's solver, default auto */
+    int coarse_cycles;    /* multigrid: BoomerAMG V-cycles per coarse solve, default 3 */
 } SolverSettings;
 
 typedef struct {
@@ -194,6 +204,11 @@ typedef struct {
  * problem_check_mesh (app/), since reading the problem does not read the mesh. */
 int problem_read(const char *path, Problem *pb);
 void problem_destroy(Problem *pb);
+
+/* Values that are valid but probably a slip, as warnings naming the file and line: temperatures below 100 K
+ * (degrees Celsius written where kelvin are meant: ambient="20"). Cryogenic problems are legitimate, so this
+ * only warns. */
+void problem_warnings(const Problem *pb, FemWarnings *w);
 
 /* The embedded schema (for `femto-app schema`, and for tests). */
 const char *problem_schema_text(void);

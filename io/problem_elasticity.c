@@ -193,6 +193,7 @@ int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     FEM_TRY(problem_get_enum(d, node, "plane", PLANE_STRAIN, &plane));
     e->model = (ElasticModel)model;
     e->plane = (PlaneKind)plane;
+    if (problem_has(node, "plane")) e->plane_at.line = problem_attr_line(d, node, "plane");
     int nmat = 0, nbc = 0;
     for (xmlNode *c = node->children; c; c = c->next) {
         if (c->type != XML_ELEMENT_NODE) continue;
@@ -216,6 +217,7 @@ int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb) {
             e->nmaterials++;
         } else if (problem_is(c, "gravity")) {
             int mask;
+            e->gravity_at.line = problem_line(d, c);
             FEM_TRY(read_vector(d, c, e->gravity, &mask));
         } else if (problem_is(c, "temperature")) {
             FEM_TRY(read_temperature(d, c, e));

@@ -16,16 +16,39 @@ static const int planes[] = {PLANE_STRAIN, PLANE_STRESS};
 static const int temperature_fields[] = {1};
 static const int time_schemes[] = {TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON};
 static const int krylovs[] = {KRYLOV_AUTO, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB};
+static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS};
 static const int preconditioners[] = {PRECOND_MULTIGRID, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE};
 static const int devices[] = {DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA};
 static const int assemblies[] = {ASSEMBLY_GATHER, ASSEMBLY_ATOMIC};
 
+/* Bounds of physical quantities (see ProblemBound: far above every real value, far below overflow). */
+static const ProblemBound modulus = {1e15, "Pa", "diamond, the stiffest solid, has E = 1.2e12 Pa"};
+static const ProblemBound stress = {1e15, "Pa", "the strongest solids fail below about 1e11 Pa"};
+static const ProblemBound displacement = {1e6, "m", "femto models bodies, not planets"};
+static const ProblemBound acceleration = {1e9, "m/s^2", "the fastest ultracentrifuges reach about 1e7 m/s^2"};
+static const ProblemBound density = {1e5, "kg/m^3", "osmium, the densest solid, has 22590 kg/m^3"};
+static const ProblemBound expansion = {1e-2, "1/K", "solids expand by at most about 3e-4 per kelvin"};
+static const ProblemBound temperature = {1e5, "K", "every solid has melted and boiled long before 1e5 K"};
+static const ProblemBound conductivity = {1e5, "W/(m K)", "diamond, the best conductor, has 2.2e3 W/(m K)"};
+static const ProblemBound ratio = {1e6, "",
+                                   "the most anisotropic conductors (graphite) reach a ratio of about 1e3"};
+static const ProblemBound specific_heat = {1e6, "J/(kg K)", "hydrogen's, the largest, is 1.4e4 J/(kg K)"};
+static const ProblemBound source = {1e15, "W/m^3", "the core of a nuclear reactor produces about 1e9 W/m^3"};
+static const ProblemBound flux = {1e12, "W/m^2", "the surface of the Sun emits 6.3e7 W/m^2"};
+static const ProblemBound htc = {1e7, "W/(m^2 K)", "boiling and condensation reach about 1e5 W/(m^2 K)"};
+static const ProblemBound seconds = {1e18, "s", "the universe is 4.4e17 s old"};
+
 #define REQ(n, t)                                                                                            \
-    { n, t, 1, NULL, NULL }
+    { n, t, 1, NULL, NULL, NULL }
 #define OPT(n, t)                                                                                            \
-    { n, t, 0, NULL, NULL }
+    { n, t, 0, NULL, NULL, NULL }
 #define ENUM(n, words, values)                                                                               \
-    { n, PF_ENUM, 0, words, values }
+    { n, PF_ENUM, 0, words, values, NULL }
+/* numbers with a bound */
+#define REQN(n, b)                                                                                           \
+    { n, PF_NUMBER, 1, NULL, NULL, &b }
+#define OPTN(n, b)                                                                                           \
+    { n, PF_NUMBER, 0, NULL, NULL, &b }
 
 const ProblemElementSpec problem_format[] = {
     {"femto", "mesh! discretization? heat? elasticity? time? solver? output? device?", {{0}}},
@@ -37,52 +60,54 @@ const ProblemElementSpec problem_format[] = {
     {"femto/heat", "material+ temperature* flux* convection* radiation* initial?", {{0}}},
     {"femto/heat/material",
      "conductivity?",
-     {REQ("region", PF_NAME), OPT("conductivity", PF_NUMBER), OPT("density", PF_NUMBER),
-      OPT("specific-heat", PF_NUMBER), OPT("source", PF_NUMBER)}},
+     {REQ("region", PF_NAME), OPTN("conductivity", conductivity), OPTN("density", density),
+      OPTN("specific-heat", specific_heat), OPTN("source", source)}},
     {"femto/heat/material/conductivity", "polynomial? table? constant? anisotropy?", {{0}}},
     {"femto/heat/material/conductivity/polynomial", "", {REQ("coefficients", PF_NUMBERS)}},
     {"femto/heat/material/conductivity/table", "point+", {{0}}},
     {"femto/heat/material/conductivity/table/point",
      "",
-     {REQ("temperature", PF_NUMBER), REQ("value", PF_NUMBER)}},
-    {"femto/heat/material/conductivity/constant", "", {REQ("value", PF_NUMBER)}},
+     {REQN("temperature", temperature), REQN("value", conductivity)}},
+    {"femto/heat/material/conductivity/constant", "", {REQN("value", conductivity)}},
     {"femto/heat/material/conductivity/anisotropy",
      "",
-     {OPT("xx", PF_NUMBER), OPT("yy", PF_NUMBER), OPT("zz", PF_NUMBER), OPT("xy", PF_NUMBER),
-      OPT("yz", PF_NUMBER), OPT("xz", PF_NUMBER)}},
-    {"femto/heat/temperature", "", {REQ("boundary", PF_NAME), REQ("value", PF_NUMBER)}},
-    {"femto/heat/flux", "", {REQ("boundary", PF_NAME), REQ("value", PF_NUMBER)}},
-    {"femto/heat/convection", "", {REQ("boundary", PF_NAME), REQ("h", PF_NUMBER), REQ("ambient", PF_NUMBER)}},
+     {OPTN("xx", ratio), OPTN("yy", ratio), OPTN("zz", ratio), OPTN("xy", ratio), OPTN("yz", ratio),
+      OPTN("xz", ratio)}},
+    {"femto/heat/temperature", "", {REQ("boundary", PF_NAME), REQN("value", temperature)}},
+    {"femto/heat/flux", "", {REQ("boundary", PF_NAME), REQN("value", flux)}},
+    {"femto/heat/convection", "", {REQ("boundary", PF_NAME), REQN("h", htc), REQN("ambient", temperature)}},
     {"femto/heat/radiation",
      "",
-     {REQ("boundary", PF_NAME), REQ("emissivity", PF_NUMBER), REQ("ambient", PF_NUMBER)}},
-    {"femto/heat/initial", "", {REQ("temperature", PF_NUMBER)}},
+     {REQ("boundary", PF_NAME), REQ("emissivity", PF_NUMBER), REQN("ambient", temperature)}},
+    {"femto/heat/initial", "", {REQN("temperature", temperature)}},
 
     {"femto/elasticity",
      "material+ fixed* displacement* traction* pressure* gravity? temperature?",
      {ENUM("model", "linear neo-hookean", elastic_models), ENUM("plane", "strain stress", planes)}},
     {"femto/elasticity/material",
      "",
-     {REQ("region", PF_NAME), OPT("young", PF_NUMBER), OPT("poisson", PF_NUMBER), OPT("lambda", PF_NUMBER),
-      OPT("mu", PF_NUMBER), OPT("density", PF_NUMBER), OPT("expansion", PF_NUMBER),
-      OPT("reference-temperature", PF_NUMBER)}},
+     {REQ("region", PF_NAME), OPTN("young", modulus), OPT("poisson", PF_NUMBER), OPTN("lambda", modulus),
+      OPTN("mu", modulus), OPTN("density", density), OPTN("expansion", expansion),
+      OPTN("reference-temperature", temperature)}},
     {"femto/elasticity/fixed", "", {REQ("boundary", PF_NAME), OPT("components", PF_COMPONENTS)}},
     {"femto/elasticity/displacement",
      "",
-     {REQ("boundary", PF_NAME), OPT("x", PF_NUMBER), OPT("y", PF_NUMBER), OPT("z", PF_NUMBER)}},
+     {REQ("boundary", PF_NAME), OPTN("x", displacement), OPTN("y", displacement), OPTN("z", displacement)}},
     {"femto/elasticity/traction",
      "",
-     {REQ("boundary", PF_NAME), OPT("x", PF_NUMBER), OPT("y", PF_NUMBER), OPT("z", PF_NUMBER)}},
-    {"femto/elasticity/pressure", "", {REQ("boundary", PF_NAME), REQ("value", PF_NUMBER)}},
-    {"femto/elasticity/gravity", "", {OPT("x", PF_NUMBER), OPT("y", PF_NUMBER), OPT("z", PF_NUMBER)}},
+     {REQ("boundary", PF_NAME), OPTN("x", stress), OPTN("y", stress), OPTN("z", stress)}},
+    {"femto/elasticity/pressure", "", {REQ("boundary", PF_NAME), REQN("value", stress)}},
+    {"femto/elasticity/gravity",
+     "",
+     {OPTN("x", acceleration), OPTN("y", acceleration), OPTN("z", acceleration)}},
     {"femto/elasticity/temperature",
      "",
-     {OPT("value", PF_NUMBER), ENUM("field", "heat", temperature_fields)}},
+     {OPTN("value", temperature), ENUM("field", "heat", temperature_fields)}},
 
     {"femto/time",
      "",
-     {ENUM("scheme", "backward-euler bdf2 crank-nicolson", time_schemes), OPT("start", PF_NUMBER),
-      REQ("end", PF_NUMBER), REQ("step", PF_NUMBER), OPT("output-every", PF_INTEGER)}},
+     {ENUM("scheme", "backward-euler bdf2 crank-nicolson", time_schemes), OPTN("start", seconds),
+      REQN("end", seconds), REQN("step", seconds), OPT("output-every", PF_INTEGER)}},
     {"femto/solver", "newton? linear?", {{0}}},
     {"femto/solver/newton",
      "",
@@ -92,7 +117,9 @@ const ProblemElementSpec problem_format[] = {
      "",
      {ENUM("type", "auto cg gmres bicgstab", krylovs),
       ENUM("preconditioner", "multigrid jacobi chebyshev none", preconditioners), OPT("rtol", PF_NUMBER),
-      OPT("max-iterations", PF_INTEGER), OPT("restart", PF_INTEGER)}},
+      OPT("max-iterations", PF_INTEGER), OPT("restart", PF_INTEGER), OPT("smoothing-degree", PF_INTEGER),
+      OPT("levels", PF_INTEGER), ENUM("coarse-solver", "auto boomeramg cudss", coarse_solvers),
+      OPT("coarse-cycles", PF_INTEGER)}},
     {"femto/output", "vtu? hdf5? fields? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)}},
     {"femto/output/vtu",
      "",

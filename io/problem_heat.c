@@ -223,6 +223,7 @@ int problem_read_heat(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     FEM_ALLOC(h->bcs, nbc, "heat boundary conditions");
     for (xmlNode *c = problem_first_child(node); c; c = problem_next_child(c)) {
         if (problem_is(c, "initial")) {
+            h->initial_at.line = problem_line(d, c);
             FEM_TRY(problem_get_number(d, c, "temperature", h->initial_temperature, &h->initial_temperature));
             if (h->initial_temperature < 0)
                 return problem_range_error(d, c, "temperature",

@@ -31,12 +31,25 @@ typedef enum {
 
 enum { PROBLEM_MAX_ATTRS = 10 };
 
+/* The largest magnitude a physical quantity may have. A value beyond every real material and load is a units
+ * slip or a typo (young="2.1e21" for 2.1e11), and values far beyond them overflow: the solver's norms square
+ * the residual, which passes the largest double (1.8e308) once its entries pass 1.3e154, and products such as
+ * E times a strain or rho c / dt get there sooner. Each bound sits orders of magnitude above the largest real
+ * value (named in `why`) and as far below overflow, so a legitimate problem never meets one. */
+typedef struct {
+    double max;
+    const char *unit; /* "Pa"; "" for a ratio */
+    const char
+        *why; /* the real-world extreme, for the message: "diamond, the stiffest solid, has 1.2e12 Pa" */
+} ProblemBound;
+
 typedef struct {
     const char *name;
     ProblemAttrType type;
     int required;
-    const char *choices;      /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
-    const int *choice_values; /* PF_ENUM: the C enum value of each word */
+    const char *choices;       /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
+    const int *choice_values;  /* PF_ENUM: the C enum value of each word */
+    const ProblemBound *bound; /* PF_NUMBER: the largest magnitude accepted, or NULL for none */
 } ProblemAttrSpec;
 
 typedef struct {

@@ -125,6 +125,14 @@ int problem_read_time(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     if (!(t->end > t->start))
         return problem_range_error(
             d, node, "end", "the run would end before it starts at %g s; expected end > start", t->start);
+    if (t->step < 1e-12)
+        return problem_range_error(d, node, "step",
+                                   "heat conduction follows Fourier's law only on time scales above "
+                                   "picoseconds; expected step >= 1e-12 [s]");
+    if ((t->end - t->start) / t->step > 1e9)
+        return problem_range_error(d, node, "step",
+                                   "from %g s to %g s that is %.3g steps; expected at most 1e9 steps",
+                                   t->start, t->end, (t->end - t->start) / t->step);
     if (t->output_every < 1)
         return problem_range_error(d, node, "output-every",
                                    "results are written every N steps; expected "
@@ -174,6 +182,21 @@ static int read_linear(const ProblemDoc *d, xmlNode *node, SolverSettings *s) {
     FEM_TRY(
         problem_get_integer(d, node, "max-iterations", s->linear_max_iterations, &s->linear_max_iterations));
     FEM_TRY(problem_get_integer(d, node, "restart", s->restart, &s->restart));
+    FEM_TRY(problem_get_integer(d, node, "smoothing-degree", s->smoothing_degree, &s->smoothing_degree));
+    FEM_TRY(problem_get_integer(d, node, "levels", s->mg_levels, &s->mg_levels));
+    FEM_TRY(problem_get_integer(d, node, "coarse-cycles", s->coarse_cycles, &s->coarse_cycles));
+    int coarse;
+    FEM_TRY(problem_get_enum(d, node, "coarse-solver", s->coarse, &coarse));
+    s->coarse = (CoarseKind)coarse;
+    if (s->smoothing_degree < 1 || s->smoothing_degree > 10)
+        return problem_range_error(d, node, "smoothing-degree",
+                                   "the degree of multigrid's Chebyshev smoother; expected 1 to 10");
+    if (s->mg_levels < 0 || s->mg_levels > 8)
+        return problem_range_error(d, node, "levels",
+                                   "multigrid uses at most this many levels (0: down to order 1); expected 0 to 8");
+    if (s->coarse_cycles < 1 || s->coarse_cycles > 20)
+        return problem_range_error(d, node, "coarse-cycles",
+                                   "BoomerAMG V-cycles per coarse solve; expected 1 to 20");
     if (!(s->linear_rtol > 0 && s->linear_rtol < 1))
         return problem_range_error(d, node, "rtol",
                                    "the Krylov solver stops when the residual falls to this "

@@ -349,6 +349,7 @@ int problem_get_number(const ProblemDoc *d, xmlNode *node, const char *attr, dou
     xmlChar *v;
     FEM_TRY(fetch(d, node, attr, PF_NUMBER, &spec, &v));
     *out = dflt;
+    int given = v != NULL;
     if (v) {
         const char *s;
         size_t n;
@@ -356,6 +357,16 @@ int problem_get_number(const ProblemDoc *d, xmlNode *node, const char *attr, dou
         parse_number(s, n, out);
     }
     xmlFree(v);
+    const ProblemBound *b = spec->bound;
+    if (given && b && !(fabs(*out) <= b->max)) {
+        char max[32];
+        snprintf(max, sizeof max, "%.0e", b->max); /* "1e+05" as "1e5", "1e-02" as "1e-2" */
+        char *e = strchr(max, 'e') + 1, *digits = e + (*e == '-');
+        if (*e == '+') memmove(e, e + 1, strlen(e)), digits = e;
+        while (digits[0] == '0' && digits[1]) memmove(digits, digits + 1, strlen(digits));
+        return problem_range_error(d, node, attr, "beyond any real value (%s); expected |%s| <= %s%s%s%s",
+                                   b->why, attr, max, b->unit[0] ? " [" : "", b->unit, b->unit[0] ? "]" : "");
+    }
     return FEM_OK;
 }
 

@@ -93,6 +93,37 @@ static int dirichlet_conditions(const Problem *pb, const Space *sp, Model *md) {
     return model_finish_dirichlet(md);
 }
 
+/* What the mesh's dimension cannot carry: a z load or z gravity on a 2D mesh would be dropped without a word,
+ * and plane strain or stress means nothing on a 3D mesh. */
+static int check_dimension(const Problem *pb, const Mesh *m) {
+    const ElasticProblem *ep = &pb->elasticity;
+    if (m->dim == 3 && ep->plane_at.line)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: plane=\"%s\" on <elasticity> applies to 2D meshes, and the mesh '%s' is 3D; "
+                        "expected no plane attribute with a 3D mesh",
+                        pb->path, ep->plane_at.line, ep->plane == PLANE_STRESS ? "stress" : "strain",
+                        m->path);
+    if (m->dim != 2) return FEM_OK;
+    for (int i = 0; i < ep->nbcs; i++) {
+        const ElasticBc *bc = &ep->bcs[i];
+        int z =
+            bc->kind == ELASTIC_BC_TRACTION || (bc->kind == ELASTIC_BC_DISPLACEMENT && (bc->components & 4));
+        if (z && bc->value[2] != 0.0)
+            return fem_fail(
+                FEM_ERR_INPUT,
+                "%s:%d: <%s> on boundary '%s' has z = %g %s, but the mesh '%s' is 2D and has no z "
+                "direction; expected x and y only",
+                pb->path, bc->at.line, bc->kind == ELASTIC_BC_TRACTION ? "traction" : "displacement",
+                bc->boundary, bc->value[2], bc->kind == ELASTIC_BC_TRACTION ? "Pa" : "m", m->path);
+    }
+    if (ep->gravity[2] != 0.0)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: <gravity> has z = %g m/s^2, but the mesh '%s' is 2D and has no z direction; "
+                        "expected x and y only",
+                        pb->path, ep->gravity_at.line, ep->gravity[2], m->path);
+    return FEM_OK;
+}
+
 /* Rigid-body motion m (3D: translations x, y, z, rotations about x, y, z; 2D: x, y and the rotation about z)
  * at the point x (relative to the body's centre, in units of its size), component c. */
 static double rigid_mode(int dim, int m, const double *x, int c) {
@@ -110,9 +141,9 @@ static double rigid_mode(int dim, int m, const double *x, int c) {
  * Krylov drifts, Newton cuts the load back forever): refuse it before solving. The motions the constrained
  * dofs do not stop are the null space of C^T C, C[dof][mode] the modes' values on the constrained dofs. */
 int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *md) {
-    static const char *names[6] = {"translation along x", "translation along y", "translation along z",
-                                   "rotation about the x axis", "rotation about the y axis",
-                                   "rotation about the z axis"};
+    static const char *names[6] = {"translation along x",       "translation along y",
+                                   "translation along z",       "rotation about the x axis",
+                                   "rotation about the y axis", "rotation about the z axis"};
     int dim = sp->mesh->dim, nm = dim == 2 ? 3 : 6, nc = sp->ncomp;
     double lo[3], hi[3], size = 0.0, M[36] = {0}, V[36];
     mesh_bounding_box(sp->mesh, lo, hi);
@@ -121,7 +152,8 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
         int64_t node = md->dir_dofs[i] / nc;
         int c = (int)(md->dir_dofs[i] % nc);
         double x[3], v[6];
-        for (int k = 0; k < 3; k++) x[k] = (sp->node_x[3 * node + k] - 0.5 * (lo[k] + hi[k])) / fmax(size, 1e-300);
+        for (int k = 0; k < 3; k++)
+            x[k] = (sp->node_x[3 * node + k] - 0.5 * (lo[k] + hi[k])) / fmax(size, 1e-300);
         for (int m = 0; m < nm; m++) v[m] = rigid_mode(dim, m, x, c);
         for (int m = 0; m < nm; m++)
             for (int l = 0; l < nm; l++) M[m * nm + l] += v[m] * v[l];
@@ -141,14 +173,26 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
     }
     if (!free_modes[0]) return FEM_OK;
     if (md->ndir == 0)
-        return fem_fail(FEM_ERR_INPUT,
-                        "%s: the elastic body has no support (no <fixed> or <displacement> boundary), so nothing "
-                        "holds it in place and its displacement is not determined; add a support",
-                        pb->path);
+        return fem_fail(
+            FEM_ERR_INPUT,
+            "%s: the elastic body has no support (no <fixed> or <displacement> boundary), so nothing "
+            "holds it in place and its displacement is not determined; add a support",
+            pb->path);
     return fem_fail(FEM_ERR_INPUT,
                     "%s: the supports leave the elastic body free to move (%s), so its displacement is not "
                     "determined; constrain more components or add a support",
                     pb->path, free_modes);
+}
+
+/* Linear elasticity's integrand on affine simplices with constant materials: sigma(u) : grad v (degree 2p - 2),
+ * the body force rho g . v (p), a thermal stress from a temperature field of order p (2p - 1); on facets
+ * tractions and pressures t . v (p). The neo-Hookean model is not polynomial. */
+static int elas_exact_degree(const void *vctx, int p, int facet) {
+    const ElasCtx *ctx = vctx;
+    if (ctx->model != ELAS_LINEAR) return 0;
+    if (facet) return p;
+    if (ctx->temp_mode == ELAS_TEMP_FIELD) return 2 * p - 1;
+    return 2 * p - 2 > p ? 2 * p - 2 : p;
 }
 
 int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
@@ -158,6 +202,7 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     if (m->dim != 2 && m->dim != 3)
         return fem_fail(FEM_ERR_INPUT, "%s: elasticity needs a 2D or 3D mesh; '%s' is %dD", pb->path, m->path,
                         m->dim);
+    FEM_TRY(check_dimension(pb, m));
     if (sp->ncomp != m->dim)
         return fem_fail(FEM_ERR_INTERNAL, "elasticity needs a space with %d components, not %d", m->dim,
                         sp->ncomp);
@@ -204,6 +249,7 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
         .facet_jacobian = qf[3],
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
+        .exact_degree = elas_exact_degree,
     };
     if (ctx->temp_mode == ELAS_TEMP_FIELD) /* thermal strain from a solved temperature field */
         md->phys.cell_residual.in[1] = md->phys.cell_jacobian.in[1] = (QfField){"T", QF_AUX, QF_VALUE};

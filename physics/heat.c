@@ -95,6 +95,22 @@ int heat_check_level(const Problem *pb, const Model *md) {
                     pb->path);
 }
 
+/* Heat's integrand on affine simplices with constant conductivity: k grad T . grad v (degree 2p - 2), the
+ * source Q v (p), in time the capacity rho c T v (2p); on facets h T v (2p) or q v (p). Radiation and k(T)
+ * are not polynomial. */
+static int heat_exact_degree(const void *vctx, int p, int facet) {
+    const HeatCtx *ctx = vctx;
+    int convection = 0;
+    for (int k = 0; k < ctx->nbc; k++) {
+        if (ctx->bc[k].e != 0.0) return 0;
+        convection |= ctx->bc[k].h != 0.0;
+    }
+    for (int i = 0; i < ctx->nmat; i++)
+        if (ctx->mat[i].kind != HEAT_K_CONSTANT) return 0;
+    if (facet) return convection ? 2 * p : p;
+    return ctx->transient ? 2 * p : (2 * p - 2 > p ? 2 * p - 2 : p);
+}
+
 int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
     const HeatProblem *hp = &pb->heat;
@@ -110,6 +126,7 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     ctx->dim = m->dim;
     ctx->nmat = hp->nmaterials;
     ctx->theta = 1.0;
+    ctx->transient = pb->time.scheme != TIME_STEADY;
     md->symmetric = 1;
     const char *names[HEAT_MAX_MATERIALS];
     int lines[HEAT_MAX_MATERIALS];
@@ -139,6 +156,7 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
         .cell_jacobian = heat_cell_jacobian_qf,
         .facet_residual = heat_facet_residual_qf,
         .facet_jacobian = heat_facet_jacobian_qf,
+        .exact_degree = heat_exact_degree,
         .ctx = ctx,
         .ctx_bytes = sizeof *ctx,
     };

@@ -36,6 +36,7 @@ typedef struct {
 
 typedef struct {
     int dim, nmat, nbc;
+    int transient; /* a time derivative will be discretised (the capacity term is then present) */
     double a;     /* mass coefficient of the time derivative */
     double theta; /* weight of the spatial terms */
     HeatMaterial_ mat[HEAT_MAX_MATERIALS];

@@ -5,7 +5,8 @@ usage: check_sample.py FEMTO_APP SAMPLE.xml EXPECTED.txt OUTPUT_DIR [femto-app o
 
 EXPECTED.txt holds one line per number:  key  expected  rel_tol  abs_tol  source...
 A number passes when |actual - expected| <= max(rel_tol * |expected|, abs_tol). The actual numbers come
-from OUTPUT_DIR/NAME_summary.txt, which femto-app writes at the end of a run. Standard library only.
+from OUTPUT_DIR/NAME_summary.txt, which femto-app writes at the end of a run. A run that warns (the summary's
+`warnings` count) fails unless EXPECTED.txt lists that key. Standard library only.
 """
 import glob
 import os
@@ -37,6 +38,11 @@ def main():
         parts = line.split()
         actual[parts[0]] = float(parts[1])
     failures = 0
+    # a sample is a trustworthy answer: it must not trip femto's plausibility warnings unless it says so
+    listed = any(line.split()[:1] == ["warnings"] for line in open(expected_path))
+    if not listed and actual.get("warnings", 0) != 0:
+        print(f"FAIL warnings: the run warned {actual['warnings']:g} time(s):\n{run.stderr}")
+        failures += 1
     for line in open(expected_path):
         if line.startswith("#") or not line.strip():
             continue

@@ -2,8 +2,12 @@
 # Packs what a run on a lent GPU machine needs into .device/ (git-ignored), for the `device` tool's `carry`:
 #   .device/libs.tar.xz   the shared libraries the programs load (Gmsh and its OpenCASCADE closure, libxml2,
 #                         HDF5, ...) minus glibc's own, which the GPU machine has in a newer version;
-#   .device/build.tar.xz  the build folder's programs and CTest files (no objects).
+#   .device/build.tar.xz  the build folder's programs and CTest files (no objects);
+#   .device/cudss.tar.xz  libcudss.so.0 when the build links cuDSS: about 60 MiB compressed, so it travels in a
+#                         call of its own (carry it alone, run tools/device-run.sh true; the unpacked copy stays on
+#                         the warm machine), then libs and build in the next call.
 # The machine has nvcc, cmake and HDF5 but neither Gmsh nor libxml2 headers, so femto is built here for sm_90.
+# Libraries of the CUDA toolkit (cuBLAS, which cuDSS loads, is 600 MB) are not packed: the machine has CUDA 13.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .device
@@ -11,10 +15,14 @@ if [ ! -f .device/libs.tar.xz ] || [ "${1:-}" = "--libs" ]; then
   rm -rf .device/libs && mkdir -p .device/libs
   for exe in build/femto-app build/femto-bench build/test_*; do [ -x "$exe" ] && ldd "$exe"; done |
     awk '$3 ~ /^\// {print $3}' | sort -u |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|libutil)\.so|ld-linux' |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|libutil)\.so|ld-linux|^/usr/local/cuda|libcudss' |
     xargs -I{} cp -L {} .device/libs/
   tar -C .device -cJf .device/libs.tar.xz libs
   rm -rf .device/libs
+fi
+cudss=$(ldd build/femto-app | awk '$1 == "libcudss.so.0" {print $3}')
+if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]; }; then
+  tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")"
 fi
 tar -C build --exclude=CMakeFiles --exclude='*.a' --exclude='*.o' --exclude='Testing' --exclude='*_rates' \
     -cJf .device/build.tar.xz .

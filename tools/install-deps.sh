@@ -2,8 +2,18 @@
 # Installs the Debian packages femto needs to build, run and test (as root). Quick when they are all present.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-utils libhdf5-dev hdf5-tools
-          zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview)
+          zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview xvfb
+          libopenmpi-dev openmpi-bin libhypre-dev)
+# libhypre-dev: BoomerAMG, the CPU coarse solver of multigrid (it brings Open MPI, which libopenmpi-dev and
+# openmpi-bin make usable for building and for runs over several ranks).
+nvcc_found=0
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  nvcc_found=1
+  packages+=(python3-pip unzip) # to fetch and unpack the cuDSS wheel below
+fi
 # python3-paraview provides VTK's Python modules (vtkmodules) too; python3-vtk9 would conflict with it.
+# xvfb: Debian's ParaView renders through X only, so on a machine without a display
+# tools/render-cantilever.py (and its test) renders on a virtual X server, Xvfb.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,4 +23,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# NVIDIA cuDSS, the GPU coarse solver: only where the CUDA backend is built. The PyPI wheel is downloaded (pip
+# cannot install into Debian's Python, PEP 668) and unpacked into /opt/femto/cudss/{include,lib}, where CMake
+# looks for it. Version 0.7.0.20 on purpose: its libcudss.so.0 (70 MB) is less than half the size of 1.0's.
+cudss_version=0.7.0.20
+cudss_dir=/opt/femto/cudss
+if [ "$nvcc_found" = 1 ] && [ ! -f "$cudss_dir/lib/libcudss.so.0" ]; then
+  echo "femto: installing NVIDIA cuDSS $cudss_version into $cudss_dir"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  python3 -m pip download --quiet --no-deps --dest "$tmp" "nvidia-cudss-cu13==$cudss_version"
+  unzip -q "$tmp"/nvidia_cudss_cu13-*.whl -d "$tmp/wheel"
+  mkdir -p "$cudss_dir"
+  rm -rf "$cudss_dir/include" "$cudss_dir/lib"
+  cp -r "$tmp/wheel/nvidia/cu13/include" "$tmp/wheel/nvidia/cu13/lib" "$cudss_dir/"
+  cp "$tmp"/wheel/nvidia_cudss_cu13-*.dist-info/licenses/LICENSE.txt "$cudss_dir/" 2>/dev/null || true
+  ln -sf libcudss.so.0 "$cudss_dir/lib/libcudss.so"
 fi

@@ -1,26 +1,39 @@
-/* The coarsest multigrid level (see multigrid.h). */
+/* The coarsest multigrid level (see multigrid.h): the level's Jacobian assembled (assemble.h) and handed to
+ * a coarse solver (coarse.h: BoomerAMG, or cuDSS on a GPU). */
 #include "multigrid.h"
 
+#include "assemble.h"
+#include "coarse.h"
 #include "fem/error.h"
 
 #include <stdio.h>
 #include <string.h>
 
-enum { COARSE_CHEB_DEGREE = 8 };
-
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set) {
-    (void)set;
+    (void)diag;
     c->op = op;
-    if (!c->have_cheb) {
-        FEM_TRY(chebyshev_create(&c->cheb, diag, COARSE_CHEB_DEGREE));
-        c->have_cheb = 1;
-    }
-    snprintf(c->description, sizeof c->description, "Chebyshev(%d)", COARSE_CHEB_DEGREE);
-    return chebyshev_setup(&c->cheb, op_linop(op), diag, 0.0);
+    CoarseSolver *old = c->solver;
+    if (old) coarse_destroy(&old);
+    c->solver = NULL;
+    CsrMatrix A;
+    FEM_TRY(op_assemble(op, &A));
+    const Space *sp = op->space;
+    CoarseOptions opt = {.type = (CoarseType)set->coarse,
+                         .block_size = sp->ncomp,
+                         .coords = sp->ncomp > 1 ? sp->node_x : NULL,
+                         .dim = sp->mesh->dim,
+                         .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3};
+    CoarseSolver *cs = NULL;
+    int status = coarse_create(op->dev, &A, &opt, &cs);
+    csr_destroy(&A);
+    FEM_TRY(status);
+    c->solver = cs;
+    snprintf(c->description, sizeof c->description, "%s", coarse_describe(cs));
+    return FEM_OK;
 }
 
 int mg_coarse_apply(MgCoarse *c, const Vec *b, Vec *x) {
-    return chebyshev_apply(&c->cheb, op_linop(c->op), b, x);
+    return coarse_apply(c->solver, b->data, x->data);
 }
 
 const char *mg_coarse_describe(const MgCoarse *c) {
@@ -28,6 +41,7 @@ const char *mg_coarse_describe(const MgCoarse *c) {
 }
 
 void mg_coarse_destroy(MgCoarse *c) {
-    if (c->have_cheb) chebyshev_destroy(&c->cheb);
+    CoarseSolver *cs = c->solver;
+    if (cs) coarse_destroy(&cs);
     memset(c, 0, sizeof *c);
 }

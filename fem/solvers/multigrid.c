@@ -76,18 +76,18 @@ static int coarse_dirichlet(const Operator *fine, const Space *coarse, int32_t *
     return FEM_OK;
 }
 
-static int level_vectors(MgLevel *L, int coarse_level) {
+static int level_vectors(MgLevel *L, int coarse_level, int degree) {
     const Space *sp = L->op->space;
     Device *d = L->op->dev;
     Vec *v[] = {&L->b, &L->x, &L->res, &L->t, &L->diag};
     for (int i = 0; i < 5; i++) FEM_TRY(vec_create(v[i], d, sp->ndofs));
     if (coarse_level) FEM_TRY(vec_create(&L->u, d, sp->ndofs));
     if (coarse_level && L->op->aux_used) FEM_TRY(vec_create(&L->aux, d, sp->nnodes));
-    return chebyshev_create(&L->cheb, &L->b, 0);
+    return chebyshev_create(&L->cheb, &L->b, degree);
 }
 
 /* Level l + 1 below level l: its space, operator, constraints and the transfers between them. */
-static int add_level(Multigrid *mg, int order) {
+static int add_level(Multigrid *mg, int order, int degree) {
     MgLevel *F = &mg->L[mg->n - 1], *C = &mg->L[mg->n];
     const Space *sf = F->op->space;
     FEM_TRY(space_create(sf->mesh, order, sf->ncomp, &C->space));
@@ -102,17 +102,17 @@ static int add_level(Multigrid *mg, int order) {
     FEM_TRY(status);
     FEM_TRY(transfer_create(&F->down, F->op->dev, sf, &C->space, sf->ncomp));
     if (F->op->aux_used) FEM_TRY(transfer_create(&F->aux_down, F->op->dev, sf, &C->space, 1));
-    return level_vectors(C, 1);
+    return level_vectors(C, 1, degree);
 }
 
 static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
     int most = set->mg_levels > 0 && set->mg_levels < MG_MAX_LEVELS ? set->mg_levels : MG_MAX_LEVELS;
     mg->L[0].op = fine;
     mg->n = 1;
-    FEM_TRY(level_vectors(&mg->L[0], 0));
+    FEM_TRY(level_vectors(&mg->L[0], 0, set->cheb_degree));
     for (int p = fine->space->order; p > 1 && mg->n < most;) {
         p = mg_next_order(p);
-        FEM_TRY(add_level(mg, p));
+        FEM_TRY(add_level(mg, p, set->cheb_degree));
     }
     return FEM_OK;
 }

@@ -14,9 +14,7 @@ int mg_next_order(int p);
  * (mg_coarse.c). */
 typedef struct {
     Operator *op;
-    Chebyshev cheb;
-    int have_cheb;
-    void *solver;
+    void *solver; /* CoarseSolver */
     char description[256];
 } MgCoarse;
 

@@ -25,6 +25,7 @@ typedef struct {
     int cheb_degree; /* Chebyshev polynomial degree (default 3), also multigrid's smoother */
     int mg_levels;   /* multigrid: the most levels (0: down to order 1) */
     int coarse;      /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
+    int coarse_cycles; /* multigrid: AMG V-cycles per coarse solve (0: 3) */
 } PcSettings;
 
 /* Chebyshev-Jacobi: z = p(D^-1 A) D^-1 r, the polynomial of the Chebyshev iteration on [lmin, lmax], an

@@ -5,16 +5,18 @@ usage: test_cli.py FEMTO_APP INPUTS_DIR WORK_DIR
 Each case runs femto-app and checks the exit code, the text on stderr (exactly, after the work directory is
 replaced by @WORK@ and the inputs directory by @INPUTS@) or a part of stdout, and what the output directory
 holds. Standard library only."""
+import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
 
+from harness import Harness, line_of
+
 app, inputs, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-failures = 0
+h = Harness(app, inputs, work)
+case, write = h.case, h.write
 
 FIN = f"""<?xml version="1.0" encoding="UTF-8"?>
 <femto>
@@ -34,51 +36,19 @@ BAR = open(os.path.join(inputs, "heat-kt-bar", "bar.xml")).read().replace(
     'directory="results"', f'directory="{work}/out-bar"')
 
 
-def write(name, text):
-    path = os.path.join(work, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
 def fin(region="fin", boundary="faces", probe=""):
     return FIN.replace("{region}", region).replace("{boundary}", boundary).replace("{probe}", probe)
-
-
-def line_of(text, needle):
-    return text.splitlines().index(next(l for l in text.splitlines() if needle in l)) + 1
-
-
-def case(name, args, code, stderr=None, stdout_has=None, no_results_in=None):
-    global failures
-    run = subprocess.run([app] + args, capture_output=True, text=True)
-    err = run.stderr.replace(work, "@WORK@").replace(inputs, "@INPUTS@").strip()
-    problems = []
-    if run.returncode != code:
-        problems.append(f"exit code {run.returncode}, expected {code}")
-    if stderr is not None and (err != stderr if isinstance(stderr, str) else not re.fullmatch(stderr, err)):
-        problems.append(f"stderr\n    {err!r}\n  expected\n    {stderr if isinstance(stderr, str) else stderr.pattern!r}")
-    if stdout_has and stdout_has not in run.stdout:
-        problems.append(f"stdout lacks {stdout_has!r}:\n{run.stdout}")
-    if no_results_in and os.path.isdir(no_results_in):
-        left = [f for f in os.listdir(no_results_in) if re.search(r"\.(vtu|pvd|h5|xdmf|txt)$", f)]
-        if left:
-            problems.append(f"results left behind after the failure: {left}")
-    print(("ok   " if not problems else "FAIL ") + name)
-    for p in problems:
-        print("  " + p)
-    failures += bool(problems)
 
 
 # usage errors: exit 1
 case("no arguments", [], 1, stdout_has=None)
 case("unknown command", ["frobnicate", "x.xml"], 1,
-     "femto-app: unknown command 'frobnicate' (expected run, check or info)\nTry 'femto-app --help'.")
+     "femto-app: unknown command 'frobnicate' (expected run, check, info or schema)\nTry 'femto-app --help'.")
 case("order out of range", ["run", "x.xml", "--order", "9"], 1,
-     "femto-app: --order needs an element order from 1 to 8\nTry 'femto-app --help'.")
+     "femto-app: --order needs an element order from 1 to 8, not '9'\nTry 'femto-app run --help'.")
 case("device name", ["run", "x.xml", "--device", "tpu"], 1,
-     "femto-app: --device must be cpu, cuda or auto, not 'tpu'\nTry 'femto-app --help'.")
-case("no file", ["run"], 1, "femto-app: 'run' needs a file\nTry 'femto-app --help'.")
+     "femto-app: --device must be cpu, cuda or auto, not 'tpu'\nTry 'femto-app run --help'.")
+case("no file", ["run"], 1, "femto-app: 'run' needs a file\nTry 'femto-app run --help'.")
 case("version", ["--version"], 0, "", stdout_has="femto 0.1.0")
 case("help of run", ["run", "--help"], 0, "", stdout_has="leaves the previous results in the directory as they were")
 
@@ -142,7 +112,7 @@ for cmd in ("check", "run"):
 
 # a linear solve that stops at its cap is reported: a warning line and exit 3 with the reason (restarting a
 # truncated CG from scratch cannot reach what one uninterrupted solve would); no results
-p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver><linear max-iterations="40"/></solver>'))
+p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver><linear max-iterations="40" preconditioner="jacobi"/></solver>'))
 case("capped linear solve", ["run", p, "--device", "cpu"], 3,
      re.compile(r"warning: 1 linear solve stopped at the cap of 40 iterations without converging \(raise <linear "
                 r"max-iterations> or choose a stronger preconditioner\)\n"
@@ -172,11 +142,9 @@ case("output directory created", ["run", os.path.join(work, "good.xml"), "--outp
 made = sorted(os.listdir(os.path.join(work, "new", "deeper")))
 expect = ["fin.h5", "fin.pvd", "fin.xdmf", "fin_0000.vtu", "fin_summary.txt"]
 if made != expect:
-    print(f"FAIL output files: {made}, expected {expect}")
-    failures += 1
+    h.report(f"output files: {made}, expected {expect}", ["differ"])
 if any(f.startswith(".") for f in made):
-    print(f"FAIL temporary files left: {made}")
-    failures += 1
+    h.report(f"temporary files left: {made}", ["temporary files"])
 
 # --device cuda: a clear device error (exit 4) where there is no GPU, a run where there is one
 run = subprocess.run([app, "run", os.path.join(work, "good.xml"), "--device", "cuda", "-q", "--output-dir",
@@ -187,8 +155,93 @@ if run.returncode == 4 and re.match(r"femto-app: (no CUDA device is available|th
 elif run.returncode == 0:
     print("ok   --device cuda ran on a GPU")
 else:
-    print(f"FAIL --device cuda: exit {run.returncode}, {run.stderr.strip()}")
-    failures += 1
+    h.report(f"--device cuda: exit {run.returncode}, {run.stderr.strip()}", ["unexpected"])
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+# option parsing (getopt_long): every spelling a user tries, and one sentence with exit 1 for what is wrong
+good = os.path.join(work, "good.xml")
+try_run = "\nTry 'femto-app run --help'."
+case("--order=1 is --order 1", ["check", good, "--order=1"], 0, "", stdout_has="consistent")
+case("options before the file", ["check", "--order", "2", good], 0, "", stdout_has="consistent")
+case("-q and -v combine (-qv: the last wins)", ["check", good, "-qv"], 0, "", stdout_has="consistent")
+case("-vq: the last wins", ["check", good, "-vq"], 0, "", stdout="")
+case("--threads 0 means all cores", ["run", good, "--threads", "0", "-q", "--device", "cpu", "--output-dir",
+                                     os.path.join(work, "threads0")], 0, "")
+case("--threads=3", ["run", good, "--threads=3", "-q", "--device", "cpu", "--output-dir",
+                     os.path.join(work, "threads3")], 0, "")
+case("--threads -1", ["run", good, "--threads", "-1"], 1,
+     "femto-app: --threads needs a thread count from 0 (all cores) to 4096, not '-1'" + try_run)
+case("--order without its value", ["run", good, "--order"], 1, "femto-app: --order needs a value" + try_run)
+case("abbreviated option", ["run", good, "--outp", os.path.join(work, "abbrev"), "-q", "--device", "cpu"], 0, "")
+case("ambiguous abbreviation", ["run", good, "--o", "2"], 1,
+     "femto-app: option '--o' is ambiguous; spell it out" + try_run)
+case("flag given a value", ["run", good, "--quiet=yes"], 1, "femto-app: option '--quiet' takes no value" + try_run)
+case("unknown long option", ["run", good, "--order2"], 1, "femto-app: unknown option '--order2'" + try_run)
+case("unknown short option in a group", ["run", good, "-qx"], 1, "femto-app: unknown option '-x'" + try_run)
+case("an option the command does not take", ["info", good, "--order", "2"], 1,
+     "femto-app: 'info' does not take --order\nTry 'femto-app info --help'.")
+case("check takes run's options, so a run's line can be checked as is", ["check", good, "--device", "cpu",
+                                                                         "--threads", "2", "-q"], 0, "", stdout="")
+case("schema takes no option", ["schema", "--order", "2"], 1,
+     "femto-app: 'schema' does not take --order\nTry 'femto-app schema --help'.")
+case("two files", ["check", good, good], 1,
+     f"femto-app: one file at a time: unexpected '{good.replace(work, '@WORK@')}'\nTry 'femto-app check --help'.")
+case("an option before the command", ["-q", "run", good], 1,
+     "femto-app: expected a command (run, check, info or schema) before '-q'\nTry 'femto-app --help'.")
+case("--force is accepted", ["check", good, "--force", "-q"], 0, "", stdout="")
+case("-- ends the options", ["check", "-q", "--", good], 0, "", stdout="")
+for command in ["run", "check", "info", "schema"]:
+    text = subprocess.run([app, command, "--help"], capture_output=True, text=True).stdout
+    case(f"help {command} is {command} --help", ["help", command], 0, "", stdout=text)
+    if not text.startswith(f"usage: femto-app {command}"):
+        h.report(f"{command} --help starts with its usage line", [text[:80]])
+case("--help", ["--help"], 0, "", stdout_has=["femto-app schema [FILE]", "--threads N", "exit codes:"])
+
+# femto-app schema: the embedded XSD, byte for byte the one in the source tree
+xsd = open(os.path.join(os.path.dirname(inputs), "io", "problem.xsd")).read()
+case("schema prints the XSD", ["schema"], 0, "", stdout=xsd)
+written = os.path.join(work, "problem.xsd")
+case("schema FILE writes it", ["schema", written], 0, "", stdout="")
+if open(written).read() != xsd:
+    h.report("schema FILE holds the XSD", ["the written file differs from io/problem.xsd"])
+case("schema into a missing folder", ["schema", os.path.join(work, "no", "such.xsd")], 2,
+     "femto-app: cannot write the schema to '@WORK@/no/such.xsd': No such file or directory")
+case("schema takes one file", ["schema", "a.xsd", "b.xsd"], 1,
+     "femto-app: one file at a time: unexpected 'b.xsd'\nTry 'femto-app schema --help'.")
+# every sample names the schema for editors, at a path that exists from the repository, and is valid against it
+xmllint = shutil.which("xmllint")
+for xml in sorted(glob.glob(os.path.join(inputs, "*", "*.xml"))):
+    text = open(xml).read()
+    m = re.search(r'xsi:noNamespaceSchemaLocation="([^"]+)"', text)
+    where = os.path.normpath(os.path.join(os.path.dirname(xml), m.group(1))) if m else None
+    if not m or not os.path.isfile(where):
+        h.report(f"{os.path.relpath(xml, inputs)} names the schema", [f"location {m and m.group(1)!r}"])
+    elif xmllint:
+        run = subprocess.run([xmllint, "--noout", "--schema", written, xml], capture_output=True, text=True)
+        h.report(f"{os.path.relpath(xml, inputs)} is valid against femto-app schema's output",
+                 [run.stderr.strip()] if run.returncode else [])
+
+# femto-app info PROBLEM.xml: every setting of the problem, then the mesh
+cantilever = os.path.join(inputs, "cantilever", "cantilever.xml")
+case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
+    f"problem {cantilever}\n  mesh: {os.path.join(inputs, 'cantilever', 'cantilever.msh')}\n",
+    "  discretization: element order 2, femto's quadrature degree 2p + g - 1",
+    "  elasticity: linear (small strain)",
+    "    material 'beam' (line 8): E = 2.1e+11 Pa, nu = 0.3 (lambda = 1.21154e+11 Pa, mu = 8.07692e+10 Pa); "
+    "density 7850 kg/m^3; expansion 0 1/K from 293.15 K\n",
+    "    boundary 'clamp' (line 9): fixed x y z\n",
+    "    boundary 'tip' (line 10): traction (0, 0, -1e+06) Pa\n",
+    "    every other boundary: traction-free\n",
+    "  time: steady (no <time>)\n",
+    "  solver: Newton rtol 1e-08 (of the residual's scale), atol 0, stol 1e-10, at most 25 iterations, line search "
+    "on, 1 load step\n",
+    "preconditioner p-multigrid, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
+    "          multigrid: levels down to order 1, Chebyshev smoothing of degree 3, coarse solver auto (cuDSS on a GPU "
+    "when built in, else BoomerAMG), 3 AMG cycles per coarse solve\n",
+    f"  output: {os.path.join(inputs, 'cantilever', 'results', 'cantilever')}.*\n",
+    "          probe 'tip' (line 13) at (1, 0.05, 0.05) m\n",
+    "  device: auto (CUDA when a GPU is present, else CPU), gather (deterministic) assembly, all CPU cores\n",
+    "mesh ", "physical groups:"])
+case("info on a transient heat problem", ["info", os.path.join(inputs, "heat-transient-slab", "slab.xml")], 0, "",
+     stdout_has=["  heat: transient\n", "  time: BDF2 from 0 s to 600 s, step 5 s (120 steps)"])
+
+sys.exit(h.finish())

@@ -24,6 +24,9 @@ int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly) {
 #ifdef FEMTO_HAVE_CUDA
     device_register(DEV_CUDA, gpu_device_create);
 #endif
+#ifdef FEMTO_HAVE_CUDSS
+    coarse_register_cudss(gpu_cudss_create);
+#endif
     if (device_create(d, kind, threads, assembly)) {
         printf("skipped: %s\n", fem_last_error());
         return TEST_SKIP;

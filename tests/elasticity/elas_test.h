@@ -55,7 +55,7 @@ static inline Problem *elas_problem(ElasticModel model, ElasticMaterial *mat, in
 }
 
 static inline void elas_read_mesh(const char *name, double size, int order, int refine, Mesh *m) {
-    MeshReadOptions mo = {size, order, refine};
+    MeshReadOptions mo = {.size = size, .order = order, .refine = refine};
     CHECK_OK(mesh_read(test_mesh(name), &mo, m));
 }
 

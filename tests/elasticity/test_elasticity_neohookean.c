@@ -44,6 +44,8 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     pb->elasticity.has_temperature = 1;
     pb->elasticity.temperature = 350.0;
     pb->elasticity.gravity[0] = 1.0, pb->elasticity.gravity[1] = -9.81, pb->elasticity.gravity[2] = 3.0;
+    if (m.dim == 2) /* a 2D mesh has no z: femto refuses z loads there rather than drop them */
+        pb->elasticity.bcs[1].value[2] = 0.0, pb->elasticity.gravity[2] = 0.0;
     Model md;
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     CHECK(md.symmetric == 0, "a neo-Hookean model with pressure must report an unsymmetric Jacobian");
@@ -101,7 +103,7 @@ static void tangent_case(Device *dev, const char *mesh_name, int plane_stress) {
     /* at u = 0, no temperature, no pressure: the neo-Hookean Jacobian is the linear one */
     double *J2 = malloc(bytes);
     for (int k = 0; k < 2; k++) {
-        ElasticBc tr = elas_bc(ELASTIC_BC_TRACTION, "left", 0, 10.0, -20.0, 30.0);
+        ElasticBc tr = elas_bc(ELASTIC_BC_TRACTION, "left", 0, 10.0, -20.0, m.dim == 3 ? 30.0 : 0.0);
         Problem *p2 = elas_problem(k ? ELASTIC_LINEAR : ELASTIC_NEO_HOOKEAN, &mat, 1, &tr);
         p2->elasticity.plane = plane_stress ? PLANE_STRESS : PLANE_STRAIN;
         CHECK_OK(elasticity_model_create(p2, &sp, &md));

@@ -23,7 +23,7 @@
 
 static double mesh_volume(const char *geo, int order, int refine, int64_t *ncells) {
     Mesh m;
-    MeshReadOptions mo = {0, order, refine};
+    MeshReadOptions mo = {.order = order, .refine = refine};
     CHECK_OK(mesh_read(test_mesh(geo), &mo, &m));
     double vol = 0.0;
     *ncells = 0;

@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
     Device dev;
     CHECK_OK(cpu_device_create(&dev, 1, ASSEMBLE_ATOMIC));
     Mesh m;
-    MeshReadOptions mo = {0, g, 0};
+    MeshReadOptions mo = {.order = g};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     if (curved) test_curve_mesh(&m, 0.015);
     double lo[3], hi[3];

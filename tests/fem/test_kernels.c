@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     CHECK_OK(cpu_device_create(&dev[1], 2, ASSEMBLE_ATOMIC));
     CHECK_OK(cpu_device_create(&dev[2], 2, ASSEMBLE_GATHER));
     Mesh m;
-    MeshReadOptions mo = {0, 1, atoi(argv[2])};
+    MeshReadOptions mo = {.order = 1, .refine = atoi(argv[2])};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     for (int i = 3; i < argc; i++) {
         Space sp;

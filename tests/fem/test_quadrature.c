@@ -162,7 +162,7 @@ static double corner_volume(const Mesh *m) {
 
 static void check_volume(const char *geo, const char *expected) {
     Mesh m;
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = {0};
     CHECK_OK(mesh_read(test_mesh(geo), &mo, &m));
     double want = strcmp(expected, "cells") == 0 ? corner_volume(&m) : atof(expected);
     const int degrees[] = {1, 2, 5, 9};

@@ -296,7 +296,7 @@ int main(int argc, char **argv) {
     int p = atoi(argv[2]);
     rng = 0x2545f4914f6cdd1dull * (uint64_t)(atoi(argv[3]) + 1);
     Mesh m;
-    MeshReadOptions mo = {0, 2, 0};
+    MeshReadOptions mo = {.order = 2};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     Space plain;
     CHECK_OK(space_create(&m, p, 1, &plain));

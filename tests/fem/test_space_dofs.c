@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     if (argc < 3) return fprintf(stderr, "usage: %s MESH.geo P [CLOSED_FORM]\n", argv[0]), 2;
     int p = atoi(argv[2]);
     Mesh m;
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = {0};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     const Topology *t = &m.topo;
     int64_t expect = t->nvertices + (p - 1) * t->nedges;

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     if (argc < 4) return fprintf(stderr, "usage: test_transfer MESH P_FINE P_COARSE\n"), 2;
     int pf = atoi(argv[2]), pc = atoi(argv[3]);
     Mesh m;
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = {0};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     Device d;
     CHECK_OK(test_device(&d, DEV_CPU, 2, ASSEMBLE_GATHER));

@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
 
     for (int refine = 0; refine <= 1; refine++) {
         Mesh m;
-        MeshReadOptions mo = {0, 1, refine};
+        MeshReadOptions mo = {.order = 1, .refine = refine};
         CHECK_OK(mesh_read(test_mesh(mesh_name), &mo, &m));
         Shape cell = m.cells[0].shape;
         int pmax = element_max_order(cell);

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     double eL2[8], eH1[8], h[8];
     for (int level = 0; level < levels; level++) {
         Mesh m;
-        MeshReadOptions mo = {0, 1, level};
+        MeshReadOptions mo = {.order = 1, .refine = level};
         CHECK_OK(mesh_read(test_mesh(mesh_name), &mo, &m));
         Space sp;
         CHECK_OK(space_create(&m, p, 1, &sp));

@@ -36,7 +36,7 @@ typedef struct {
 
 static void case_open(Case *c, const char *mesh, int p) {
     memset(c, 0, sizeof *c);
-    MeshReadOptions mo = {0, 0, 0};
+    MeshReadOptions mo = {0};
     CHECK_OK(mesh_read(mesh, &mo, &c->m));
     CHECK_OK(space_create(&c->m, p, 1, &c->sp));
     snprintf(c->pb.path, sizeof c->pb.path, "test");

@@ -116,7 +116,7 @@ static void compare(const Mesh *a, const Mesh *b, double tol) {
 
 int main(int argc, char **argv) {
     if (argc < 6) return fprintf(stderr, "usage: %s GEO ORDER MSH41 MSH41BIN MSH22\n", argv[0]), 2;
-    MeshReadOptions mo = {0, atoi(argv[2]), 0};
+    MeshReadOptions mo = {.order = atoi(argv[2])};
     Mesh geo, ref;
     CHECK_OK(mesh_read(argv[1], &mo, &geo));
     CHECK_OK(mesh_read(argv[3], NULL, &ref));

@@ -301,7 +301,7 @@ static int64_t check_common(const Mesh *m, int order, const int64_t gcount[32], 
 }
 
 static void read_mesh(const char *name, int order, Mesh *m, int64_t gcount[32]) {
-    MeshReadOptions mo = {0, order, 0};
+    MeshReadOptions mo = {.order = order};
     CHECK_OK(mesh_read(test_mesh(name), &mo, m));
     gmsh_counts(test_mesh(name), order, gcount);
 }
@@ -483,7 +483,7 @@ static void case_order(void) {
                  {"../mesh/info/hex27.geo", 1, 1, 27, "hex8"}, {"../mesh/info/hex8.geo", 2, 2, 125, "hex27"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Mesh m;
-        MeshReadOptions mo = {0, cases[i].asked, 0};
+        MeshReadOptions mo = {.order = cases[i].asked};
         CHECK_OK(mesh_read(test_mesh(cases[i].geo), &mo, &m));
         CHECK(m.cells[0].order == cases[i].order && strcmp(m.cells[0].type->name, cases[i].type) == 0 &&
                   m.nnodes == cases[i].nnodes,

@@ -34,7 +34,7 @@ static void check_default_settings(const Problem *pb) {
     CHECK_NUM(pb->solver.line_search, 1);
     CHECK_NUM(pb->solver.load_steps, 1);
     CHECK_NUM(pb->solver.krylov, KRYLOV_AUTO);
-    CHECK_NUM(pb->solver.precond, PRECOND_JACOBI);
+    CHECK_NUM(pb->solver.precond, PRECOND_MULTIGRID);
     CHECK_NUM(pb->solver.linear_rtol, 1e-8);
     CHECK_NUM(pb->solver.linear_max_iterations, 2000);
     CHECK_NUM(pb->solver.restart, 50);
@@ -165,6 +165,9 @@ static void check_cantilever(const Problem *pb) {
     CHECK(e->bcs[1].kind == ELASTIC_BC_TRACTION && e->bcs[1].components == 4);
     CHECK(e->bcs[1].value[0] == 0 && e->bcs[1].value[1] == 0 && e->bcs[1].value[2] == -1e6);
     CHECK(e->gravity[0] == 0 && e->gravity[1] == 0 && e->gravity[2] == -9.81);
+    CHECK_NUM(e->gravity_at.line, 10);
+    CHECK_NUM(e->plane_at.line, 0); /* no plane attribute: a 3D mesh is fine */
+    CHECK_NUM(pb->heat.initial_at.line, 0);
     CHECK(!e->has_temperature && !e->coupled_temperature);
 }
 
@@ -191,7 +194,7 @@ static void check_neo_hookean(const Problem *pb) {
     CHECK_NUM(pb->solver.line_search, 1);
     CHECK_NUM(pb->solver.krylov, KRYLOV_GMRES);
     CHECK_NUM(pb->solver.restart, 100);
-    CHECK_NUM(pb->solver.precond, PRECOND_JACOBI);
+    CHECK_NUM(pb->solver.precond, PRECOND_MULTIGRID);
 }
 
 static void check_thermoelastic(const Problem *pb) {
@@ -242,6 +245,7 @@ static void check_full(const Problem *pb) {
     CHECK(e->bcs[2].value[0] == 1 && e->bcs[2].value[1] == 2 && e->bcs[2].value[2] == -1e6);
     CHECK(e->bcs[3].kind == ELASTIC_BC_PRESSURE && e->bcs[3].pressure == 1e6);
     CHECK(e->gravity[0] == 0.5 && e->gravity[1] == -1 && e->gravity[2] == -9.81);
+    CHECK(e->plane_at.line == 27 && e->gravity_at.line == 35 && h->initial_at.line == 7);
     CHECK(e->has_temperature && e->temperature == 350 && !e->coupled_temperature);
 
     CHECK(pb->time.scheme == TIME_BDF2 && pb->time.start == 5 && pb->time.end == 100);

@@ -1,0 +1,164 @@
+/* Coarse solvers (see coarse.h): the choice of backend, host staging for a host backend on a GPU, timing. */
+#include "coarse.h"
+
+#include "boomeramg.h"
+#include "fem/error.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct CoarseSolver {
+    Device *dev;
+    int64_t n;
+    CoarseBackend be;
+    double *hb, *hx; /* host copies of b and x: a host backend on a GPU device */
+    CoarseStats st;
+    char why_not_cudss[200]; /* AUTO fell back to BoomerAMG: cuDSS's reason */
+    char description[512];
+};
+
+static CoarseFactory cudss_factory;
+
+void coarse_register_cudss(CoarseFactory factory) {
+    cudss_factory = factory;
+}
+
+const char *coarse_type_name(CoarseType t) {
+    return t == COARSE_BOOMERAMG ? "BoomerAMG" : t == COARSE_CUDSS ? "cuDSS" : "auto";
+}
+
+/* The options with every default filled in, or FEM_ERR_USAGE when they do not fit A. */
+static int resolve_options(const CsrMatrix *A, const CoarseOptions *in, CoarseOptions *o) {
+    memset(o, 0, sizeof *o);
+    if (in) *o = *in;
+    if (o->block_size <= 0) o->block_size = 1;
+    if (o->cycles <= 0) o->cycles = 1;
+    if (o->dim <= 0) o->dim = o->block_size == 2 || o->block_size == 3 ? o->block_size : 3;
+    if (A->nrows <= 0 || A->nrows != A->ncols)
+        return fem_fail(FEM_ERR_USAGE,
+                        "a coarse solver needs a square, non-empty matrix (this one is %lld x %lld)",
+                        (long long)A->nrows, (long long)A->ncols);
+    if (A->nrows % o->block_size)
+        return fem_fail(FEM_ERR_USAGE,
+                        "the coarse matrix has %lld rows, not a multiple of %d unknowns per node",
+                        (long long)A->nrows, o->block_size);
+    if (o->dim != 2 && o->dim != 3)
+        return fem_fail(FEM_ERR_USAGE, "the coarse solver's space dimension must be 2 or 3, not %d", o->dim);
+    return FEM_OK;
+}
+
+static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseType type,
+                          CoarseBackend *be) {
+    if (type == COARSE_CUDSS) {
+        if (!cudss_factory)
+            return fem_fail(FEM_ERR_USAGE, "the cuDSS coarse solver is not built in (femto was built without "
+                                           "cuDSS: tools/install-deps.sh installs it where nvcc is present)");
+        if (dev->kind != DEV_CUDA)
+            return fem_fail(FEM_ERR_USAGE,
+                            "the cuDSS coarse solver needs a CUDA device, and this run uses the %s",
+                            dev->name);
+        return cudss_factory(dev, A, o, be);
+    }
+#ifdef FEMTO_HAVE_HYPRE
+    return boomeramg_create(A, o, be);
+#else
+    return fem_fail(FEM_ERR_USAGE,
+                    "the BoomerAMG coarse solver is not built in (femto was built without hypre "
+                    "and MPI: on Debian, apt-get install libhypre-dev)");
+#endif
+}
+
+/* AUTO: cuDSS on a CUDA device when registered; should it fail (a factor too large for the GPU, say),
+ * BoomerAMG when built in, with cuDSS's reason kept for the description. */
+static int create_auto(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseSolver *cs) {
+    char *why = cs->why_not_cudss;
+    if (dev->kind == DEV_CUDA && cudss_factory) {
+        int status = create_backend(dev, A, o, COARSE_CUDSS, &cs->be);
+        if (!status) {
+            cs->st.type = COARSE_CUDSS;
+            return FEM_OK;
+        }
+#ifndef FEMTO_HAVE_HYPRE
+        return status;
+#endif
+        snprintf(why, sizeof cs->why_not_cudss, "%s", fem_last_error());
+        fem_clear_error();
+    }
+    cs->st.type = COARSE_BOOMERAMG;
+    return create_backend(dev, A, o, COARSE_BOOMERAMG, &cs->be);
+}
+
+static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver *cs) {
+    CoarseOptions o;
+    FEM_TRY(resolve_options(A, opt, &o));
+    double t0 = omp_get_wtime();
+    if (o.type == COARSE_AUTO) {
+        FEM_TRY(create_auto(dev, A, &o, cs));
+    } else {
+        cs->st.type = o.type;
+        FEM_TRY(create_backend(dev, A, &o, o.type, &cs->be));
+    }
+    cs->st.setup_seconds = omp_get_wtime() - t0;
+    const char *why = cs->why_not_cudss;
+    snprintf(cs->description, sizeof cs->description, "%s%s%s", cs->be.description,
+             why[0] ? " instead of cuDSS: " : "", why);
+    if (!cs->be.device_vectors && dev->kind != DEV_CPU) {
+        FEM_ALLOC(cs->hb, cs->n, "the coarse solver's host right-hand side");
+        FEM_ALLOC(cs->hx, cs->n, "the coarse solver's host solution");
+    }
+    return FEM_OK;
+}
+
+int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver **out) {
+    *out = NULL;
+    CoarseSolver *cs = fem_calloc(1, sizeof *cs, "a coarse solver");
+    if (!cs) return FEM_ERR_INTERNAL;
+    cs->dev = dev;
+    cs->n = A->nrows;
+    int status = create(dev, A, opt, cs);
+    if (status) {
+        coarse_destroy(&cs);
+        return status;
+    }
+    *out = cs;
+    return FEM_OK;
+}
+
+int coarse_apply(CoarseSolver *cs, const double *b, double *x) {
+    double t0 = omp_get_wtime();
+    if (cs->hb) {
+        Device *d = cs->dev;
+        size_t bytes = sizeof(double) * (size_t)cs->n;
+        FEM_TRY(d->ops.download(d, cs->hb, b, bytes));
+        double t1 = omp_get_wtime();
+        FEM_TRY(cs->be.apply(cs->be.impl, cs->hb, cs->hx));
+        double t2 = omp_get_wtime();
+        FEM_TRY(d->ops.upload(d, x, cs->hx, bytes));
+        cs->st.transfer_seconds += (t1 - t0) + (omp_get_wtime() - t2);
+    } else {
+        FEM_TRY(cs->be.apply(cs->be.impl, b, x));
+    }
+    cs->st.applications++;
+    cs->st.apply_seconds += omp_get_wtime() - t0;
+    return FEM_OK;
+}
+
+const char *coarse_describe(const CoarseSolver *cs) {
+    return cs ? cs->description : "";
+}
+
+void coarse_stats(const CoarseSolver *cs, CoarseStats *st) {
+    *st = cs->st;
+}
+
+void coarse_destroy(CoarseSolver **cs) {
+    if (!cs || !*cs) return;
+    CoarseSolver *c = *cs;
+    if (c->be.destroy) c->be.destroy(c->be.impl);
+    free(c->hb);
+    free(c->hx);
+    free(c);
+    *cs = NULL;
+}

@@ -1,0 +1,90 @@
+/* Coarse solvers: an approximate inverse of an assembled symmetric positive definite matrix, the coarsest
+ * level of multigrid.
+ *
+ * p-multigrid works matrix-free down to order 1; that level is assembled (fem/solvers/sparse.h) and handed to
+ * a library behind this interface:
+ *   - hypre BoomerAMG (algebraic multigrid, on the host; MPI-ready): one symmetric V-cycle per application,
+ *     with nodal coarsening and the rigid-body modes for elasticity;
+ *   - NVIDIA cuDSS (sparse direct, on the GPU): Cholesky factorisation once, two triangular solves per
+ *     application, every vector staying in GPU memory.
+ * Each is built in when its library is found (FEMTO_HAVE_HYPRE, FEMTO_HAVE_CUDSS). fem/ never links CUDA:
+ * gpu/ registers the cuDSS backend with coarse_register_cudss(), as it registers its Device.
+ *
+ * Dirichlet dofs may be eliminated by identity rows (and zero columns): both solvers handle them. */
+#ifndef FEMTO_SOLVERS_COARSE_H
+#define FEMTO_SOLVERS_COARSE_H
+
+#include "fem/device.h"
+#include "fem/solvers/sparse.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef enum { COARSE_AUTO = 0, COARSE_BOOMERAMG = 1, COARSE_CUDSS = 2 } CoarseType;
+
+/* BoomerAMG settings beyond the defaults (all zero: the defaults, which docs/solvers.md justifies). */
+typedef struct {
+    double strong_threshold; /* 0: 0.5 (3D), 0.25 (2D) */
+    int agg_levels;          /* levels of aggressive coarsening; 0: the default (see docs), < 0: none */
+    int coarsen_type;        /* hypre's numbering; 0: HMIS (10) */
+    int unknown_based; /* 1: systems AMG by unknowns (scalar coarsening per component), no rigid-body modes */
+    int no_rigid_body_modes; /* 1: nodal coarsening without the rigid-body modes */
+    int print_level;         /* hypre's setup statistics on stdout (debugging only) */
+} CoarseAmgSettings;
+
+typedef struct {
+    CoarseType type; /* AUTO: cuDSS on a CUDA device when built in, else BoomerAMG */
+    int block_size;  /* unknowns per node, interleaved (dof = node * block_size + c); 0 or 1: scalar */
+    const double
+        *coords; /* [nrows / block_size][3] node coordinates (host), for elasticity's rigid-body modes */
+    int dim;     /* space dimension, 2 or 3 (0: block_size when it is 2 or 3, else 3) */
+    int cycles;  /* AMG V-cycles per application; 0: 1 */
+    CoarseAmgSettings amg;
+} CoarseOptions;
+
+typedef struct CoarseSolver CoarseSolver;
+
+/* Sets up a solver for A (host CSR, square, symmetric positive definite) whose vectors live on dev. opt may
+ * be NULL (defaults). A may be destroyed afterwards. A solver that is not built in, or no CUDA device for
+ * cuDSS, is FEM_ERR_USAGE with one sentence saying what is missing; a library failure is FEM_ERR_DEVICE
+ * (cuDSS) or FEM_ERR_SOLVER (BoomerAMG), out of memory FEM_ERR_INTERNAL or FEM_ERR_DEVICE (GPU memory). */
+int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver **out);
+
+/* x = M^-1 b (b, x: dev's memory, nrows entries; they must not overlap). M^-1 is symmetric positive definite,
+ * so CG may use it as a preconditioner; it is A^-1 to rounding for cuDSS. BoomerAMG on a CUDA device
+ * downloads b, cycles on the host and uploads x. */
+int coarse_apply(CoarseSolver *cs, const double *b, double *x);
+
+/* One line for the run log, e.g. "BoomerAMG (HMIS, 7 levels, operator complexity 1.62, 3 functions, nodal,
+ * 3 rotations as interpolation vectors)" or "cuDSS (Cholesky, nnz(L) = 1.2e8, 1.9 GB on the GPU)". */
+const char *coarse_describe(const CoarseSolver *cs);
+
+typedef struct {
+    CoarseType type;         /* the solver chosen (never AUTO) */
+    double setup_seconds;    /* coarse_create: the library's setup or factorisation */
+    int applications;        /* coarse_apply calls */
+    double apply_seconds;    /* their total time, transfers included */
+    double transfer_seconds; /* of which host <-> device copies (BoomerAMG on a CUDA device) */
+} CoarseStats;
+void coarse_stats(const CoarseSolver *cs, CoarseStats *st);
+
+void coarse_destroy(CoarseSolver **cs);
+
+const char *coarse_type_name(CoarseType t);
+
+/* ---- Backends. A backend fills this table for one matrix; coarse.c owns it afterwards. */
+typedef struct {
+    void *impl;
+    int device_vectors; /* 1: apply takes dev's vectors; 0: host arrays (coarse.c copies when dev is a GPU) */
+    int (*apply)(void *impl, const double *b, double *x);
+    void (*destroy)(void *impl);
+    char description[256];
+} CoarseBackend;
+
+typedef int (*CoarseFactory)(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out);
+
+/* gpu/ registers its cuDSS factory (app/main.c and the tests do, when built with cuDSS). */
+void coarse_register_cudss(CoarseFactory factory);
+
+FEM_EXTERN_C_END
+
+#endif

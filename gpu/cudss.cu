@@ -1,0 +1,198 @@
+/* The cuDSS coarse solver (see gpu.h and fem/solvers/coarse.h): NVIDIA's sparse direct solver on the GPU.
+ *
+ * The matrix is symmetric positive definite, so cuDSS gets its upper triangle only (CUDSS_MTYPE_SPD, upper
+ * view: half the memory) and computes a Cholesky factorisation once, at setup; an application is the forward
+ * and backward solve, reading b and writing x in GPU memory on the default stream, where femto's kernels run.
+ * Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence. */
+#include "gpu/internal.cuh"
+
+#ifdef FEMTO_HAVE_CUDSS
+
+#include <cudss.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Device *dev;
+    int64_t n, nnz;         /* rows, nonzeros of the upper triangle */
+    int *rowptr, *cols;     /* device: the upper triangle in CSR, 32-bit indices */
+    double *vals, *scratch; /* device: its values; two vectors for the setup phases */
+    cudssHandle_t handle;
+    cudssConfig_t config;
+    cudssData_t data;
+    cudssMatrix_t A, b, x;
+} Dss;
+
+static const char *status_name(cudssStatus_t s) {
+    switch (s) {
+    case CUDSS_STATUS_SUCCESS:
+        return "success";
+    case CUDSS_STATUS_NOT_INITIALIZED:
+        return "not initialised";
+    case CUDSS_STATUS_ALLOC_FAILED:
+        return "a memory allocation failed";
+    case CUDSS_STATUS_INVALID_VALUE:
+        return "invalid value";
+    case CUDSS_STATUS_NOT_SUPPORTED:
+        return "not supported";
+    case CUDSS_STATUS_EXECUTION_FAILED:
+        return "execution failed";
+    case CUDSS_STATUS_INTERNAL_ERROR:
+        return "internal error";
+    }
+    return "unknown status";
+}
+
+static int dss_check(cudssStatus_t s, const char *what) {
+    if (s == CUDSS_STATUS_SUCCESS) return FEM_OK;
+    cudaGetLastError(); /* a failed allocation inside cuDSS must not poison later CUDA calls */
+    return fem_fail(FEM_ERR_DEVICE, "cuDSS failed while %s (%s)", what, status_name(s));
+}
+
+/* The upper triangle of A (columns >= row) with 32-bit indices, uploaded to the device. */
+static int upload_upper(Dss *s, const CsrMatrix *A) {
+    int64_t nnz = 0;
+    for (int64_t r = 0; r < A->nrows; r++)
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) nnz += A->cols[k] >= r;
+    if (nnz > INT32_MAX)
+        return fem_fail(FEM_ERR_USAGE,
+                        "the coarse matrix's upper triangle has %lld nonzeros, beyond the 32-bit "
+                        "indices femto hands to cuDSS",
+                        (long long)nnz);
+    int *rp = (int *)malloc(sizeof(int) * (size_t)(A->nrows + 1));
+    int *ci = (int *)malloc(sizeof(int) * (size_t)(nnz + 1));
+    double *v = (double *)malloc(sizeof(double) * (size_t)(nnz + 1));
+    int status =
+        rp && ci && v ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of memory (coarse matrix for cuDSS)");
+    if (!status) {
+        int64_t q = 0;
+        rp[0] = 0;
+        for (int64_t r = 0; r < A->nrows; r++) {
+            for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
+                if (A->cols[k] >= r) ci[q] = A->cols[k], v[q++] = A->vals[k];
+            rp[r + 1] = (int)q;
+        }
+        s->nnz = nnz;
+        status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
+    }
+    if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)nnz);
+    if (!status) status = device_alloc_copy(s->dev, (void **)&s->vals, v, sizeof(double) * (size_t)nnz);
+    free(rp), free(ci), free(v);
+    return status;
+}
+
+static int create_objects(Dss *s) {
+    FEM_TRY(dss_check(cudssCreate(&s->handle), "creating its handle"));
+    FEM_TRY(dss_check(cudssConfigCreate(&s->config), "creating its configuration"));
+    FEM_TRY(dss_check(cudssDataCreate(s->handle, &s->data), "creating its data"));
+    FEM_TRY(dss_check(cudssMatrixCreateCsr(&s->A, s->n, s->n, s->nnz, s->rowptr, NULL, s->cols, s->vals,
+                                           CUDA_R_32I, CUDA_R_64F, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER,
+                                           CUDSS_BASE_ZERO),
+                      "wrapping the coarse matrix"));
+    FEM_TRY(device_alloc(s->dev, (void **)&s->scratch, sizeof(double) * 2 * (size_t)s->n));
+    FEM_TRY(
+        dss_check(cudssMatrixCreateDn(&s->b, s->n, 1, s->n, s->scratch, CUDA_R_64F, CUDSS_LAYOUT_COL_MAJOR),
+                  "wrapping a right-hand side"));
+    FEM_TRY(dss_check(
+        cudssMatrixCreateDn(&s->x, s->n, 1, s->n, s->scratch + s->n, CUDA_R_64F, CUDSS_LAYOUT_COL_MAJOR),
+        "wrapping a solution"));
+    return FEM_OK;
+}
+
+/* Refuses a factorisation that would not fit: cuDSS's peak estimate after the analysis against free memory.
+ */
+static int check_memory(Dss *s, int64_t est[16]) {
+    size_t written = 0, free_b = 0, total_b = 0;
+    memset(est, 0, 16 * sizeof(int64_t));
+    FEM_TRY(dss_check(
+        cudssDataGet(s->handle, s->data, CUDSS_DATA_MEMORY_ESTIMATES, est, 16 * sizeof(int64_t), &written),
+        "estimating its memory"));
+    GPU_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (est[1] > 0 && (double)est[1] > 0.95 * (double)free_b)
+        return fem_fail(FEM_ERR_DEVICE,
+                        "cuDSS would need %.2f GB of GPU memory to factorise the %lld-row coarse "
+                        "matrix, and %.2f GB are free",
+                        (double)est[1] / 1e9, (long long)s->n, (double)free_b / 1e9);
+    return FEM_OK;
+}
+
+static int factorize(Dss *s, char *description, size_t len) {
+    FEM_TRY(dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
+                      "analysing the coarse matrix (reordering, symbolic factorisation)"));
+    int64_t est[16];
+    FEM_TRY(check_memory(s, est));
+    FEM_TRY(
+        dss_check(cudssExecute(s->handle, CUDSS_PHASE_FACTORIZATION, s->config, s->data, s->A, s->x, s->b),
+                  "factorising the coarse matrix"));
+    int info = 0;
+    size_t written = 0;
+    FEM_TRY(dss_check(cudssDataGet(s->handle, s->data, CUDSS_DATA_INFO, &info, sizeof info, &written),
+                      "reporting on the factorisation"));
+    if (info != 0)
+        return fem_fail(FEM_ERR_DEVICE,
+                        "cuDSS's Cholesky factorisation of the %lld-row coarse matrix failed "
+                        "(info %d): the matrix is not positive definite",
+                        (long long)s->n, info);
+    int64_t lu_nnz = 0;
+    if (cudssDataGet(s->handle, s->data, CUDSS_DATA_LU_NNZ, &lu_nnz, sizeof lu_nnz, &written) !=
+        CUDSS_STATUS_SUCCESS)
+        lu_nnz = -1; /* for the description only */
+    int k = snprintf(description, len, "cuDSS (Cholesky of %lld rows", (long long)s->n);
+    if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
+    if (est[0] > 0)
+        k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
+    snprintf(description + k, len - (size_t)k, ")");
+    return FEM_OK;
+}
+
+static int dss_apply(void *impl, const double *b, double *x) {
+    Dss *s = (Dss *)impl;
+    FEM_TRY(dss_check(cudssMatrixSetValues(s->b, (void *)b), "taking a right-hand side"));
+    FEM_TRY(dss_check(cudssMatrixSetValues(s->x, x), "taking a solution vector"));
+    return dss_check(cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b),
+                     "solving with the factorised coarse matrix");
+}
+
+static void dss_destroy(void *impl) {
+    Dss *s = (Dss *)impl;
+    if (!s) return;
+    /* statuses ignored: nothing can be reported from here, and each object is destroyed at most once */
+    if (s->A) cudssMatrixDestroy(s->A);
+    if (s->b) cudssMatrixDestroy(s->b);
+    if (s->x) cudssMatrixDestroy(s->x);
+    if (s->data) cudssDataDestroy(s->handle, s->data);
+    if (s->config) cudssConfigDestroy(s->config);
+    if (s->handle) cudssDestroy(s->handle);
+    device_free(s->dev, s->rowptr);
+    device_free(s->dev, s->cols);
+    device_free(s->dev, s->vals);
+    device_free(s->dev, s->scratch);
+    free(s);
+}
+
+int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out) {
+    (void)opt; /* a direct solver needs neither the block size nor the rigid-body modes */
+    memset(out, 0, sizeof *out);
+    if (d->kind != DEV_CUDA)
+        return fem_fail(FEM_ERR_USAGE, "the cuDSS coarse solver needs a CUDA device, not the %s", d->name);
+    Dss *s = (Dss *)calloc(1, sizeof *s);
+    if (!s) return fem_fail(FEM_ERR_INTERNAL, "out of memory (cuDSS solver)");
+    s->dev = d;
+    s->n = A->nrows;
+    int status = upload_upper(s, A);
+    if (!status) status = create_objects(s);
+    if (!status) status = factorize(s, out->description, sizeof out->description);
+    if (status) {
+        dss_destroy(s);
+        return status;
+    }
+    out->impl = s;
+    out->device_vectors = 1;
+    out->apply = dss_apply;
+    out->destroy = dss_destroy;
+    return FEM_OK;
+}
+
+#endif /* FEMTO_HAVE_CUDSS */

@@ -1,0 +1,24 @@
+/* Plausibility of a solution: results that are valid numbers but absurd for the geometry, which almost always
+ * come from a units slip in the input (young="70" where 70e9 Pa was meant gives a steel beam a displacement
+ * of kilometres). Each finding is a warning (fem_warn), never a failure: the results are still written, and
+ * the app prints the warnings and counts them in the summary. The input-side checks are problem_warnings
+ * (io/problem.h). */
+#ifndef FEMTO_SANITY_H
+#define FEMTO_SANITY_H
+
+#include "fem/error.h"
+#include "fem/space.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* A temperature field T (host, one value per node of sp) below absolute zero somewhere. */
+void sanity_heat(const Space *sp, const double *T, FemWarnings *w);
+
+/* A displacement field u (host, interleaved, sp->ncomp components) that moves a node farther than the body
+ * is wide, or, when `linear` (small-strain model), whose displacement gradient exceeds 1 somewhere: strains
+ * the linear model cannot describe. Fails only when out of host memory. */
+int sanity_elasticity(const Space *sp, const double *u, int linear, FemWarnings *w);
+
+FEM_EXTERN_C_END
+
+#endif

@@ -1,0 +1,418 @@
+/* Coarse solvers (fem/solvers/coarse.h) as CG preconditioners on assembled order-1 matrices (box_problem.h).
+ *
+ * usage: test_coarse MODE ARGS
+ *   poisson MAXITS N...     BoomerAMG-CG on the Poisson cube at each N: to rtol 1e-8 in at most MAXITS
+ *                           iterations, growing at most 1.5x from one N to the next (h halves).
+ *   elasticity MAXITS N...  the same on the clamped steel beam (10N x N x N elements, nodal coarsening and
+ *                           the rigid-body rotations).
+ *   rbm N RATIO             on the beam, the default (nodal + rotations) takes at most RATIO times the
+ *                           iterations of unknown-based (scalar) coarsening without the modes.
+ *   symmetric               x.M^-1 y = y.M^-1 x to 1e-12 relative and x.M^-1 x > 0 for random x, y, on the
+ *                           Poisson cube and the beam, 1 and 2 V-cycles.
+ *   dirichlet               identity rows: M^-1 maps a vector that lives on the fixed dofs to itself (to
+ * 1e-14), and CG leaves prescribed values there. errors                  what is missing or wrong is one
+ * sentence and the documented status. gpu                     (CUDA device; else 77) cuDSS solves the beam to
+ * 1e-10 relative residual, CG with it converges in 1 iteration, AUTO picks it; BoomerAMG on the GPU device
+ * (host cycles) takes the CPU's iteration count. bench poisson|beam N [THETA AGG COARSEN UNKNOWN NO_RBM
+ * CYCLES] prints assembly, setup and V-cycle times and the iterations (not a CTest test). */
+#include "box_problem.h"
+#include "common/femto_test.h"
+#include "fem/error.h"
+#include "fem/solvers/coarse.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+#include <time.h>
+
+typedef int (*Precond)(void *ctx, const double *r, double *z);
+typedef struct {
+    int iterations;
+    double seconds, relres; /* relres: the true residual |b - A x| / |b| at the end */
+} CgRun;
+
+static double dot(int64_t n, const double *x, const double *y) {
+    double s = 0.0;
+#pragma omp parallel for reduction(+ : s) if (n > 50000)
+    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+static double true_residual(const CsrMatrix *A, const double *b, const double *x, double *work) {
+    CHECK_OK(csr_matvec(A, x, work));
+    for (int64_t i = 0; i < A->nrows; i++) work[i] = b[i] - work[i];
+    return sqrt(dot(A->nrows, work, work) / dot(A->nrows, b, b));
+}
+
+/* Preconditioned CG on the host from x = 0 to |r| <= rtol |b| (at most 1000 iterations). */
+static CgRun pcg(const CsrMatrix *A, Precond M, void *ctx, const double *b, double *x, double rtol) {
+    int64_t n = A->nrows;
+    double *r = malloc(sizeof(double) * n), *z = malloc(sizeof(double) * n), *p = malloc(sizeof(double) * n),
+           *q = malloc(sizeof(double) * n);
+    CgRun run = {0, 0, 0};
+    double t0 = omp_get_wtime(), bnorm = sqrt(dot(n, b, b));
+    memset(x, 0, sizeof(double) * n);
+    memcpy(r, b, sizeof(double) * n);
+    CHECK_OK(M(ctx, r, z));
+    memcpy(p, z, sizeof(double) * n);
+    double rz = dot(n, r, z);
+    while (sqrt(dot(n, r, r)) > rtol * bnorm && run.iterations < 1000) {
+        CHECK_OK(csr_matvec(A, p, q));
+        double alpha = rz / dot(n, p, q);
+        for (int64_t i = 0; i < n; i++) x[i] += alpha * p[i], r[i] -= alpha * q[i];
+        CHECK_OK(M(ctx, r, z));
+        double rz_new = dot(n, r, z);
+        for (int64_t i = 0; i < n; i++) p[i] = z[i] + rz_new / rz * p[i];
+        rz = rz_new;
+        run.iterations++;
+    }
+    run.seconds = omp_get_wtime() - t0;
+    run.relres = true_residual(A, b, x, q);
+    free(r), free(z), free(p), free(q);
+    return run;
+}
+
+static int apply_host(void *ctx, const double *r, double *z) {
+    return coarse_apply(ctx, r, z);
+}
+
+/* The host CPU time of this thread: hypre cycles on one thread, so on a machine shared with other work this
+ * measures a V-cycle better than the wall clock. */
+static double thread_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double apply_cpu_seconds;
+static int apply_host_timed(void *ctx, const double *r, double *z) {
+    double t0 = thread_seconds();
+    int status = coarse_apply(ctx, r, z);
+    apply_cpu_seconds += thread_seconds() - t0;
+    return status;
+}
+
+static CoarseOptions options(const BoxProblem *p, CoarseType type) {
+    CoarseOptions o = {.type = type, .block_size = p->block_size, .dim = 3};
+    if (p->block_size == 3) o.coords = p->coords;
+    return o;
+}
+
+/* BoomerAMG-CG on one problem; prints one line; returns the iterations. */
+static int amg_cg(Device *cpu, const BoxProblem *p, const CoarseOptions *o, const char *label) {
+    CoarseSolver *cs;
+    double cpu0 = thread_seconds();
+    CHECK_OK(coarse_create(cpu, &p->A, o, &cs));
+    double setup_cpu = thread_seconds() - cpu0;
+    double *x = malloc(sizeof(double) * p->ndofs);
+    apply_cpu_seconds = 0;
+    CgRun run = pcg(&p->A, apply_host_timed, cs, p->b, x, 1e-8);
+    CoarseStats st;
+    coarse_stats(cs, &st);
+    printf(
+        "%-10s %9lld dofs: %3d iterations, true residual %.1e, setup %.3f s (%.3f s CPU), %.4f s per V-cycle "
+        "(%.4f s CPU); %s\n",
+        label, (long long)p->ndofs, run.iterations, run.relres, st.setup_seconds, setup_cpu,
+        st.apply_seconds / st.applications, apply_cpu_seconds / st.applications, coarse_describe(cs));
+    CHECK(run.relres < 2e-8, "%s: true relative residual %.2e after CG to 1e-8", label, run.relres);
+    free(x);
+    coarse_destroy(&cs);
+    CHECK(cs == NULL, "coarse_destroy nulls the handle");
+    return run.iterations;
+}
+
+static void test_scaling(Device *cpu, int beam, int maxits, int argc, char **argv) {
+    int prev = 0;
+    for (int a = 0; a < argc; a++) {
+        int n = atoi(argv[a]);
+        BoxProblem p;
+        CHECK_OK(beam ? box_beam(n, &p) : box_poisson(n, &p));
+        CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+        char label[32];
+        snprintf(label, sizeof label, "%s %d", beam ? "beam" : "poisson", n);
+        int its = amg_cg(cpu, &p, &o, label);
+        CHECK(its <= maxits, "%s: %d iterations, expected at most %d", label, its, maxits);
+        CHECK(!prev || its <= 1.5 * prev, "%s: %d iterations after %d on the coarser mesh (more than 1.5x)",
+              label, its, prev);
+        prev = its;
+        box_destroy(&p);
+    }
+}
+
+static void test_rbm(Device *cpu, int n, double ratio) {
+    BoxProblem p;
+    CHECK_OK(box_beam(n, &p));
+    CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+    int nodal = amg_cg(cpu, &p, &o, "nodal+rbm");
+    o.amg.no_rigid_body_modes = 1;
+    int plain = amg_cg(cpu, &p, &o, "nodal");
+    o.amg.unknown_based = 1;
+    int scalar = amg_cg(cpu, &p, &o, "unknown");
+    printf("nodal coarsening with the rotations: %d iterations; nodal without: %d; unknown-based: %d\n",
+           nodal, plain, scalar);
+    CHECK(nodal <= ratio * scalar,
+          "nodal + rigid-body modes %d iterations, unknown-based %d: expected a ratio <= %g", nodal, scalar,
+          ratio);
+    box_destroy(&p);
+}
+
+/* x.M^-1 y against y.M^-1 x for random x, y, and x.M^-1 x > 0. */
+static void check_symmetric(Device *cpu, const BoxProblem *p, int cycles) {
+    CoarseOptions o = options(p, COARSE_BOOMERAMG);
+    o.cycles = cycles;
+    CoarseSolver *cs;
+    CHECK_OK(coarse_create(cpu, &p->A, &o, &cs));
+    int64_t n = p->ndofs;
+    double *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n), *Mx = malloc(sizeof(double) * n),
+           *My = malloc(sizeof(double) * n);
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (int trial = 0; trial < 3; trial++) {
+        for (int64_t i = 0; i < n; i++) x[i] = 2 * test_rand(&seed) - 1, y[i] = 2 * test_rand(&seed) - 1;
+        CHECK_OK(coarse_apply(cs, x, Mx));
+        CHECK_OK(coarse_apply(cs, y, My));
+        double xMy = dot(n, x, My), yMx = dot(n, y, Mx), xMx = dot(n, x, Mx);
+        double scale = sqrt(dot(n, x, x) * dot(n, My, My));
+        printf("%lld dofs, %d cycle(s): x.My = %.15e, y.Mx = %.15e, relative difference %.1e, x.Mx = %.3e\n",
+               (long long)n, cycles, xMy, yMx, fabs(xMy - yMx) / scale, xMx);
+        CHECK(fabs(xMy - yMx) <= 1e-12 * scale, "M^-1 is not symmetric: x.My = %.17g, y.Mx = %.17g", xMy,
+              yMx);
+        CHECK(xMx > 0, "x.M^-1 x = %g is not positive", xMx);
+    }
+    free(x), free(y), free(Mx), free(My);
+    coarse_destroy(&cs);
+}
+
+static void test_symmetric(Device *cpu) {
+    BoxProblem p;
+    CHECK_OK(box_poisson(12, &p));
+    check_symmetric(cpu, &p, 1);
+    check_symmetric(cpu, &p, 2);
+    box_destroy(&p);
+    CHECK_OK(box_beam(4, &p));
+    check_symmetric(cpu, &p, 1);
+    check_symmetric(cpu, &p, 2);
+    box_destroy(&p);
+}
+
+/* On every fixed dof the result of M^-1 (or of a solve) must be the right-hand side itself. */
+static void check_fixed_rows(const BoxProblem *p, const double *rhs, const double *x, double tol,
+                             const char *what) {
+    double worst = 0.0;
+    for (int64_t i = 0; i < p->ndofs; i++)
+        if (p->fixed[i]) worst = fmax(worst, fabs(x[i] - rhs[i]));
+    CHECK(worst <= tol, "%s: a fixed dof differs from its prescribed value by %.2e", what, worst);
+}
+
+static void test_dirichlet(Device *cpu) {
+    for (int beam = 0; beam < 2; beam++) {
+        BoxProblem p;
+        CHECK_OK(beam ? box_beam(4, &p) : box_poisson(10, &p));
+        CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+        CoarseSolver *cs;
+        CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
+        double *v = calloc(p.ndofs, sizeof(double)), *Mv = malloc(sizeof(double) * p.ndofs);
+        for (int64_t i = 0; i < p.ndofs; i++)
+            if (p.fixed[i]) v[i] = 1.0 + 0.001 * (double)(i % 7); /* prescribed values */
+        CHECK_OK(coarse_apply(cs, v, Mv));
+        check_fixed_rows(&p, v, Mv, 1e-14, "M^-1 of a vector on the fixed dofs");
+        double mixed = 0.0; /* ... and nothing leaks to the free dofs, which the identity rows decouple */
+        for (int64_t i = 0; i < p.ndofs; i++)
+            if (!p.fixed[i]) mixed = fmax(mixed, fabs(Mv[i]));
+        CHECK(mixed <= 1e-14, "M^-1 of a vector on the fixed dofs is %.2e on a free dof", mixed);
+        for (int64_t i = 0; i < p.ndofs; i++) p.b[i] += v[i];
+        CgRun run = pcg(&p.A, apply_host, cs, p.b, Mv, 1e-10);
+        printf("%s with prescribed values on %s: %d iterations, true residual %.1e\n",
+               beam ? "beam" : "poisson", beam ? "x = 0" : "the boundary", run.iterations, run.relres);
+        check_fixed_rows(&p, v, Mv, 1e-9, "CG's solution (to 1e-10 relative)");
+        free(v), free(Mv);
+        coarse_destroy(&cs);
+        box_destroy(&p);
+    }
+}
+
+static void expect_failure(int status, int expected, const char *needle, const char *what) {
+    CHECK(status == expected, "%s: status %d, expected %d (%s)", what, status, expected, fem_last_error());
+    CHECK(strstr(fem_last_error(), needle) != NULL, "%s: message \"%s\" should mention \"%s\"", what,
+          fem_last_error(), needle);
+    fem_clear_error();
+}
+
+static void test_errors(Device *cpu) {
+    BoxProblem p;
+    CHECK_OK(box_beam(2, &p));
+    CoarseSolver *cs = (CoarseSolver *)&p; /* must come back NULL on failure */
+    CoarseOptions o = options(&p, COARSE_CUDSS);
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE,
+                   device_available(DEV_CUDA) ? "CUDA device" : "cuDSS", "cuDSS on the CPU");
+    CHECK(cs == NULL, "a failed coarse_create leaves *out NULL");
+    o = options(&p, COARSE_BOOMERAMG);
+    o.block_size = 5;
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "multiple of 5", "block size 5");
+    CsrMatrix wide = p.A;
+    wide.ncols += 1;
+    o.block_size = 3;
+    expect_failure(coarse_create(cpu, &wide, &o, &cs), FEM_ERR_USAGE, "square", "a non-square matrix");
+    o.dim = 4;
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "dimension", "dimension 4");
+    o = options(&p, COARSE_AUTO); /* on the CPU, AUTO is BoomerAMG */
+#ifdef FEMTO_HAVE_HYPRE
+    CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
+    CoarseStats st;
+    coarse_stats(cs, &st);
+    CHECK(st.type == COARSE_BOOMERAMG && strstr(coarse_describe(cs), "BoomerAMG") &&
+              strstr(coarse_describe(cs), "3 rigid-body rotations"),
+          "AUTO on the CPU: %s, \"%s\"", coarse_type_name(st.type), coarse_describe(cs));
+    coarse_destroy(&cs);
+#else
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE,
+                   "BoomerAMG coarse solver is not built in", "a build without hypre");
+#endif
+    coarse_destroy(&cs); /* a NULL handle is fine */
+    box_destroy(&p);
+}
+
+/* A coarse solver on a GPU device used by the host CG: r goes up, z comes down. */
+typedef struct {
+    Device *dev;
+    CoarseSolver *cs;
+    double *dr, *dz;
+    size_t bytes;
+} GpuPrecond;
+
+static int apply_gpu(void *ctx, const double *r, double *z) {
+    GpuPrecond *g = ctx;
+    FEM_TRY(g->dev->ops.upload(g->dev, g->dr, r, g->bytes));
+    FEM_TRY(coarse_apply(g->cs, g->dr, g->dz));
+    return g->dev->ops.download(g->dev, z, g->dz, g->bytes);
+}
+
+static CgRun gpu_cg(GpuPrecond *g, const BoxProblem *p, CoarseType type, double rtol, const char *label) {
+    CoarseOptions o = options(p, type);
+    CHECK_OK(coarse_create(g->dev, &p->A, &o, &g->cs));
+    double *x = malloc(g->bytes);
+    CgRun run = pcg(&p->A, apply_gpu, g, p->b, x, rtol);
+    CoarseStats st;
+    coarse_stats(g->cs, &st);
+    printf("%-22s %d iterations, true residual %.1e, setup %.3f s, %.2e s per application (%.2e s "
+           "transfers); %s\n",
+           label, run.iterations, run.relres, st.setup_seconds, st.apply_seconds / st.applications,
+           st.transfer_seconds / st.applications, coarse_describe(g->cs));
+    free(x);
+    coarse_destroy(&g->cs);
+    return run;
+}
+
+/* The beam on a CUDA device with its two vectors for the host CG; TEST_SKIP without a device. */
+static int gpu_setup(Device *gpu, BoxProblem *p, GpuPrecond *g) {
+    if (test_device(gpu, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
+    CHECK_OK(box_beam(4, p));
+    *g = (GpuPrecond){.dev = gpu, .bytes = sizeof(double) * (size_t)p->ndofs};
+    CHECK_OK(device_alloc(gpu, (void **)&g->dr, g->bytes));
+    CHECK_OK(device_alloc(gpu, (void **)&g->dz, g->bytes));
+    return 0;
+}
+
+static void gpu_teardown(Device *gpu, BoxProblem *p, GpuPrecond *g) {
+    device_free(gpu, g->dr);
+    device_free(gpu, g->dz);
+    device_destroy(gpu);
+    box_destroy(p);
+}
+
+static int test_gpu_cudss(void) {
+    Device gpu;
+    BoxProblem p;
+    GpuPrecond g;
+    if (gpu_setup(&gpu, &p, &g)) return TEST_SKIP;
+    CoarseOptions o = options(&p, COARSE_CUDSS);
+    int status = coarse_create(&gpu, &p.A, &o, &g.cs);
+    if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
+        printf("skipped: %s\n", fem_last_error());
+        return TEST_SKIP;
+    }
+    CHECK_OK(status);
+    double *x = malloc(g.bytes), *work = malloc(g.bytes);
+    CHECK_OK(apply_gpu(&g, p.b, x));
+    double relres = true_residual(&p.A, p.b, x, work);
+    printf("cuDSS direct solve: relative residual %.2e; %s\n", relres, coarse_describe(g.cs));
+    CHECK(relres <= 1e-10, "cuDSS solve: relative residual %.2e, expected <= 1e-10", relres);
+    coarse_destroy(&g.cs);
+    CgRun run = gpu_cg(&g, &p, COARSE_CUDSS, 1e-8, "CG + cuDSS:");
+    CHECK(run.iterations <= 1, "CG preconditioned by cuDSS took %d iterations, expected 1", run.iterations);
+    o = options(&p, COARSE_AUTO);
+    CHECK_OK(coarse_create(&gpu, &p.A, &o, &g.cs));
+    CoarseStats st;
+    coarse_stats(g.cs, &st);
+    CHECK(st.type == COARSE_CUDSS, "AUTO on a CUDA device chose %s, expected cuDSS",
+          coarse_type_name(st.type));
+    coarse_destroy(&g.cs);
+    free(x), free(work);
+    gpu_teardown(&gpu, &p, &g);
+    return 0;
+}
+
+/* BoomerAMG behind a CUDA device: b comes down, x goes up, the cycle is the CPU's. */
+static int test_gpu_boomeramg(Device *cpu) {
+    Device gpu;
+    BoxProblem p;
+    GpuPrecond g;
+    if (gpu_setup(&gpu, &p, &g)) return TEST_SKIP;
+    CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+    int cpu_its = amg_cg(cpu, &p, &o, "cpu");
+    CgRun run = gpu_cg(&g, &p, COARSE_BOOMERAMG, 1e-8, "CG + BoomerAMG on GPU:");
+    CHECK(run.iterations == cpu_its, "BoomerAMG through the GPU device: %d iterations, on the CPU %d",
+          run.iterations, cpu_its);
+    gpu_teardown(&gpu, &p, &g);
+    return 0;
+}
+
+/* Timings of one problem: assembly, setup, V-cycle, CG iterations. */
+static void bench(Device *cpu, const char *kind, int n, int argc, char **argv) {
+    BoxProblem p;
+    CHECK_OK(!strcmp(kind, "beam") ? box_beam(n, &p) : box_poisson(n, &p));
+    printf("%s %d: %lld dofs, %lld triplets (element loop %.2f s), csr_from_triplets %.2f s (%.2f s CPU), "
+           "nnz %lld\n",
+           kind, n, (long long)p.ndofs, (long long)p.ntriplets, p.assemble_seconds, p.csr_seconds,
+           p.csr_cpu_seconds, (long long)p.A.nnz);
+    CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+    /* optional settings: THETA AGG_LEVELS COARSEN_TYPE UNKNOWN_BASED NO_RBM CYCLES */
+    if (argc > 0) o.amg.strong_threshold = atof(argv[0]);
+    if (argc > 1) o.amg.agg_levels = atoi(argv[1]);
+    if (argc > 2) o.amg.coarsen_type = atoi(argv[2]);
+    if (argc > 3) o.amg.unknown_based = atoi(argv[3]);
+    if (argc > 4) o.amg.no_rigid_body_modes = atoi(argv[4]);
+    if (argc > 5) o.cycles = atoi(argv[5]);
+    amg_cg(cpu, &p, &o, kind);
+    box_destroy(&p);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    Device cpu;
+    CHECK_OK(test_device(&cpu, DEV_CPU, 0, ASSEMBLE_GATHER));
+    int status = 0;
+    if ((!strcmp(mode, "poisson") || !strcmp(mode, "elasticity")) && argc > 3)
+        test_scaling(&cpu, !strcmp(mode, "elasticity"), atoi(argv[2]), argc - 3, argv + 3);
+    else if (!strcmp(mode, "rbm") && argc > 3)
+        test_rbm(&cpu, atoi(argv[2]), atof(argv[3]));
+    else if (!strcmp(mode, "symmetric"))
+        test_symmetric(&cpu);
+    else if (!strcmp(mode, "dirichlet"))
+        test_dirichlet(&cpu);
+    else if (!strcmp(mode, "errors"))
+        test_errors(&cpu);
+    else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss"))
+        status = test_gpu_cudss();
+    else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "boomeramg"))
+        status = test_gpu_boomeramg(&cpu);
+    else if (!strcmp(mode, "bench") && argc > 3)
+        bench(&cpu, argv[2], atoi(argv[3]), argc - 4, argv + 4);
+    else {
+        fprintf(stderr,
+                "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric | dirichlet | "
+                "errors | gpu cudss|boomeramg | bench poisson|beam N ...\n");
+        return 2;
+    }
+    device_destroy(&cpu);
+    return status ? status : test_result("test_coarse");
+}

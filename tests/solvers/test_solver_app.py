@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The solver as a user meets it through femto-app (issue 11's tests), on small problems the CPU solves fast.
+
+usage: test_solver_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda]
+  (a) multigrid's CG iteration counts stay mesh-independent: a p = 2 tetrahedral cantilever at three sizes
+      (3k, 10k, 20k dofs) takes at most 60 iterations each and the largest count is at most 1.5 times the
+      smallest;
+  (b) every one of those linear solves is one Newton step, and no linear solve stops at its cap;
+  (c) multigrid beats Jacobi by at least 5 times in iterations on the middle size;
+  (d) the quadrature femto picks for affine simplices (degree 2(p - 1) and p for linear elasticity with
+      constant materials, 2p on facets with convection) integrates exactly: the answers equal those of the
+      default rule, quadrature-degree = 2p, to 1e-10 relative (both solved to a linear tolerance of 1e-12),
+      for the cantilever with gravity and for steady heat with a source and convection;
+  (e) an order-1 problem uses multigrid with the assembled level alone (AMG) and converges in few iterations.
+Standard library only."""
+import os
+import subprocess
+import sys
+
+app, meshes, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+os.makedirs(work, exist_ok=True)
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what)
+    failures += not ok
+
+
+BEAM = """<?xml version="1.0"?>
+<femto>
+  <mesh file="{meshes}/beam_tet.geo" size="{size}"/>
+  <discretization order="{order}"{quad}/>
+  <elasticity model="linear">
+    <material region="beam" young="200e9" poisson="0.3" density="7850"/>
+    <fixed boundary="clamp"/>
+    <traction boundary="top" z="-1e5"/>
+    {gravity}
+  </elasticity>
+  <solver><linear preconditioner="{pc}"{rtol}/></solver>
+  <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
+</femto>
+"""
+
+HEAT = """<?xml version="1.0"?>
+<femto>
+  <mesh file="{meshes}/cube_tet.geo" size="0.25"/>
+  <discretization order="{order}"{quad}/>
+  <heat>
+    <material region="domain" conductivity="15" source="2e4"/>
+    <temperature boundary="left" value="300"/>
+    <convection boundary="right" h="50" ambient="280"/>
+  </heat>
+  <solver><linear{rtol}/></solver>
+  <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
+</femto>
+"""
+
+
+def run(name, template, **kw):
+    out = os.path.join(work, name)
+    fields = dict(meshes=meshes, size="0.05", order="2", quad="", gravity="", pc="multigrid", rtol="", out=out)
+    fields.update(kw)
+    path = os.path.join(work, name + ".xml")
+    open(path, "w").write(template.format(**fields))
+    env = dict(os.environ, FEMTO_MESH_CACHE=os.path.join(work, "mesh-cache"))
+    r = subprocess.run([app, "run", path, "--device", device, "-q"], capture_output=True, text=True, env=env)
+    if r.returncode == 4 and device == "cuda":
+        print(f"skipped: {r.stderr.strip()}")
+        sys.exit(77)
+    if r.returncode != 0:
+        check(False, f"{name}: femto-app exited {r.returncode}: {r.stderr.strip()}")
+        return {}
+    summary = [f for f in os.listdir(out) if f.endswith("_summary.txt")][0]
+    return {l.split()[0]: float(l.split()[1]) for l in open(os.path.join(out, summary)) if not l.startswith("#")}
+
+
+# (a), (b)
+counts = []
+for size in ["0.05", "0.035", "0.025"]:
+    s = run(f"beam-{size}", BEAM, size=size)
+    if not s:
+        continue
+    counts.append(s["linear_iterations"])
+    check(s["newton_iterations"] == 1 and s["linear_solves_capped"] == 0,
+          f"size {size}: one Newton step ({s['newton_iterations']:g}), no capped linear solve")
+print("multigrid CG iterations at sizes 0.05, 0.035, 0.025:", counts)
+check(len(counts) == 3 and max(counts) <= 60 and max(counts) <= 1.5 * min(counts),
+      f"iterations mesh-independent (at most 60, largest / smallest <= 1.5): {counts}")
+
+# (c)
+mg, jac = run("beam-mg", BEAM, size="0.035"), run("beam-jacobi", BEAM, size="0.035", pc="jacobi")
+if mg and jac:
+    check(jac["linear_iterations"] >= 5 * mg["linear_iterations"],
+          f"multigrid {mg['linear_iterations']:g} vs Jacobi {jac['linear_iterations']:g} CG iterations (>= 5x)")
+
+# (d)
+tight = ' rtol="1e-12"'
+for name, template, key, extra in [("beam", BEAM, "max_displacement", dict(gravity='<gravity z="-9.81"/>')),
+                                   ("heat", HEAT, "temperature_max", {})]:
+    for order in ["1", "2", "3"]:
+        picked = run(f"{name}-quad-p{order}", template, order=order, rtol=tight, **extra)
+        full = run(f"{name}-quad-full-p{order}", template, order=order, rtol=tight,
+                   quad=f' quadrature-degree="{2 * int(order)}"', **extra)
+        if picked and full:
+            rel = abs(picked[key] - full[key]) / abs(full[key])
+            check(rel <= 1e-10, f"{name} p = {order}: {key} with femto's rule equals the degree-{2 * int(order)} "
+                                f"rule's to {rel:.1e} (<= 1e-10)")
+
+# (e)
+p1 = run("beam-p1", BEAM, size="0.025", order="1")
+if p1:
+    check(p1["newton_iterations"] == 1 and p1["linear_iterations"] <= 40,
+          f"order 1: multigrid is AMG alone, {p1['linear_iterations']:g} CG iterations (<= 40)")
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
