@@ -172,11 +172,11 @@ def problem_geo(problem):
 
 # ---------------------------------------------------------------- running femto-app
 
-def run_femto(cmd, timeout):
+def run_femto(cmd, timeout, env):
     """(exit status or 'timeout', stdout, stderr, wall seconds). A run past its time gets SIGTERM (femto-app
     removes what it had written), then SIGKILL."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
         rc = proc.returncode
@@ -208,9 +208,9 @@ def read_summary(path):
 def parse_stdout(out):
     """dofs, cell types and preconditioner from femto-app's lines (the mesh line and a physics' setup line)."""
     info = {"dofs": sum(int(d) for d in re.findall(r"^\w+(?: \(.*\))?: order \d+, (\d+) dofs", out, re.M))}
-    m = re.search(r"^mesh .*?\((.*)\)$", out, re.M)
+    m = re.search(r"^mesh .*? cells \(([^)]*)\)", out, re.M)
     info["cells"] = ", ".join(c.split()[-1] for c in m.group(1).split(",")) if m else "?"
-    pcs = re.findall(r"with (\S+) preconditioning", out)
+    pcs = re.findall(r" with (.+?) preconditioning", out)
     info["preconditioner"] = ", ".join(dict.fromkeys(pcs)) or "?"
     return info
 
@@ -227,7 +227,8 @@ def one_run(args, problem, p, h, predicted):
         note = f" (about {predicted:,} dofs)" if predicted else ""
         print(f"solver-bench: {problem} p = {p}, h = {h if h is not None else 'as in the file'}{note} ...",
               file=sys.stderr, flush=True)
-        rc, out, err, wall = run_femto(cmd, args.timeout)
+        env = dict(os.environ, **({"FEMTO_MESH_CACHE": "off"} if args.no_mesh_cache else {}))
+        rc, out, err, wall = run_femto(cmd, args.timeout, env)
         summary, device = read_summary(os.path.join(results, f"{problem}_summary.txt"))
         row = dict(parse_stdout(out), problem=problem, p=p, h=h, predicted_dofs=predicted, wall=wall, rc=rc,
                    device=device, summary=summary, error=(err.strip().splitlines() or [""])[-1])
@@ -362,6 +363,8 @@ def options():
     ap.add_argument("--json", help="also write every run (its options, status and NAME_summary.txt) to this file")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run (default 3600)")
     ap.add_argument("--keep", action="store_true", help="keep each run's folder (problem file, results, output)")
+    ap.add_argument("--no-mesh-cache", action="store_true",
+                    help="mesh every .geo again (FEMTO_MESH_CACHE=off) rather than read femto's cached mesh")
     ap.add_argument("--with-output", action="store_true", help="write VTU and HDF5 as the problem file says")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and their predicted dofs only")
     ap.add_argument("--calibrate", action="store_true", help=f"remake {os.path.relpath(COUNTS_FILE, ROOT)}")

@@ -123,9 +123,13 @@ int device_alloc(Device *d, void **p, size_t bytes) {
         *p = NULL;
         return status;
     }
-    d->bytes_in_use += (int64_t)bytes;
-    if (d->bytes_in_use > d->bytes_peak) d->bytes_peak = d->bytes_in_use;
+    device_count_bytes(d, (int64_t)bytes);
     return FEM_OK;
+}
+
+void device_count_bytes(Device *d, int64_t bytes) {
+    d->bytes_in_use += bytes;
+    if (d->bytes_in_use > d->bytes_peak) d->bytes_peak = d->bytes_in_use;
 }
 
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
@@ -136,7 +140,7 @@ int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
 
 void device_free(Device *d, void *p) {
     if (!p) return;
-    d->bytes_in_use -= (int64_t)allocs_take(d->allocs, p);
+    device_count_bytes(d, -(int64_t)allocs_take(d->allocs, p));
     d->ops.free(d, p);
 }
 

@@ -115,6 +115,9 @@ QfFn device_qfunction(const Device *d, int id);
 int device_alloc(Device *d, void **p, size_t bytes);
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes); /* alloc + upload */
 void device_free(Device *d, void *p);
+/* Counts bytes that a library allocated on the device by itself (a memory handler's allocation: bytes > 0;
+ * its free: bytes < 0) in bytes_in_use and bytes_peak, as device_alloc counts its own. */
+void device_count_bytes(Device *d, int64_t bytes);
 
 FEM_EXTERN_C_END
 
