@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 double app_seconds(void) {
@@ -34,6 +35,7 @@ static int write_summary(const Run *r) {
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
     fileout_printf(&fo, "# femto %s summary of %s\n", FEMTO_VERSION, r->pb.path);
+    fileout_printf(&fo, "# device: %s\n", r->dev.description);
     for (int i = 0; i < r->summary.n; i++)
         fileout_printf(&fo, "%s %.12g %s\n", r->summary.key[i], r->summary.value[i], r->summary.unit[i]);
     return fileout_commit(&fo);
@@ -158,6 +160,8 @@ int app_run(const AppOptions *o) {
     if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
     if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
+    struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
+    double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;
     if (!status) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
@@ -168,6 +172,8 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
         summary_add(&r.summary, "output_seconds", r.t_output, "s");
         summary_add(&r.summary, "total_seconds", total, "s");
+        summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
+        summary_add(&r.summary, "host_peak_bytes", host_peak, "B");
         status = write_summary(&r);
     }
     /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
@@ -176,6 +182,9 @@ int app_run(const AppOptions *o) {
     if (!status)
         app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
                 r.t_solve, r.t_output, setup);
+    if (!status)
+        app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
+                1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

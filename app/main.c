@@ -280,7 +280,7 @@ static int parse_options(const Command *cmd, int argc, char **argv, AppOptions *
 }
 
 static int version(void) {
-    printf("femto %s (CUDA backend: %s)\n", FEMTO_VERSION,
+    printf("femto %s (commit %s, CUDA backend: %s)\n", FEMTO_VERSION, FEMTO_CONFIGURED_COMMIT,
 #ifdef FEMTO_HAVE_CUDA
            "built in"
 #else

@@ -92,6 +92,11 @@ struct Device {
     const QfFn *qf; /* the backend's instances of the q-functions, indexed by id */
     int nqf;
     void *impl; /* backend state */
+    /* Bytes allocated through device_alloc and not yet freed, and the most at any one time (the run's peak
+     * device memory); allocs keeps each live allocation's size for device_free. A backend's own scratch
+     * (a few bytes of reduction space) is not counted. */
+    int64_t bytes_in_use, bytes_peak;
+    struct DeviceAllocs *allocs;
 };
 
 /* A backend's constructor; threads: CPU threads (0: OpenMP's default), ignored by GPU backends. */
@@ -105,10 +110,14 @@ void device_destroy(Device *d);
 /* The device's instance of q-function `id` (NULL when it has none). */
 QfFn device_qfunction(const Device *d, int id);
 
-/* Convenience wrappers */
+/* Memory: these count the bytes in use and their peak (bytes_in_use, bytes_peak); allocate and free through
+ * them rather than through d->ops so that the counts hold. */
 int device_alloc(Device *d, void **p, size_t bytes);
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes); /* alloc + upload */
 void device_free(Device *d, void *p);
+/* Counts bytes that a library allocated on the device by itself (a memory handler's allocation: bytes > 0;
+ * its free: bytes < 0) in bytes_in_use and bytes_peak, as device_alloc counts its own. */
+void device_count_bytes(Device *d, int64_t bytes);
 
 FEM_EXTERN_C_END
 
