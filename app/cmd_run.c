@@ -170,6 +170,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
+        summary_add(&r.summary, "preconditioner_setup_seconds", r.pc_seconds, "s");
         summary_add(&r.summary, "output_seconds", r.t_output, "s");
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");

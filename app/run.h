@@ -40,6 +40,7 @@ typedef struct {
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
     int newton_its, linear_its, capped; /* over every solve of the run, for the summary */
+    double pc_seconds;                  /* preconditioner setups, part of the solve time */
     int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
     double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */
     FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */

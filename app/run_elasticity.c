@@ -214,6 +214,7 @@ static void elastic_summary(Elastic *e) {
     app_say(o, 1, "  largest von Mises stress: %.6g Pa at (%.4g, %.4g, %.4g)\n", ex.max_von_mises,
             ex.max_von_mises_at[0], ex.max_von_mises_at[1], ex.max_von_mises_at[2]);
     app_say(o, 1, "  strain energy: %.6g %s\n", energy, eu);
+    app_say(o, 1, "  preconditioner: %s; operator: %s\n", pc_describe(&e->nw.pc), e->op.implementation);
     app_say(o, 1, "  solver: %d load step%s (%d cut back), %d Newton iterations, %d linear iterations\n",
             e->load_steps_done, e->load_steps_done == 1 ? "" : "s", e->cutbacks, e->newton_its,
             e->linear_its);

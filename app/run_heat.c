@@ -66,6 +66,7 @@ void run_account(Run *r, const NewtonResult *res, const NewtonSettings *ns) {
     r->newton_its += res->iterations;
     r->linear_its += res->linear_iterations;
     r->capped += res->capped;
+    r->pc_seconds += res->pc_seconds;
     if (res->capped)
         app_warn(r->o,
                 "%d linear solve%s stopped at the cap of %d iterations without converging (raise "
@@ -255,8 +256,10 @@ static void heat_summary(Heat *h) {
             h->host[imin], xl[0], xl[1], xl[2], h->host[imax], xh[0], xh[1], xh[2]);
     app_say(
         o, 1,
-        "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n",
-        h->newton_its, h->linear_its, (long long)h->op.evaluations, (long long)h->op.applications);
+        "  solver: %d Newton iterations, %d linear iterations, %lld residual and %lld Jacobian evaluations\n"
+        "  preconditioner: %s; operator: %s\n",
+        h->newton_its, h->linear_its, (long long)h->op.evaluations, (long long)h->op.applications,
+        pc_describe(&h->nw.pc), h->op.implementation);
     if (pb->time.scheme != TIME_STEADY) return;
     /* energy balance: heat into the body through every boundary plus the sources must vanish */
     double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs), *rdev = NULL;

@@ -7,10 +7,19 @@ repo=$PWD
 here=$(cd "$(dirname "$0")/.." && pwd)
 [ "$here" = "$repo" ] || cd "$here"
 mkdir -p build .device/libs .device/cudss
-# cuDSS comes in a call of its own (device-bundle.sh); a later call finds it unpacked
-if [ -f .device/cudss.tar.xz ]; then tar -C .device/cudss -xJf .device/cudss.tar.xz; fi
-if [ -f .device/libs.tar.xz ]; then tar -C .device -xJf .device/libs.tar.xz; fi
-if [ -f .device/build.tar.xz ]; then tar -C build -xJf .device/build.tar.xz; fi
+# cuDSS and the libraries come in calls of their own (device-bundle.sh); a later call on the warm machine finds
+# them unpacked. A tarball is unpacked once (a marker newer than it says so).
+unpack() { # TARBALL DIR
+  if [ -f "$1" ] && { [ ! -f "$1.unpacked" ] || [ "$1" -nt "$1.unpacked" ]; }; then
+    tar -C "$2" -xJf "$1" && touch "$1.unpacked"
+  fi
+}
+unpack .device/cudss.tar.xz .device/cudss
+unpack .device/libs.tar.xz .device
+unpack .device/build.tar.xz build
+if [ -f .device/ompi.tar.xz ]; then # Open MPI's runtime, for BoomerAMG (hypre is MPI-based)
+  mkdir -p /tmp/ompi && unpack .device/ompi.tar.xz /tmp/ompi && . /tmp/ompi/env.sh
+fi
 # CTest files name the sources and programs by the absolute paths of the machine that built them
 built=""
 if [ -f build/CTestTestfile.cmake ]; then

@@ -114,7 +114,9 @@ static int stop_before_step(const Newton *nw, NewtonResult *res) {
 static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr) {
     LinOp J = op_linop(nw->op);
     if (!nw->pc_ready || !nw->set.linear) {
+        double t0 = now();
         FEM_TRY(pc_setup(&nw->pc, J, nw->op, u));
+        res->pc_seconds += now() - t0;
         nw->pc_ready = 1;
     }
     double target = tolerance(nw, res), need = target / res->rnorm;

@@ -53,6 +53,7 @@ typedef enum { NEWTON_BY_RESIDUAL = 1, NEWTON_BY_STEP = 2, NEWTON_BY_LINEAR = 3,
 typedef struct {
     int iterations, linear_iterations;
     int capped; /* linear solves that stopped at their iteration cap */
+    double pc_seconds; /* spent setting the preconditioner up */
     double rnorm0, rnorm, scale;
     int converged;
     NewtonHow how;   /* why it stopped, when converged */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One GPU session's work, run from the build folder by tools/device-run.sh (see tools/device-bundle.sh for the
+# calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
+# $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
+# tables) and bench.json. Each step has its own time limit, so a hang costs that step only.
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench; default all)
+set -u
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+src=$(sed -n 's|^# Source directory: ||p' CTestTestfile.cmake | head -1)
+exec > >(tee -a "$out/session.log") 2>&1
+steps=${*:-tests samples bench}
+echo "femto GPU session: $(date -u +%FT%TZ), $(./femto-app --version)"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+nproc
+bench() { # NAME ARGS...: one solver-benchmark run appended to bench.md
+  local name=$1; shift
+  echo "== bench $name: $*"
+  echo -e "\n### $name\n" >> "$out/bench.md"
+  timeout "${BENCH_LIMIT:-300}" python3 "$src/bench/solver-bench.py" --femto ./femto-app --markdown "$out/bench-one.md" \
+      --json "$out/bench-one.json" "$@" 2>&1 | tail -n 12
+  cat "$out/bench-one.md" >> "$out/bench.md" 2>/dev/null
+  cat "$out/bench-one.json" >> "$out/bench.json" 2>/dev/null
+  rm -f "$out/bench-one.md" "$out/bench-one.json"
+}
+for step in $steps; do
+  t0=$(date +%s)
+  case $step in
+  tests)
+    OMP_WAIT_POLICY=PASSIVE timeout 420 ctest -L gpu -j4 --timeout 200 --output-on-failure > "$out/ctest-gpu.log" 2>&1
+    echo "== tests: rc=$?"; tail -n 30 "$out/ctest-gpu.log" ;;
+  samples)
+    for xml in "$src"/inputs/*/*.xml; do
+      name=$(basename "$xml" .xml); expected="$(dirname "$xml")/$name.expected.txt"
+      [ -f "$expected" ] || continue
+      echo "== $name" >> "$out/samples-gpu.log"
+      timeout 120 python3 "$src/tools/check_sample.py" ./femto-app "$xml" "$expected" "samples-gpu/$name" --device cuda \
+        >> "$out/samples-gpu.log" 2>&1 || echo "FAILED: $name" | tee -a "$out/samples-gpu.log"
+    done
+    echo "== samples: $(grep -c '^ok' "$out/samples-gpu.log") checks ok, $(grep -c '^FAIL' "$out/samples-gpu.log") failed" ;;
+  bench)
+    bench cantilever-p2 --device cuda --problem cantilever-tet --order 2 --sizes 100k,750k,6M
+    bench heat-cube --device cuda --problem heat-cube
+    bench cantilever-p1-p3 --device cuda --problem cantilever-tet --order 1 --sizes 750k
+    bench cantilever-p3 --device cuda --problem cantilever-tet --order 3 --sizes 750k
+    FEMTO_GPU_FUSED=0 bench cantilever-p2-unfused --device cuda --problem cantilever-tet --order 2 --sizes 750k
+    bench cantilever-p2-jacobi --device cuda --problem cantilever-tet --order 2 --sizes 750k --preconditioner jacobi
+    bench cantilever-hex --device cuda --problem cantilever-hex --order 2 --sizes 750k
+    bench cpu-2-threads --device cpu --threads 2 --problem cantilever-tet --order 2 --sizes 33k
+    bench cpu-16-threads --device cpu --threads 16 --problem cantilever-tet --order 2 --sizes 33k,100k ;;
+  esac
+  echo "== step $step took $(( $(date +%s) - t0 )) s"
+done
