@@ -181,8 +181,9 @@ int app_run(const AppOptions *o) {
     if (!status) status = resultset_commit(&r.set);
     resultset_abort(&r.set);
     if (!status)
-        app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
-                r.t_solve, r.t_output, setup);
+        app_say(o, 1,
+                "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
+                r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
     if (!status)
         app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
                 1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
