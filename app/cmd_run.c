@@ -3,7 +3,7 @@
 #include "run.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/probe.h"
 #include "io/fileutil.h"
 
 #include <stdio.h>
@@ -45,7 +45,7 @@ static int write_summary(const Run *r) {
 int run_check_probes(const Run *r, const Space *sp) {
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++)
-        if (!functional_probe(sp, NULL, o->probes[i].x, NULL, NULL))
+        if (!probe_field(sp, NULL, o->probes[i].x, NULL, NULL))
             return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'",
                             r->pb.path, o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0],
                             o->probes[i].x[1], o->probes[i].x[2], r->mesh.path);
@@ -57,7 +57,7 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++) {
         double v[3] = {0, 0, 0};
-        if (!functional_probe(sp, u, o->probes[i].x, v, NULL)) continue;
+        if (!probe_field(sp, u, o->probes[i].x, v, NULL)) continue;
         char key[PROBLEM_NAME_MAX + 64];
         app_say(r->o, 1, "  %s at probe '%s' (%g, %g, %g):", field, o->probes[i].name, o->probes[i].x[0],
                 o->probes[i].x[1], o->probes[i].x[2]);
