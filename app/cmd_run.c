@@ -98,6 +98,7 @@ static int setup(const AppOptions *o, Run *r) {
     r->o = o;
     r->t0 = app_seconds();
     FEM_TRY(problem_read(o->file, &r->pb));
+    run_tick(r, PHASE_PROBLEM, r->t0);
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
@@ -158,6 +159,21 @@ void run_release_fields(Run *r) {
     r->nfields = 0;
 }
 
+double run_tick(Run *r, RunPhase phase, double t0) {
+    double t = app_seconds();
+    r->t_phase[phase] += t - t0;
+    return t;
+}
+
+/* -v: where setup and output went, phase by phase. */
+static void say_phases(const Run *r) {
+    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model", "operator",
+                                                   "results", "summary", "fields", "write"};
+    app_say(r->o, 2, "phases:");
+    for (int i = 0; i < RUN_NPHASES; i++) app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);
+    app_say(r->o, 2, "\n");
+}
+
 int app_check(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
@@ -170,6 +186,7 @@ int app_check(const AppOptions *o) {
 int app_run(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
+    double t = app_seconds();
     if (!status) {
         status = device_create(&r.dev, dev_kind(r.pb.device.kind), r.pb.device.threads,
                                r.pb.device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
@@ -177,6 +194,7 @@ int app_run(const AppOptions *o) {
             r.have_dev = 1;
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
+        run_tick(&r, PHASE_DEVICE, t);
     }
     /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
     char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
@@ -199,6 +217,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
         summary_add(&r.summary, "preconditioner_setup_seconds", r.pc_seconds, "s");
+        summary_add(&r.summary, "summary_seconds", r.t_phase[PHASE_SUMMARY], "s");
         summary_add(&r.summary, "output_seconds", r.t_output, "s");
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
@@ -212,6 +231,7 @@ int app_run(const AppOptions *o) {
         app_say(o, 1,
                 "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
+    if (!status) say_phases(&r);
     if (!status)
         app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
                 1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
