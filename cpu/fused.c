@@ -4,7 +4,7 @@
  * Each block's elements are put in the order of a space-filling curve through their centroids (Gmsh's
  * Delaunay mesher numbers cells at random, and femto numbers nodes in the cells' order, so that consecutive
  * cells share nothing: in curve order a node's cells come one after another and its values stay in cache),
- * and that order is cut into chunks of FUSED_CHUNK elements. A thread takes a chunk and runs it in batches of
+ * and that order is cut into chunks (fused_chunk_size). A thread takes a chunk and runs it in batches of
  * FUSED_LANES elements: gather the batch's element values, interpolate values and reference gradients at the
  * q-points, run the physics' own point function (the FEM_HD functions of physics/, listed in
  * physics/qfunctions.h) on the batch's q-points, integrate against the test functions and add into the output
@@ -49,8 +49,8 @@
 #define FUSED_POINTS_(fn)                                                                                    \
     FUSED_POINTS_DN_(fn, 2, 1)                                                                               \
     FUSED_POINTS_DN_(fn, 2, 2)                                                                               \
-    FUSED_POINTS_DN_(fn, 3, 1) FUSED_POINTS_DN_(fn, 3, 3)                                                    \
-        __attribute__((flatten)) static void fn##_fused_facet(const QfArgs *a) {                             \
+    FUSED_POINTS_DN_(fn, 3, 1)                                                                               \
+    FUSED_POINTS_DN_(fn, 3, 3) __attribute__((flatten)) static void fn##_fused_facet(const QfArgs *a) {      \
         for (int64_t i = 0; i < a->n; i++) fn(a, i);                                                         \
     }
 #pragma GCC diagnostic push
@@ -71,8 +71,8 @@ static const FusedPoints fused_points[QF_COUNT][5] = {FEMTO_QFUNCTIONS(FUSED_ENT
 
 typedef struct {
     int fused;
-    int64_t *order;  /* [nelem]: element ids in processing order */
-    int64_t nchunks; /* chunk k: order[k * FUSED_CHUNK ...] */
+    int64_t *order;         /* [nelem]: element ids in processing order */
+    int64_t chunk, nchunks; /* elements per chunk; chunk k: order[k * chunk ...] */
     int ncolours;
     int64_t
         *colour_off; /* [ncolours + 1]: the chunks of colour c are chunks[colour_off[c] .. colour_off[c+1]) */
@@ -142,12 +142,12 @@ static int colour_chunks(const ElemView *v, FusedBlock *fb, const int64_t *pos, 
     int ncol = 0;
     for (int64_t k = 0; k < fb->nchunks; k++) mark[k] = -1;
     for (int64_t k = 0; k < fb->nchunks; k++) {
-        int64_t j1 = (k + 1) * FUSED_CHUNK < v->nelem ? (k + 1) * FUSED_CHUNK : v->nelem;
-        for (int64_t j = k * FUSED_CHUNK; j < j1; j++)
+        int64_t j1 = (k + 1) * fb->chunk < v->nelem ? (k + 1) * fb->chunk : v->nelem;
+        for (int64_t j = k * fb->chunk; j < j1; j++)
             for (int i = 0; i < nd; i++) {
                 fem_idx n = v->dofs[fb->order[j] * nd + i];
                 for (int64_t s = v->t_offsets[n]; s < v->t_offsets[n + 1]; s++) {
-                    int64_t k2 = pos[v->t_slots[s] / nd] / FUSED_CHUNK;
+                    int64_t k2 = pos[v->t_slots[s] / nd] / fb->chunk;
                     if (k2 < k) mark[colour[k2]] = k;
                 }
             }
@@ -172,7 +172,8 @@ static int colour_chunks(const ElemView *v, FusedBlock *fb, const int64_t *pos, 
 /* The order and colouring of block b (mesh block mb, facets: the block's list). */
 static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb, FusedBlock *fb) {
     const ElemView *v = &b->view;
-    fb->nchunks = (v->nelem + FUSED_CHUNK - 1) / FUSED_CHUNK;
+    fb->chunk = fused_chunk_size(v->nelem);
+    fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
     FEM_TRY(curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(v->nelem + 1)),
@@ -218,7 +219,7 @@ static int run_block(Operator *op, const FusedBlock *fb, const FusedJob *job) {
         for (int c = 0; c < fb->ncolours; c++) {
 #pragma omp for schedule(dynamic, 1)
             for (int64_t k = fb->colour_off[c]; k < fb->colour_off[c + 1]; k++) {
-                int64_t k0 = fb->chunks[k] * FUSED_CHUNK, k1 = k0 + FUSED_CHUNK;
+                int64_t k0 = fb->chunks[k] * fb->chunk, k1 = k0 + fb->chunk;
                 if (w) fused_chunk(job, k0, k1 < v->nelem ? k1 : v->nelem, w);
             }
         }

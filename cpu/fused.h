@@ -8,8 +8,15 @@
 
 /* Elements per batch: the SIMD lanes of the batch loops (a multiple of the widest vector, 8 doubles). */
 #define FUSED_LANES 8
-/* Elements per chunk: one thread's unit of work and the grain of the colouring. */
-#define FUSED_CHUNK 128
+/* Elements per chunk, one thread's unit of work and the grain of the colouring: about a block's elements /
+ * 512 (a colour then has dozens of chunks to share among threads, where 128-element chunks left a medium mesh
+ * a handful per colour), a multiple of FUSED_LANES between 16 and 128 (short chunks share more nodes with
+ * their neighbours and run their batches from colder caches). It depends on the block alone, not on the
+ * threads, so that results do not either. */
+static inline int64_t fused_chunk_size(int64_t nelem) {
+    int64_t c = (nelem / 512 + FUSED_LANES - 1) / FUSED_LANES * FUSED_LANES;
+    return c < 2 * FUSED_LANES ? 2 * FUSED_LANES : c > 128 ? 128 : c;
+}
 /* Below this much work per call and block (elements x dofs x q-points) a parallel region costs more than it
  * saves: the block runs on the calling thread. */
 #define FUSED_PARALLEL_WORK 200000

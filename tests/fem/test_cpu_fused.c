@@ -63,7 +63,7 @@ static Result run(const Case *cs, Device *d, int fused) {
     r.impl = op.implementation;
     for (int b = 0; b < op.ncells; b++) {
         const ElemView *v = &op.cells[b].view;
-        r.threaded |= v->nelem * v->ndof * v->nq > FUSED_PARALLEL_WORK && v->nelem >= 4 * FUSED_CHUNK;
+        r.threaded |= v->nelem * v->ndof * v->nq > FUSED_PARALLEL_WORK && v->nelem >= 4 * fused_chunk_size(v->nelem);
     }
     CHECK_OK(op_residual(&op, TEST_VEC(d, n, cs->u), TEST_VEC(d, n, r.R)));
     CHECK_OK(op_jacobian(&op, TEST_VEC(d, n, cs->v), TEST_VEC(d, n, r.Jv)));
