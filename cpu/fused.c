@@ -74,9 +74,9 @@ typedef struct {
     int64_t *order;         /* [nelem]: element ids in processing order */
     int64_t chunk, nchunks; /* elements per chunk; chunk k: order[k * chunk ...] */
     int ncolours;
-    int64_t
-        *colour_off; /* [ncolours + 1]: the chunks of colour c are chunks[colour_off[c] .. colour_off[c+1]) */
-    int64_t *chunks; /* [nchunks] */
+    int64_t *colour_off; /* [ncolours + 1]: colour c is chunks[colour_off[c] .. colour_off[c + 1]) */
+    int64_t *chunks;     /* [nchunks] */
+    double *geo;         /* device: the block's geometry in processing order */
 } FusedBlock;
 
 typedef struct {
@@ -169,13 +169,23 @@ static int colour_chunks(const ElemView *v, FusedBlock *fb, const int64_t *pos, 
     return FEM_OK;
 }
 
-/* The order and colouring of block b (mesh block mb, facets: the block's list). */
-static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb, FusedBlock *fb) {
+/* The block's geometry (stride doubles per q-point) in processing order: a batch's is then one slice. */
+static int plan_geometry(Device *d, const OpBlock *b, int stride, FusedBlock *fb) {
+    size_t rec = (size_t)b->view.nq * (size_t)stride;
+    FEM_TRY(device_alloc(d, (void **)&fb->geo, sizeof(double) * rec * (size_t)b->nelem));
+    for (int64_t j = 0; j < b->nelem; j++)
+        memcpy(fb->geo + j * rec, b->geo + fb->order[j] * rec, sizeof(double) * rec);
+    return FEM_OK;
+}
+
+/* The order, colouring and ordered geometry of block b (mesh block mb; facets: the block's list). */
+static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb, int facet, FusedBlock *fb) {
     const ElemView *v = &b->view;
     fb->chunk = fused_chunk_size(v->nelem);
     fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
     FEM_TRY(curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
+    FEM_TRY(plan_geometry(op->dev, b, facet ? FGEO_STRIDE : GEO_STRIDE(op->space->mesh->dim), fb));
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(v->nelem + 1)),
             *mark = malloc(sizeof(int64_t) * (size_t)(fb->nchunks + 1));
     int32_t *colour = malloc(sizeof(int32_t) * (size_t)(fb->nchunks + 1));
@@ -187,8 +197,9 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
     return status;
 }
 
-static void plan_free(FusedBlock *fb) {
+static void plan_free(Device *d, FusedBlock *fb) {
     free(fb->order), free(fb->colour_off), free(fb->chunks);
+    device_free(d, fb->geo);
     memset(fb, 0, sizeof *fb);
 }
 
@@ -237,12 +248,13 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
                                : (residual ? &ph->cell_residual : &ph->cell_jacobian);
     if (!fb->fused || q->id < 0 || q->id >= QF_COUNT)
         return op_ref_apply_block(op, b, facet, residual, in, out);
-    if (residual) FEM_TRY(op_block_aux(op, b));
+    FEM_TRY(op_block_aux(op, b)); /* as the default does on every call: op->aux may change between them */
     int dim = op->space->mesh->dim, variant = facet ? 0 : 1 + (dim - 2) * 2 + (b->view.ncomp > 1);
     FusedJob job = {.v = &b->view,
                     .a = op_block_args(op, b, facet, residual),
                     .points = fused_points[q->id][variant],
                     .order = fb->order,
+                    .geo = fb->geo,
                     .facet = facet,
                     .grads = facet ? op->facet_grads : 1,
                     .geo_stride = facet ? FGEO_STRIDE : GEO_STRIDE(dim),
@@ -270,7 +282,8 @@ static int fused_apply_add(Operator *op, const Vec *x, Vec *y) {
 static void fused_destroy(Operator *op) {
     CpuFused *f = op->impl;
     if (!f) return;
-    for (int b = 0; b < MESH_MAX_BLOCKS; b++) plan_free(&f->cells[b]), plan_free(&f->facets[b]);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++)
+        plan_free(op->dev, &f->cells[b]), plan_free(op->dev, &f->facets[b]);
     free(f);
     op->impl = NULL;
 }
@@ -288,10 +301,10 @@ int cpu_operator_setup(Operator *op) {
     const Mesh *m = op->space->mesh;
     for (int b = 0; b < op->ncells; b++)
         if ((f->cells[b].fused = block_fusable(op, &op->cells[b], 0)))
-            FEM_TRY(block_plan(op, &op->cells[b], &m->cells[b], &f->cells[b]));
+            FEM_TRY(block_plan(op, &op->cells[b], &m->cells[b], 0, &f->cells[b]));
     for (int b = 0; b < op->nfacets; b++)
         if ((f->facets[b].fused = block_fusable(op, &op->facets[b], 1)))
-            FEM_TRY(block_plan(op, &op->facets[b], &m->facets[b], &f->facets[b]));
+            FEM_TRY(block_plan(op, &op->facets[b], &m->facets[b], 1, &f->facets[b]));
     op->ops.residual = fused_residual;
     op->ops.apply_add = fused_apply_add;
     op->implementation = "cpu-fused";

@@ -44,6 +44,7 @@ typedef struct {
     QfArgs a;
     FusedPoints points;
     const int64_t *order; /* [nelem]: element ids */
+    const double *geo;    /* the block's geometry in that order ([nelem][nq][geo_stride]) */
     int facet;            /* boundary facets: values (and gradients along the facet) in, s out */
     int grads;            /* the point function reads gradients */
     int geo_stride;       /* doubles of geometry per q-point */

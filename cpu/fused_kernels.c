@@ -7,8 +7,10 @@
  * one element (fem/elem_ops.h: the same sums in the same order, with fused multiply-adds). The point
  * functions read and write q-point records [lane][q][component] (the QfArgs layout); interpolation stores
  * into that layout, integration transposes out of it (a few values per q-point against the table products
- * per q-point and dof), and the per-element data the point functions read (geometry, state, tags, sources)
- * is copied into the batch, since the batch's elements are not neighbours in the block's arrays.
+ * per q-point and dof). The geometry, the bulk of what the point functions read, is kept in processing order
+ * (cpu/fused.c), so that a batch's is one contiguous slice of it; the rest (state, tags, sources, the
+ * auxiliary field) is copied into the batch, since the batch's elements are not neighbours in the block's
+ * arrays.
  *
  * fused_chunk is compiled for several x86-64 levels (FUSED_CLONES); the AVX2 and AVX-512 versions give
  * bitwise the same results (the same operations lane by lane; the vector width does not change a sum's
@@ -34,15 +36,16 @@ typedef struct {
     int64_t *eid;
     int32_t *tag;
     double *ue, *re, *qu, *qs, *sT, *qd, *qf, *fT;
-    double *geo, *state, *x, *aux, *src;
+    double *state, *x, *aux, *src;
 } Batch;
 
 /* The sizes (doubles per lane) of the batch's arrays, in the order batch_scratch lays them out. */
-static void batch_sizes(const FusedJob *job, size_t n[15]) {
+static void batch_sizes(const FusedJob *job, size_t n[14]) {
     const ElemView *v = job->v;
     const QfArgs *a = &job->a;
     size_t nc = (size_t)v->ncomp, nd = (size_t)v->ndof, nq = (size_t)v->nq, d = (size_t)v->dim;
-    size_t sizes[15] = {1,
+    /* eid, tag, ue, re, qu, qs, sT, qd, qf, fT, state, x, aux, src */
+    size_t sizes[14] = {1,
                         1,
                         nc * nd,
                         nc * nd,
@@ -52,7 +55,6 @@ static void batch_sizes(const FusedJob *job, size_t n[15]) {
                         nq * nc * d,
                         nq * nc * d,
                         nq * nc * d,
-                        nq * job->geo_stride,
                         nq * (size_t)a->nstate,
                         a->x ? nq * 3 : 0,
                         a->aux ? nq : 0,
@@ -61,19 +63,19 @@ static void batch_sizes(const FusedJob *job, size_t n[15]) {
 }
 
 size_t fused_scratch_doubles(const FusedJob *job) {
-    size_t n[15], total = 0;
+    size_t n[14], total = 0;
     batch_sizes(job, n);
-    for (int k = 0; k < 15; k++) total += L * n[k];
+    for (int k = 0; k < 14; k++) total += L * n[k];
     return total;
 }
 
 static Batch batch_scratch(const FusedJob *job, double *w) {
     size_t n[15];
-    double *p[15];
+    double *p[14];
     batch_sizes(job, n);
-    for (int k = 0; k < 15; k++) p[k] = w, w += L * n[k];
-    return (Batch){(int64_t *)p[0], (int32_t *)p[1], p[2],  p[3],  p[4], p[5], p[6], p[7], p[8], p[9],
-                   p[10],           p[11],           p[12], p[13], p[14]};
+    for (int k = 0; k < 14; k++) p[k] = w, w += L * n[k];
+    return (Batch){(int64_t *)p[0], (int32_t *)p[1], p[2],  p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+                   p[10],           p[11],           p[12], p[13]};
 }
 
 /* ue[c][i][l] = in[dofs of element eid[l]] (lanes past nb: zero). */
@@ -129,8 +131,10 @@ static inline void records_out(const int64_t *eid, int nb, size_t per_elem, cons
         for (size_t k = 0; k < per_elem; k++) block[eid[l] * per_elem + k] = batch[l * per_elem + k];
 }
 
-/* The point function's arguments for the batch: its q-point records and its elements' data. */
-static QfArgs batch_args(const FusedJob *job, const int64_t *eid, int nb, const Batch *b) {
+/* The point function's arguments for the batch of the elements order[k .. k + nb): its q-point records and
+ * its elements' data. */
+static QfArgs batch_args(const FusedJob *job, int64_t k, int nb, const Batch *b) {
+    const int64_t *eid = job->order + k;
     const QfArgs *a = &job->a;
     const size_t nq = (size_t)a->nq;
     QfArgs la = *a;
@@ -140,8 +144,7 @@ static QfArgs batch_args(const FusedJob *job, const int64_t *eid, int nb, const 
     la.du = b->qd;
     la.s = b->qs;
     la.f = job->facet ? NULL : b->qf;
-    la.geo = b->geo;
-    records_in(eid, nb, nq * job->geo_stride, a->geo, b->geo);
+    la.geo = job->geo + k * a->nq * job->geo_stride;
     if (a->tag) {
         for (int l = 0; l < nb; l++) b->tag[l] = a->tag[eid[l]];
         la.tag = b->tag;
@@ -240,7 +243,7 @@ FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, cons
         if (k + L < k1) prefetch(v, job->in, job->out, eid + L, k1 - k - L < L ? (int)(k1 - k - L) : L);
         gather(v, job->in, eid, nb, b.ue);
         interp_full(v, D, G, b.ue, b.qu, b.qd);
-        QfArgs la = batch_args(job, eid, nb, &b);
+        QfArgs la = batch_args(job, k, nb, &b);
         job->points(&la);
         if (a->residual && a->nstate > 0) records_out(eid, nb, (size_t)a->nq * a->nstate, b.state, a->state);
         transpose_out(v, D, F, nb, b.qs, b.qf, b.sT, b.fT);
