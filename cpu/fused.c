@@ -263,7 +263,9 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
     return run_block(op, fb, &job);
 }
 
+/* The residual (out = R(in)) or the Jacobian's action (out += J in), block by block. */
 static int fused_all(Operator *op, int residual, const Vec *in, Vec *out) {
+    if (residual) FEM_TRY(vec_zero(out));
     for (int b = 0; b < op->ncells; b++) FEM_TRY(fused_block(op, 0, b, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
         if (op->facets[b].nelem > 0) FEM_TRY(fused_block(op, 1, b, residual, in->data, out->data));
@@ -271,10 +273,8 @@ static int fused_all(Operator *op, int residual, const Vec *in, Vec *out) {
 }
 
 static int fused_residual(Operator *op, const Vec *u, Vec *r) {
-    FEM_TRY(vec_zero(r));
     return fused_all(op, 1, u, r);
 }
-
 static int fused_apply_add(Operator *op, const Vec *x, Vec *y) {
     return fused_all(op, 0, x, y);
 }

@@ -63,7 +63,8 @@ static Result run(const Case *cs, Device *d, int fused) {
     r.impl = op.implementation;
     for (int b = 0; b < op.ncells; b++) {
         const ElemView *v = &op.cells[b].view;
-        r.threaded |= v->nelem * v->ndof * v->nq > FUSED_PARALLEL_WORK && v->nelem >= 4 * fused_chunk_size(v->nelem);
+        r.threaded |=
+            v->nelem * v->ndof * v->nq > FUSED_PARALLEL_WORK && v->nelem >= 4 * fused_chunk_size(v->nelem);
     }
     CHECK_OK(op_residual(&op, TEST_VEC(d, n, cs->u), TEST_VEC(d, n, r.R)));
     CHECK_OK(op_jacobian(&op, TEST_VEC(d, n, cs->v), TEST_VEC(d, n, r.Jv)));
@@ -214,12 +215,12 @@ static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int r
 
 static double cpu_seconds(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* Seconds of one call of R(u) (residual 1) or J v (0): wall-clock, or CPU time of the process (serial runs
- * on a machine shared with other work). */
+/* Seconds of one call of R(u) (residual 1) or J v (0): wall-clock, or CPU time of the calling thread (serial
+ * runs on a machine shared with other work). */
 static double time_once(Operator *op, const Case *cs, int residual, double *out) {
     int64_t n = cs->sp->ndofs;
     int cpu = op->dev->threads == 1;
