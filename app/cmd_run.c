@@ -1,14 +1,15 @@
 /* `femto-app run` and `femto-app check`: read the problem and mesh, set up the physics, and (run) solve and
- * write results. The physics-specific steps live in run_heat.c and run_elasticity.c. */
+ * write results. Each physics of the problem runs through app/run_physics.c (physics/physics.h). */
 #include "run.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/probe.h"
 #include "io/fileutil.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <time.h>
 
 double app_seconds(void) {
@@ -44,7 +45,7 @@ static int write_summary(const Run *r) {
 int run_check_probes(const Run *r, const Space *sp) {
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++)
-        if (!functional_probe(sp, NULL, o->probes[i].x, NULL, NULL))
+        if (!probe_field(sp, NULL, o->probes[i].x, NULL, NULL))
             return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'",
                             r->pb.path, o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0],
                             o->probes[i].x[1], o->probes[i].x[2], r->mesh.path);
@@ -56,7 +57,7 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++) {
         double v[3] = {0, 0, 0};
-        if (!functional_probe(sp, u, o->probes[i].x, v, NULL)) continue;
+        if (!probe_field(sp, u, o->probes[i].x, v, NULL)) continue;
         char key[PROBLEM_NAME_MAX + 64];
         app_say(r->o, 1, "  %s at probe '%s' (%g, %g, %g):", field, o->probes[i].name, o->probes[i].x[0],
                 o->probes[i].x[1], o->probes[i].x[2]);
@@ -97,6 +98,7 @@ static int setup(const AppOptions *o, Run *r) {
     r->o = o;
     r->t0 = app_seconds();
     FEM_TRY(problem_read(o->file, &r->pb));
+    run_tick(r, PHASE_PROBLEM, r->t0);
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
@@ -134,11 +136,48 @@ static void teardown(Run *r) {
     problem_destroy(&r->pb);
 }
 
+/* Every physics of the problem in registry order; the first writes the series NAME, later ones NAME_<name>. */
+static int run_all(Run *r, int check_only) {
+    int first = 1;
+    for (int i = 0; i < physics_ntypes; i++) {
+        const PhysicsType *t = physics_types[i];
+        if (!(r->pb.physics & t->present)) continue;
+        FEM_TRY(run_physics(r, t, !first, check_only));
+        first = 0;
+    }
+    return FEM_OK;
+}
+
+void run_release_fields(Run *r) {
+    for (int i = 0; i < r->nfields; i++) {
+        RunField *f = &r->fields[i];
+        vec_destroy(&f->u);
+        free(f->host);
+        space_destroy(f->sp);
+        free(f->sp);
+    }
+    r->nfields = 0;
+}
+
+double run_tick(Run *r, RunPhase phase, double t0) {
+    double t = app_seconds();
+    r->t_phase[phase] += t - t0;
+    return t;
+}
+
+/* -v: where setup and output went, phase by phase. */
+static void say_phases(const Run *r) {
+    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model", "operator",
+                                                   "results", "summary", "fields", "write"};
+    app_say(r->o, 2, "phases:");
+    for (int i = 0; i < RUN_NPHASES; i++) app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);
+    app_say(r->o, 2, "\n");
+}
+
 int app_check(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
-    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 1);
-    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 1);
+    if (!status) status = run_all(&r, 1);
     if (!status) app_say(o, 1, "%s: the problem and its mesh are consistent\n", o->file);
     teardown(&r);
     return status;
@@ -147,6 +186,7 @@ int app_check(const AppOptions *o) {
 int app_run(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
+    double t = app_seconds();
     if (!status) {
         status = device_create(&r.dev, dev_kind(r.pb.device.kind), r.pb.device.threads,
                                r.pb.device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
@@ -154,11 +194,17 @@ int app_run(const AppOptions *o) {
             r.have_dev = 1;
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
+        run_tick(&r, PHASE_DEVICE, t);
     }
-    static const char *const series[] = {"", RUN_ELASTICITY_SERIES, NULL};
+    /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
+    char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
+    const char *series[PHYSICS_MAX_FIELDS + 1] = {""};
+    for (int i = 1; i < physics_ntypes && i < PHYSICS_MAX_FIELDS; i++) {
+        snprintf(names[i], sizeof names[i], "_%s", physics_types[i]->name);
+        series[i] = names[i];
+    }
     if (!status) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
-    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
-    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
+    if (!status) status = run_all(&r, 0);
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
     double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;
@@ -171,6 +217,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
         summary_add(&r.summary, "preconditioner_setup_seconds", r.pc_seconds, "s");
+        summary_add(&r.summary, "summary_seconds", r.t_phase[PHASE_SUMMARY], "s");
         summary_add(&r.summary, "output_seconds", r.t_output, "s");
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
@@ -184,13 +231,14 @@ int app_run(const AppOptions *o) {
         app_say(o, 1,
                 "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
+    if (!status) say_phases(&r);
     if (!status)
         app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
                 1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");
-    run_release_temperature(&r);
+    run_release_fields(&r);
     if (r.have_dev) device_destroy(&r.dev);
     teardown(&r);
     return status;
