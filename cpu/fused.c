@@ -33,12 +33,12 @@
 
 /* ---------------------------------------------------------------- the point functions */
 
-/* One loop over a batch's q-points per q-function of physics/qfunctions.h, with the point function inlined
- * (flatten). For cells of dimension D = 2, 3 with 1 or D components the dimension and the component count are
- * constants of the loop, whose small loops over them then unroll. Every q-function is instantiated for both
- * counts and only the instance of its own count runs: the other is dead code, in which GCC would see the
- * point function's arrays (sized for its own count) indexed past their ends, hence the pragmas. Facets run a
- * generic loop (they are few). */
+/* One loop over a batch's q-points per operator q-function of physics/qfunctions.h, with the point function
+ * inlined (flatten). For cells of dimension D = 2, 3 with 1 or D components the dimension and the component
+ * count are constants of the loop, whose small loops over them then unroll. Every q-function is instantiated
+ * for both counts and only the instance of its own count runs: the other is dead code, in which GCC would see
+ * the point function's arrays (sized for its own count) indexed past their ends, hence the pragmas. Facets
+ * run a generic loop (they are few). */
 #define FUSED_POINTS_DN_(fn, D, NC)                                                                          \
     __attribute__((flatten)) FUSED_CLONES static void fn##_fused_##D##_##NC(const QfArgs *a) {               \
         QfArgs la = *a;                                                                                      \
@@ -56,15 +56,15 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Warray-bounds"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-FEMTO_QFUNCTIONS(FUSED_POINTS_)
+FEMTO_OPERATOR_QFUNCTIONS(FUSED_POINTS_)
 #pragma GCC diagnostic pop
 #undef FUSED_POINTS_
 #undef FUSED_POINTS_DN_
 
-/* [q-function][0: facets, 1 + (dim - 2) * 2 + (ncomp > 1): cells] */
+/* [q-function][0: facets, 1 + (dim - 2) * 2 + (ncomp > 1): cells]; NULL for the outputs' q-functions */
 #define FUSED_ENTRY_(fn)                                                                                     \
     [QF_##fn] = {fn##_fused_facet, fn##_fused_2_1, fn##_fused_2_2, fn##_fused_3_1, fn##_fused_3_3},
-static const FusedPoints fused_points[QF_COUNT][5] = {FEMTO_QFUNCTIONS(FUSED_ENTRY_)};
+static const FusedPoints fused_points[QF_COUNT][5] = {FEMTO_OPERATOR_QFUNCTIONS(FUSED_ENTRY_)};
 #undef FUSED_ENTRY_
 
 /* ---------------------------------------------------------------- element order and colouring */
@@ -246,10 +246,10 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
     const OpPhysics *ph = &op->phys;
     const QFunction *q = facet ? (residual ? &ph->facet_residual : &ph->facet_jacobian)
                                : (residual ? &ph->cell_residual : &ph->cell_jacobian);
-    if (!fb->fused || q->id < 0 || q->id >= QF_COUNT)
+    int dim = op->space->mesh->dim, variant = facet ? 0 : 1 + (dim - 2) * 2 + (b->view.ncomp > 1);
+    if (!fb->fused || q->id < 0 || q->id >= QF_COUNT || !fused_points[q->id][variant])
         return op_ref_apply_block(op, b, facet, residual, in, out);
     FEM_TRY(op_block_aux(op, b)); /* as the default does on every call: op->aux may change between them */
-    int dim = op->space->mesh->dim, variant = facet ? 0 : 1 + (dim - 2) * 2 + (b->view.ncomp > 1);
     FusedJob job = {.v = &b->view,
                     .a = op_block_args(op, b, facet, residual),
                     .points = fused_points[q->id][variant],
