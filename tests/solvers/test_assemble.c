@@ -139,6 +139,15 @@ static void check_operator(Device *dev, const Space *sp, const Model *md, Operat
     op_destroy(&op);
 }
 
+/* The check on the model's operator, then the model and its space are destroyed. */
+static void check_model(Device *dev, Space *sp, Model *md, OperatorCheck check, const char *physics) {
+    char what[64];
+    snprintf(what, sizeof what, "%s p = %d", physics, sp->order);
+    check_operator(dev, sp, md, check, what);
+    model_destroy(md);
+    space_destroy(sp);
+}
+
 static void check_elasticity(Device *dev, const Mesh *m, int p, OperatorCheck check) {
     Space sp;
     CHECK_OK(space_create(m, p, 3, &sp));
@@ -147,11 +156,7 @@ static void check_elasticity(Device *dev, const Mesh *m, int p, OperatorCheck ch
                         elas_bc(ELASTIC_BC_TRACTION, "top", 0, 0, 0, -1e5)};
     Model md;
     CHECK_OK(elasticity_model_create(elas_problem(ELASTIC_LINEAR, &mat, 2, bcs), &sp, &md));
-    char what[64];
-    snprintf(what, sizeof what, "elasticity p = %d", p);
-    check_operator(dev, &sp, &md, check, what);
-    model_destroy(&md);
-    space_destroy(&sp);
+    check_model(dev, &sp, &md, check, "elasticity");
 }
 
 static void check_heat(Device *dev, const Mesh *m, int p, OperatorCheck check) {
@@ -167,11 +172,7 @@ static void check_heat(Device *dev, const Mesh *m, int p, OperatorCheck check) {
     pb.heat.present = 1, pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = 2, pb.heat.bcs = bc;
     Model md;
     CHECK_OK(heat_model_create(&pb, &sp, &md));
-    char what[64];
-    snprintf(what, sizeof what, "heat p = %d", p);
-    check_operator(dev, &sp, &md, check, what);
-    model_destroy(&md);
-    space_destroy(&sp);
+    check_model(dev, &sp, &md, check, "heat");
 }
 
 /* Wall-clock seconds of op_assemble and of the triplet path (element matrices counted apart). */
