@@ -110,6 +110,7 @@ static const ProblemRange thread_count = {GE(0), .why = "a thread count cannot b
 #define REQN(n, q, ...) {.name = n, .type = PF_NUMBER, .required = 1, .quantity = &q, __VA_ARGS__}
 /* stored at member m of struct T; the rest are designated initializers (.required, .range, .dflt, ...) */
 #define AT(T, m) .stored = 1, .offset = offsetof(T, m)
+#define NAMED(n, T, m) {.name = n, .type = PF_NAME, .required = 1, AT(T, m)}
 #define NUM(n, T, m, ...) {.name = n, .type = PF_NUMBER, AT(T, m), __VA_ARGS__}
 #define INT(n, T, m, ...) {.name = n, .type = PF_INTEGER, AT(T, m), __VA_ARGS__}
 #define BOOL(n, T, m, d) {.name = n, .type = PF_BOOLEAN, AT(T, m), .dflt = (d)}

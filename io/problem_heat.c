@@ -1,7 +1,7 @@
 /* The <heat> section: materials (with constant, polynomial or tabulated conductivity, optionally
- * anisotropic), boundary conditions and the initial temperature. The format table reads and range-checks every
- * value; this reader adds the checks across values (one conductivity law, a table's increasing temperatures,
- * a positive definite anisotropy, conditions that clash on one boundary).
+ * anisotropic), boundary conditions and the initial temperature. The format table reads and range-checks
+ * every value; this reader adds the checks across values (one conductivity law, a table's increasing
+ * temperatures, a positive definite anisotropy, conditions that clash on one boundary).
  *
  * Boundary conditions on the same boundary: flux, convection and radiation add up, so they may be combined,
  * but each at most once; a fixed temperature leaves no room for any other condition on its boundary. */

@@ -52,7 +52,7 @@ typedef enum { PF_OPEN = 0, PF_INCLUSIVE, PF_EXCLUSIVE } ProblemEnd;
 typedef struct {
     ProblemEnd lo, hi;
     double min, max;
-    const char *why;       /* the physical or numerical reason; NULL: the message says only what is expected */
+    const char *why; /* the physical or numerical reason; NULL: the message says only what is expected */
     const char *why_above; /* the reason for a value above max, when it differs from why */
     const char *expect;    /* the expected values in words, replacing the inequality ("order 1 or 2") */
     const char *hint;      /* appended in parentheses after the inequality ("0 keeps the .geo's own sizes") */
@@ -62,8 +62,8 @@ typedef struct {
     const char *name;
     ProblemAttrType type;
     int required;
-    const char *choices;             /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
-    const int *choice_values;        /* PF_ENUM: the C enum value of each word */
+    const char *choices;      /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
+    const int *choice_values; /* PF_ENUM: the C enum value of each word */
     const ProblemQuantity *quantity; /* PF_NUMBER: unit and largest magnitude, or NULL */
     const ProblemRange *range;       /* PF_NUMBER, PF_INTEGER: the values allowed, or NULL for any */
     double dflt;                     /* the value when the attribute is absent (enums: the C value) */
@@ -75,11 +75,11 @@ typedef struct {
 /* Where an element's stored attributes go. */
 typedef enum {
     PF_DEST_NONE = 0, /* nothing stored: the section reader reads it by hand */
-    PF_DEST_PROBLEM,  /* a struct at `offset` in Problem (settings: defaults apply even without the element) */
-    PF_DEST_RECORD,   /* a struct the reader provides (a material, a boundary condition); `size` bytes */
-    PF_DEST_PARENT,   /* the struct of its parent element */
-    PF_DEST_SECTION,  /* a physics section read by the table alone (Problem.sections): `size` bytes of its own
-                       * attributes, and its children as arrays of records */
+    PF_DEST_PROBLEM, /* a struct at `offset` in Problem (settings: defaults apply even without the element) */
+    PF_DEST_RECORD,  /* a struct the reader provides (a material, a boundary condition); `size` bytes */
+    PF_DEST_PARENT,  /* the struct of its parent element */
+    PF_DEST_SECTION, /* a physics section read by the table alone (Problem.sections): `size` bytes of its own
+                      * attributes, and its children as arrays of records */
 } ProblemDest;
 
 typedef struct {
@@ -88,9 +88,9 @@ typedef struct {
                            * * any number, + at least one; in the order messages list them */
     ProblemAttrSpec attrs[PROBLEM_MAX_ATTRS]; /* in the order messages list them; ends at name == NULL */
     ProblemDest dest;
-    size_t offset;    /* PF_DEST_PROBLEM: where the struct is in Problem */
-    size_t size;      /* PF_DEST_RECORD, PF_DEST_SECTION: the struct's size */
-    int physics;  /* 1: a physics section; its bit in Problem.physics follows the table's order */
+    size_t offset; /* PF_DEST_PROBLEM: where the struct is in Problem */
+    size_t size;   /* PF_DEST_RECORD, PF_DEST_SECTION: the struct's size */
+    int physics;   /* 1: a physics section; its bit in Problem.physics follows the table's order */
 } ProblemElementSpec;
 
 extern const ProblemElementSpec problem_format[];

@@ -59,7 +59,8 @@ int problem_read_section(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     if (!spec || spec->dest != PF_DEST_SECTION)
         return fem_fail(FEM_ERR_INTERNAL, "femto bug: no reader for <%s>", (const char *)node->name);
     if (pb->nsections == PROBLEM_MAX_SECTIONS)
-        return fem_fail(FEM_ERR_INTERNAL, "femto bug: more than %d table-read sections", PROBLEM_MAX_SECTIONS);
+        return fem_fail(FEM_ERR_INTERNAL, "femto bug: more than %d table-read sections",
+                        PROBLEM_MAX_SECTIONS);
     ProblemSection *s = &pb->sections[pb->nsections++];
     s->name = strrchr(spec->path, '/') + 1;
     s->at.line = problem_line(d, node);

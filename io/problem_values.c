@@ -378,8 +378,9 @@ static int check_range(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec
     if (q && q->max > 0 && !(fabs(v) <= q->max)) {
         char max[32];
         short_exponent(q->max, max, sizeof max);
-        return problem_range_error(d, node, spec->name, "beyond any real value (%s); expected |%s| <= %s%s%s%s",
-                                   q->why, spec->name, max, q->unit[0] ? " [" : "", q->unit, q->unit[0] ? "]" : "");
+        return problem_range_error(d, node, spec->name,
+                                   "beyond any real value (%s); expected |%s| <= %s%s%s%s", q->why,
+                                   spec->name, max, q->unit[0] ? " [" : "", q->unit, q->unit[0] ? "]" : "");
     }
     const ProblemRange *r = spec->range;
     if (!r) return FEM_OK;
@@ -511,8 +512,9 @@ static int read_stored(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec
     case PF_NUMBERS:
         break;
     }
-    return fem_fail(FEM_ERR_INTERNAL, "femto bug: attribute '%s' of <%s> is a %s, which the table cannot store",
-                    a->name, (const char *)node->name, type_name(a->type));
+    return fem_fail(FEM_ERR_INTERNAL,
+                    "femto bug: attribute '%s' of <%s> is a %s, which the table cannot store", a->name,
+                    (const char *)node->name, type_name(a->type));
 }
 
 int problem_read_values(const ProblemDoc *d, xmlNode *node, void *dest) {
