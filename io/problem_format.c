@@ -13,6 +13,7 @@
 #include "fem/error.h"
 #include "fem/quadrature.h"
 #include "fem/solvers/newton.h"
+#include "physics/reaction_diffusion.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -49,6 +50,8 @@ static const ProblemQuantity flux = {1e12, "W/m^2", "the surface of the Sun emit
 static const ProblemQuantity htc = {1e7, "W/(m^2 K)", "boiling and condensation reach about 1e5 W/(m^2 K)"};
 static const ProblemQuantity seconds = {1e18, "s", "the universe is 4.4e17 s old"};
 static const ProblemQuantity length = {0, "m", NULL};
+static const ProblemQuantity diffusivity = {0, "m^2/s", NULL};
+static const ProblemQuantity rate = {0, "1/s", NULL};
 
 /* ---- Ranges, with the reason each refuses what it does */
 #define GE(x) .lo = PF_INCLUSIVE, .min = (x)
@@ -102,6 +105,9 @@ static const ProblemRange gmres_restart = {GE(1), .why = "GMRES keeps this many 
 static const ProblemRange thread_count = {GE(0), .why = "a thread count cannot be negative",
                                           .hint = "0 lets OpenMP choose"};
 
+static const ProblemRange positive_diffusivity = {GT(0), .why = "u spreads down its gradient only with a positive diffusivity"};
+static const ProblemRange reaction_rate = {GE(0), .why = "a negative reaction would feed u instead of consuming it"};
+
 /* ---- Rows */
 
 /* not stored: read by hand (see problem_format_structural) */
@@ -127,7 +133,7 @@ static const ProblemRange thread_count = {GE(0), .why = "a thread count cannot b
 #define BY_HAND .dest = PF_DEST_NONE /* nothing stored: the section reader reads it */
 
 const ProblemElementSpec problem_format[] = {
-    {"femto", "mesh! discretization? heat? elasticity? time? solver? output? device?", {{0}}, BY_HAND},
+    {"femto", "mesh! discretization? heat? elasticity? reaction-diffusion? time? solver? output? device?", {{0}}, BY_HAND},
     {"femto/mesh",
      "",
      {REQ("file", PF_STRING), NUM("size", Problem, mesh_size, .quantity = &length, .range = &cell_size),
@@ -228,6 +234,20 @@ const ProblemElementSpec problem_format[] = {
      {NUM("value", ElasticProblem, temperature, .quantity = &temperature, .range = &absolute_temperature),
       ENUM("field", "heat", temperature_fields, ElasticProblem, coupled_temperature, 0)},
      IN_PROBLEM(elasticity)},
+
+    {"femto/reaction-diffusion", "material+ value*", {{0}}, .dest = PF_DEST_SECTION, PHYSICS},
+    {"femto/reaction-diffusion/material",
+     "",
+     {NAMED("region", ReactionMaterial, region),
+      NUM("diffusivity", ReactionMaterial, diffusivity, .required = 1, .quantity = &diffusivity,
+          .range = &positive_diffusivity),
+      NUM("reaction", ReactionMaterial, reaction, .quantity = &rate, .range = &reaction_rate),
+      NUM("source", ReactionMaterial, source, .quantity = &rate)},
+     RECORD(ReactionMaterial)},
+    {"femto/reaction-diffusion/value",
+     "",
+     {NAMED("boundary", ReactionValue, boundary), NUM("value", ReactionValue, value, .required = 1)},
+     RECORD(ReactionValue)},
 
     {"femto/time",
      "",

@@ -7,6 +7,7 @@
 
 #include "physics/elasticity_qf.h"
 #include "physics/heat_qf.h"
+#include "physics/reaction_diffusion_qf.h"
 
 #define FEMTO_QFUNCTIONS(X)                                                                                  \
     X(heat_cell_residual)                                                                                    \
@@ -20,7 +21,8 @@
     X(elas_linear_facet_residual)                                                                            \
     X(elas_zero_facet_jacobian)                                                                              \
     X(elas_nh_facet_residual)                                                                                \
-    X(elas_nh_facet_jacobian)
+    X(elas_nh_facet_jacobian)                                                                                \
+    X(rd_cell)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };
