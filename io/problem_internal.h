@@ -2,12 +2,15 @@
  *
  * The reader works in four stages: problem_xml.c parses the text safely and validates it against the embedded
  * schema; problem_format.c checks the document against femto's table of elements and attributes (which names
- * are allowed where, which are required, what type each value has) and reads typed values; the section files
- * (problem_heat.c, problem_elasticity.c, problem_settings.c) turn the tree into a Problem and check ranges.
+ * are allowed where, which are required, what type each value has); problem_read_values() then reads, checks
+ * (largest magnitude, range), defaults and stores every number, integer, boolean and enumeration through the
+ * table's rows; the section files (problem_heat.c, problem_elasticity.c, problem_settings.c) add names, paths
+ * and the checks that involve more than one value, and problem_sections.c reads whole physics sections that
+ * the table describes alone.
  *
  * The table exists because a schema validator can say that something is wrong but not what would have been
- * right: the table lets every message list the valid names. tests/problem proves that the table and
- * io/problem.xsd describe the same elements and attributes. */
+ * right: the table lets every message list the valid names and give the reason for a range. tests/problem
+ * proves that the table and io/problem.xsd describe the same elements, attributes, types and ranges. */
 #ifndef FEMTO_PROBLEM_INTERNAL_H
 #define FEMTO_PROBLEM_INTERNAL_H
 
