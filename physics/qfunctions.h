@@ -7,6 +7,7 @@
 
 #include "physics/elasticity_qf.h"
 #include "physics/heat_qf.h"
+#include "physics/reaction_diffusion_qf.h"
 
 /* The operator's (residual and Jacobian, cells and facets), then the outputs' (fem/evaluate.h); a backend
  * that specialises only the operator's instantiates the first list alone. */
@@ -32,7 +33,8 @@
     X(elas_energy_out)                                                                                       \
     X(elas_body_out)                                                                                         \
     X(elas_load_out)                                                                                         \
-    X(elas_gradient_out)
+    X(elas_gradient_out)                                                                                     \
+    X(rd_cell)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };
