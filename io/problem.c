@@ -152,6 +152,9 @@ static void set_defaults(Problem *pb) {
     s->coarse_cycles = 3;
     OutputSettings *o = &pb->output;
     o->vtu = o->vtu_compress = o->hdf5 = 1;
+    o->plots = 1;
+    o->plot_width = 800;
+    o->plot_height = 600;
     o->vtu_subdivide = 0;
     o->flux = o->stress = o->strain_energy = 1;
     pb->device.kind = DEVICE_AUTO;

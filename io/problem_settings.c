@@ -219,6 +219,19 @@ int problem_read_solver(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     return FEM_OK;
 }
 
+/* <plots>: whether to draw the PNG plots, and their size (a plot smaller than its labels is unreadable; a
+ * larger one than a 4K screen is a slip). */
+static int read_plots(const ProblemDoc *d, xmlNode *c, OutputSettings *o) {
+    FEM_TRY(problem_get_boolean(d, c, "enabled", o->plots, &o->plots));
+    FEM_TRY(problem_get_integer(d, c, "width", o->plot_width, &o->plot_width));
+    FEM_TRY(problem_get_integer(d, c, "height", o->plot_height, &o->plot_height));
+    if (o->plot_width < 200 || o->plot_width > 4000)
+        return problem_range_error(d, c, "width", "the plots' width in pixels; expected 200 <= width <= 4000");
+    if (o->plot_height < 150 || o->plot_height > 4000)
+        return problem_range_error(d, c, "height", "the plots' height in pixels; expected 150 <= height <= 4000");
+    return FEM_OK;
+}
+
 int problem_read_output(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     OutputSettings *o = &pb->output;
     char directory[PROBLEM_PATH_MAX];
@@ -237,6 +250,8 @@ int problem_read_output(const ProblemDoc *d, xmlNode *node, Problem *pb) {
             FEM_TRY(problem_get_boolean(d, c, "subdivide", o->vtu_subdivide, &o->vtu_subdivide));
         } else if (problem_is(c, "hdf5")) {
             FEM_TRY(problem_get_boolean(d, c, "enabled", o->hdf5, &o->hdf5));
+        } else if (problem_is(c, "plots")) {
+            FEM_TRY(read_plots(d, c, o));
         } else if (problem_is(c, "fields")) {
             FEM_TRY(problem_get_boolean(d, c, "flux", o->flux, &o->flux));
             FEM_TRY(problem_get_boolean(d, c, "stress", o->stress, &o->stress));

@@ -212,6 +212,11 @@ static void source_at(void *vctx, const CellPoint *p, double *out) {
     out[0] = fc->ctx->mat[fc->md->cell_tags[p->block][p->cell]].Q;
 }
 
+const char *heat_bc_kind(int kind) {
+    static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
+    return kind >= 0 && kind < 5 ? kinds[kind] : "";
+}
+
 int heat_balance(const Model *md, const Problem *pb, const Space *sp, const double *T, const double *reaction,
                  HeatFlow *flows, double *source) {
     const HeatProblem *hp = &pb->heat;
@@ -219,12 +224,11 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const doub
     char *claimed = calloc((size_t)sp->nnodes + 1, 1); /* a node shared by two Dirichlet groups counts once */
     if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     int status = FEM_OK;
-    static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
     for (int i = 0; i < hp->nbcs && !status; i++) {
         const HeatBc *bc = &hp->bcs[i];
         HeatFlow *f = &flows[i];
         snprintf(f->boundary, sizeof f->boundary, "%s", bc->boundary);
-        f->kind = kinds[bc->kind];
+        f->kind = heat_bc_kind(bc->kind);
         const PhysicalGroup *g;
         status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
         if (status) break;

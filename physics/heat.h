@@ -22,6 +22,9 @@ typedef struct {
     double watts;     /* heat into the body [W] (per metre of depth in 2D) */
 } HeatFlow;
 
+/* "temperature", "flux", "convection", "radiation" for a HeatBcKind. */
+const char *heat_bc_kind(int kind);
+
 /* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
  * `reaction`, natural ones by integrating their flux) and the source integral. flows has room for
  * pb->heat.nbcs entries. */
