@@ -30,7 +30,7 @@ void report_line(const Report *rep, const char *fmt, ...) __attribute__((format(
 
 /* What a physics accumulates over the time steps of a transient run (heat: the heat through each boundary,
  * integrated in time), kept by the run between the physics' step hook and its summary. */
-enum { PHYSICS_TRACK_MAX = 160 };
+enum { PHYSICS_TRACK_MAX = 272 };
 typedef struct {
     int steps; /* time steps accumulated so far */
     double t;  /* the time of the last one [s] */
