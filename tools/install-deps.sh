@@ -3,9 +3,10 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-utils libhdf5-dev hdf5-tools
           zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview xvfb
-          libopenmpi-dev openmpi-bin libhypre-dev)
+          libopenmpi-dev openmpi-bin libhypre-dev libplplot-dev plplot-driver-cairo)
 # libhypre-dev: BoomerAMG, the CPU coarse solver of multigrid (it brings Open MPI, which libopenmpi-dev and
 # openmpi-bin make usable for building and for runs over several ranks).
+# libplplot-dev, plplot-driver-cairo: PLplot and its cairo driver draw the PNG plots of probes and convergence.
 nvcc_found=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   nvcc_found=1
