@@ -40,10 +40,10 @@ typedef struct {
     int transient;            /* the x column is the time [s]; else the load factor */
     const char *field, *unit; /* the physics' unknown */
     Series probes;            /* x, then every probe's value (each component of a vector) */
-    Series conv;              /* step, x, Newton iteration, residual norm, linear iterations, seconds, accepted */
-    int64_t pending;          /* the first row of conv whose solve has not been reported yet */
+    Series conv;     /* step, x, Newton iteration, residual norm, linear iterations, seconds, accepted */
+    int64_t pending; /* the first row of conv whose solve has not been reported yet */
     int solves;
-    int status;               /* the first failure while recording (out of memory) */
+    int status; /* the first failure while recording (out of memory) */
 } RunSeries;
 
 typedef struct {

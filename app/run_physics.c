@@ -25,7 +25,7 @@ typedef struct {
     OutFrame frame;
     RunSeries series; /* probes and convergence as CSV (app/run_series.c) */
     PhysicsTrack track;
-    int hook_status;  /* the first failure inside the stepper's report hook, which cannot return one */
+    int hook_status; /* the first failure inside the stepper's report hook, which cannot return one */
     int have_model, opened;
 } PhysicsRun;
 

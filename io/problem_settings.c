@@ -226,9 +226,11 @@ static int read_plots(const ProblemDoc *d, xmlNode *c, OutputSettings *o) {
     FEM_TRY(problem_get_integer(d, c, "width", o->plot_width, &o->plot_width));
     FEM_TRY(problem_get_integer(d, c, "height", o->plot_height, &o->plot_height));
     if (o->plot_width < 200 || o->plot_width > 4000)
-        return problem_range_error(d, c, "width", "the plots' width in pixels; expected 200 <= width <= 4000");
+        return problem_range_error(d, c, "width",
+                                   "the plots' width in pixels; expected 200 <= width <= 4000");
     if (o->plot_height < 150 || o->plot_height > 4000)
-        return problem_range_error(d, c, "height", "the plots' height in pixels; expected 150 <= height <= 4000");
+        return problem_range_error(d, c, "height",
+                                   "the plots' height in pixels; expected 150 <= height <= 4000");
     return FEM_OK;
 }
 

@@ -192,7 +192,9 @@ static int read_manifest(int fd, Manifest *m) {
  * BASE_probes.csv and BASE_convergence.csv and their .png plots, or BASE_NNNN.vtu (four digits or more, as
  * femto numbers them). */
 static int series_file(const char *name, const char *base) {
-    static const char *const ends[] = {".pvd", ".h5", ".xdmf", "_summary.txt", "_probes.csv", "_convergence.csv",
+    static const char *const ends[] = {".pvd",        ".h5",
+                                       ".xdmf",       "_summary.txt",
+                                       "_probes.csv", "_convergence.csv",
                                        "_probes.png", "_convergence.png"};
     size_t n = strlen(base);
     if (strncmp(name, base, n) != 0) return 0;
