@@ -5,7 +5,7 @@
 #include "run.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/probe.h"
 #include "io/fileutil.h"
 #include "io/plot.h"
 
@@ -81,7 +81,7 @@ int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double
     double row[SERIES_MAX_COLUMNS] = {x};
     int k = 1;
     for (int i = 0; i < r->pb.output.nprobes; i++, k += sp->ncomp)
-        if (!functional_probe(sp, u, r->pb.output.probes[i].x, &row[k], NULL))
+        if (!probe_field(sp, u, r->pb.output.probes[i].x, &row[k], NULL))
             return fem_fail(FEM_ERR_INTERNAL, "probe '%s' left the mesh", r->pb.output.probes[i].name);
     return series_add_row(&rs->probes, row);
 }

@@ -1,5 +1,5 @@
 /* Heat as a run sees it (physics.h): checks, time discretisation, the heat flux for output, and the summary
- * with the energy balance (heat_balance.h; over time in transient runs). */
+ * with the energy balance. */
 #include "fem/error.h"
 #include "physics/heat_balance.h"
 #include "physics/physics.h"
@@ -43,7 +43,7 @@ static int heat_fields(const PhysicsState *s, NodalField *out, int *n) {
     if (!s->pb->output.flux) return FEM_OK;
     double *q = malloc(sizeof(double) * 3 * (size_t)(s->sp->nnodes + 1));
     if (!q) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the heat flux");
-    int status = heat_flux_nodes(s->md, s->sp, s->u_host, q);
+    int status = heat_flux_nodes(s->md, s->sp, s->u, q);
     if (status) return free(q), status;
     out[(*n)++] = (NodalField){"heat_flux", "W/m^2", 3, q};
     return FEM_OK;

@@ -2,7 +2,6 @@
 #include "heat_balance.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
 #include "physics/heat_qf.h"
 
 #include <math.h>
@@ -18,7 +17,7 @@ int heat_flows_now(const PhysicsState *s, HeatFlow *flows, double *source) {
     if (status) return free(reaction), status;
     status = op_residual_unconstrained(s->op, s->u, &R);
     if (!status) status = vec_download(&R, reaction);
-    if (!status) status = heat_balance(s->md, s->pb, sp, s->u_host, reaction, flows, source);
+    if (!status) status = heat_balance(s->md, s->pb, sp, s->u, reaction, flows, source);
     vec_destroy(&R);
     free(reaction);
     return status;
@@ -33,20 +32,14 @@ static double *track(PhysicsTrack *tr, int nb, int block) {
     return &tr->v[block * (nb + 1)];
 }
 
-typedef struct {
-    const Model *md;
-    const HeatCtx *ctx;
-} EnergyCtx;
-
-static void energy_at(void *vctx, const CellPoint *p, double *out) {
-    const EnergyCtx *e = vctx;
-    out[0] = e->ctx->mat[e->md->cell_tags[p->block][p->cell]].rhoc * p->u[0];
-}
-
-/* The integral of rho c T [J, or J/m in 2D]. */
+/* The integral of rho c T [J, or J/m in 2D] for a temperature T on the host. */
 static int energy_of(const PhysicsState *s, const double *T, double *E) {
-    EnergyCtx e = {s->md, s->md->ctx};
-    return functional_cells(s->sp, T, NULL, s->pb->quadrature_degree, energy_at, &e, 1, E);
+    Vec v;
+    FEM_TRY(vec_duplicate(&v, s->u));
+    int status = vec_upload(&v, T);
+    if (!status) status = heat_energy(s->md, s->sp, &v, s->pb->quadrature_degree, E);
+    vec_destroy(&v);
+    return status;
 }
 
 /* The initial energy (the integral of rho c T_0, T_0 the initial temperature) into *E, and the heat each
@@ -150,7 +143,7 @@ int heat_transient_balance(const PhysicsState *s, const Report *rep) {
     int nb = hp->nbcs, two_d = s->sp->mesh->dim == 2;
     if (!tr || tr->steps == 0) return fem_fail(FEM_ERR_INTERNAL, "no time step was accounted for");
     double E;
-    FEM_TRY(energy_of(s, s->u_host, &E));
+    FEM_TRY(heat_energy(s->md, s->sp, s->u, s->pb->quadrature_degree, &E));
     const char *W = two_d ? "W/m" : "W", *J = two_d ? "J/m" : "J";
     PhysicsTrack *acc = s->track;
     const double *now = track(acc, nb, TRACK_NOW), *sum = track(acc, nb, TRACK_INTEGRAL);
