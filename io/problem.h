@@ -25,7 +25,13 @@ typedef enum { DEVICE_AUTO = 0, DEVICE_CPU, DEVICE_CUDA } DeviceKind;
 typedef enum { ASSEMBLY_GATHER = 0, ASSEMBLY_ATOMIC } AssemblyKind;
 typedef enum { KRYLOV_AUTO = 0, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB } KrylovKind;
 typedef enum { PRECOND_MULTIGRID = 0, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
-typedef enum { COARSE_SOLVER_AUTO = 0, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS } CoarseKind;
+/* the values of fem/solvers/coarse.h's CoarseType (the app passes them on as they are) */
+typedef enum {
+    COARSE_SOLVER_AUTO = 0,
+    COARSE_SOLVER_BOOMERAMG,
+    COARSE_SOLVER_CUDSS,
+    COARSE_SOLVER_CHOLMOD
+} CoarseKind;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */

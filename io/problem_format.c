@@ -16,7 +16,8 @@ static const int planes[] = {PLANE_STRAIN, PLANE_STRESS};
 static const int temperature_fields[] = {1};
 static const int time_schemes[] = {TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON};
 static const int krylovs[] = {KRYLOV_AUTO, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB};
-static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS};
+static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS,
+                                     COARSE_SOLVER_CHOLMOD};
 static const int preconditioners[] = {PRECOND_MULTIGRID, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE};
 static const int devices[] = {DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA};
 static const int assemblies[] = {ASSEMBLY_GATHER, ASSEMBLY_ATOMIC};
@@ -118,7 +119,7 @@ const ProblemElementSpec problem_format[] = {
      {ENUM("type", "auto cg gmres bicgstab", krylovs),
       ENUM("preconditioner", "multigrid jacobi chebyshev none", preconditioners), OPT("rtol", PF_NUMBER),
       OPT("max-iterations", PF_INTEGER), OPT("restart", PF_INTEGER), OPT("smoothing-degree", PF_INTEGER),
-      OPT("levels", PF_INTEGER), ENUM("coarse-solver", "auto boomeramg cudss", coarse_solvers),
+      OPT("levels", PF_INTEGER), ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers),
       OPT("coarse-cycles", PF_INTEGER)}},
     {"femto/output",
      "vtu? hdf5? fields? plots? probe*",
