@@ -221,7 +221,7 @@ const char *heat_bc_kind(int kind) {
 }
 
 int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, double *E) {
-    EvalField f = {sp, T, NULL, md->cell_tags, qdegree};
+    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys};
     OutputFn fn = heat_output(QF_heat_energy_out, "heat_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, E);
 }
