@@ -48,7 +48,7 @@ typedef struct {
 #endif
     double copy_gbps;        /* GPU device-to-device copy, read + write */
     double cpu_copy_gbps[2]; /* host copy, read + write: one thread, all threads */
-    char gpu_name[256];      /* the GPU's description, or "none (why)" */
+    char gpu_name[512];      /* the GPU's description, or "none (why)" */
     char cpu_name[160];      /* /proc/cpuinfo's model name */
     char commit[160], date[64];
     int mismatches;
