@@ -132,10 +132,13 @@ static void cg_row(Bench *B, const Options *o, const OpCase *k, const OpConfig *
     r->element_us = -1;
     r->bytes =
         strcmp(o->cg_pc, "multigrid") ? bench_op_bytes(&op, 0) + 8.0 * CG_VECTOR_PASSES * k->sp->ndofs : 0;
+    char s_op[32], s_pc[32], s_ax[32], s_dot[32];
+    bench_fmt_us(s_op, sizeof s_op, t_op), bench_fmt_us(s_pc, sizeof s_pc, t_pc);
+    bench_fmt_us(s_ax, sizeof s_ax, t_ax), bench_fmt_us(s_dot, sizeof s_dot, t_dot);
     snprintf(r->launch, sizeof r->launch,
-             "%s; %d iterations; apart: J x (op_jacobian) %.1f µs, preconditioner %.1f µs, axpby %.1f µs (3 "
-             "per iteration), dot %.1f µs (3 per iteration)",
-             pc_describe(&c.pc), its, t_op, t_pc, t_ax, t_dot);
+             "%s; %d iterations; apart: J x (op_jacobian) %s µs, preconditioner %s µs, axpby %s µs (3 per "
+             "iteration), dot %s µs (3 per iteration)",
+             pc_describe(&c.pc), its, s_op, s_pc, s_ax, s_dot);
     cg_destroy(&c);
     op_destroy(&op);
 }

@@ -263,13 +263,17 @@ void bench_operator_case(Bench *B, const Options *o, const OpCase *k, OpTable *t
     for (int i = 0; i < ncfg; i++) {
         Operator op;
         Vec u, x, y;
+        double t0 = bench_now_us();
         if (bench_op_create(B, &cfg[i], k, &op) || vec_create(&u, cfg[i].dev, n) ||
             vec_create(&x, cfg[i].dev, n) || vec_create(&y, cfg[i].dev, n) || vec_upload(&u, k->u) ||
             vec_upload(&x, k->x))
             bench_die("setting up an operator");
         OpCall call = {&op, &u, &x, &y};
+        double t1 = bench_now_us();
         check(B, k, &cfg[i], &call, R, J, &Rref, &Jref);
         config_rows(B, o, k, &cfg[i], &call, t);
+        fprintf(stderr, "femto-bench:   %s (%s): operator set up in %.1f s, timed in %.1f s\n",
+                cfg[i].dev->description, op.implementation, (t1 - t0) * 1e-6, (bench_now_us() - t1) * 1e-6);
         vec_destroy(&u), vec_destroy(&x), vec_destroy(&y);
         op_destroy(&op);
     }
