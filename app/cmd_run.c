@@ -1,5 +1,5 @@
 /* `femto-app run` and `femto-app check`: read the problem and mesh, set up the physics, and (run) solve and
- * write results. The physics-specific steps live in run_heat.c and run_elasticity.c. */
+ * write results. Each physics of the problem runs through app/run_physics.c (physics/physics.h). */
 #include "run.h"
 
 #include "fem/error.h"
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <time.h>
 
 double app_seconds(void) {
@@ -134,11 +135,33 @@ static void teardown(Run *r) {
     problem_destroy(&r->pb);
 }
 
+/* Every physics of the problem in registry order; the first writes the series NAME, later ones NAME_<name>. */
+static int run_all(Run *r, int check_only) {
+    int first = 1;
+    for (int i = 0; i < physics_ntypes; i++) {
+        const PhysicsType *t = physics_types[i];
+        if (!(r->pb.physics & t->present)) continue;
+        FEM_TRY(run_physics(r, t, !first, check_only));
+        first = 0;
+    }
+    return FEM_OK;
+}
+
+void run_release_fields(Run *r) {
+    for (int i = 0; i < r->nfields; i++) {
+        RunField *f = &r->fields[i];
+        vec_destroy(&f->u);
+        free(f->host);
+        space_destroy(f->sp);
+        free(f->sp);
+    }
+    r->nfields = 0;
+}
+
 int app_check(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
-    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 1);
-    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 1);
+    if (!status) status = run_all(&r, 1);
     if (!status) app_say(o, 1, "%s: the problem and its mesh are consistent\n", o->file);
     teardown(&r);
     return status;
@@ -155,10 +178,15 @@ int app_run(const AppOptions *o) {
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
     }
-    static const char *const series[] = {"", RUN_ELASTICITY_SERIES, NULL};
+    /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
+    char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
+    const char *series[PHYSICS_MAX_FIELDS + 1] = {""};
+    for (int i = 1; i < physics_ntypes && i < PHYSICS_MAX_FIELDS; i++) {
+        snprintf(names[i], sizeof names[i], "_%s", physics_types[i]->name);
+        series[i] = names[i];
+    }
     if (!status) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
-    if (!status && (r.pb.physics & PHYSICS_HEAT)) status = run_heat(&r, 0);
-    if (!status && (r.pb.physics & PHYSICS_ELASTICITY)) status = run_elasticity(&r, 0);
+    if (!status) status = run_all(&r, 0);
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
     double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;
@@ -181,15 +209,16 @@ int app_run(const AppOptions *o) {
     if (!status) status = resultset_commit(&r.set);
     resultset_abort(&r.set);
     if (!status)
-        app_say(o, 1, "time: mesh %.2f s, solve %.2f s, output %.2f s, setup and summary %.2f s\n", r.t_mesh,
-                r.t_solve, r.t_output, setup);
+        app_say(o, 1,
+                "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
+                r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
     if (!status)
         app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
                 1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");
-    run_release_temperature(&r);
+    run_release_fields(&r);
     if (r.have_dev) device_destroy(&r.dev);
     teardown(&r);
     return status;

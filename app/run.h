@@ -9,7 +9,7 @@
 #include "io/mesh_read.h"
 #include "io/results.h"
 #include "io/resultset.h"
-#include "physics/model.h"
+#include "physics/physics.h"
 #include "physics/sanity.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
@@ -24,9 +24,14 @@ typedef struct {
 
 void summary_add(Summary *s, const char *key, double value, const char *unit);
 
-/* A coupled run writes its elasticity series as NAME_elasticity beside the heat series NAME; both, and
- * NAME_summary.txt, are one result set. */
-#define RUN_ELASTICITY_SERIES "_elasticity"
+/* A field a physics solved and a later physics of the run reads (the temperature of thermal strain). */
+typedef struct {
+    const char *name; /* the physics' field name */
+    Space *sp;        /* owned */
+    Vec u;            /* owned, device */
+    double *host;     /* owned */
+} RunField;
+enum { RUN_MAX_FIELDS = 4 };
 
 typedef struct {
     const AppOptions *o;
@@ -44,17 +49,16 @@ typedef struct {
     int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
     double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */
     FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */
-    /* the temperature field solved by the heat step, for thermal strain (device, scalar space) */
-    Space *temperature_space;
-    double *temperature;
+    int nfields;
+    RunField fields[RUN_MAX_FIELDS];
 } Run;
 
 double app_seconds(void);
 
-/* Heat (then elasticity): with check_only, set up and validate everything, solve nothing. */
-int run_heat(Run *r, int check_only);
-int run_elasticity(Run *r, int check_only);
-void run_release_temperature(Run *r);
+/* One physics of the run (physics/physics.h); with check_only, set up and validate everything, solve nothing.
+ * series: the physics writes the series NAME_<physics> (a coupled run's later physics), else NAME. */
+int run_physics(Run *r, const PhysicsType *t, int series, int check_only);
+void run_release_fields(Run *r);
 
 /* Newton settings from the problem file; symmetric picks CG for the automatic choice, else GMRES. The
  * Krylov solver reports its progress to r (a line every few seconds with -v). */
@@ -75,7 +79,7 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
                        const char *unit);
 
 /* The physical tag of each cell's region for output (from a model's material tags and region names). */
-int run_region_tags(const Mesh *m, const Model *md, int n, const char *const *names, int32_t **out);
+int run_region_tags(const Mesh *m, const Model *md, int32_t **out);
 void run_free_tags(int32_t **tags);
 
 #endif

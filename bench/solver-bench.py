@@ -49,7 +49,7 @@ CALIBRATION_SIZES = {
     "cube.geo": [0.1, 0.07, 0.05, 0.035, 0.025, 0.019, 0.015, 0.012],
 }
 
-COLUMNS = ["problem", "cells", "p", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "solve s",
+COLUMNS = ["problem", "cells", "p", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "precond s", "solve s",
            "run s", "device MB", "host MB", "device B/dof", "device", "commit", "date", "status"]
 
 
@@ -274,7 +274,8 @@ def cells(row, commit, date):
     per_dof = f"{dev_peak / dofs:.0f}" if dev_peak and dofs else "-"
     return [row["problem"], row["cells"], str(row["p"]), f"{dofs:,}" if dofs else "-",
             num("newton_iterations", "{:.0f}"), num("linear_iterations", "{:.0f}"), row["preconditioner"],
-            num("mesh_seconds", "{:.2f}"), num("setup_seconds", "{:.2f}"), num("solve_seconds", "{:.3f}"),
+            num("mesh_seconds", "{:.2f}"), num("setup_seconds", "{:.2f}"), num("preconditioner_setup_seconds", "{:.2f}"),
+            num("solve_seconds", "{:.3f}"),
             num("total_seconds", "{:.2f}"), f"{dev_peak / 1e6:.1f}" if dev_peak is not None else "-",
             f"{s['host_peak_bytes'] / 1e6:.1f}" if "host_peak_bytes" in s else "-",
             per_dof, short_device(row["device"]) or "-", commit, date, status_text(row).replace("|", "/")]

@@ -143,11 +143,16 @@ int results_add_point_array(OutFrame *f, const char *name, const char *units, in
     return FEM_OK;
 }
 
-int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const OutFrame *mesh) {
+int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh) {
     memset(rs, 0, sizeof *rs);
     if (!set) return fem_fail(FEM_ERR_INTERNAL, "results_open: no result set");
     snprintf(rs->dir, sizeof rs->dir, "%s", resultset_stage(set));
-    snprintf(rs->base, sizeof rs->base, "%s", pb->output.basename);
+    char base[2 * PROBLEM_NAME_MAX + 2];
+    snprintf(base, sizeof base, "%s%s%s", pb->output.basename, series ? "_" : "", series ? series : "");
+    if (strlen(base) >= sizeof rs->base)
+        return fem_fail(FEM_ERR_INPUT, "%s: the output name '%s' is longer than %d characters", pb->path, base,
+                        (int)sizeof rs->base - 1);
+    memcpy(rs->base, base, strlen(base) + 1);
     rs->vtu = pb->output.vtu;
     rs->compress = pb->output.vtu_compress;
     rs->subdivide = pb->output.vtu_subdivide;

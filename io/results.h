@@ -29,7 +29,7 @@ int results_add_point_array(OutFrame *f, const char *name, const char *units, in
 
 /* A run's result series: the files of one base name (pb->output.basename) in a result set. */
 typedef struct {
-    char dir[PROBLEM_PATH_MAX], base[PROBLEM_NAME_MAX]; /* dir: the set's staging folder */
+    char dir[PROBLEM_PATH_MAX], base[PROBLEM_NAME_MAX]; /* dir: the set's staging folder */ /* dir: the set's staging folder */
     int vtu, compress, subdivide, hdf5;
     int nsteps;
     double *times;
@@ -38,7 +38,9 @@ typedef struct {
     int64_t bytes;   /* written so far */
 } ResultSeries;
 
-int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const OutFrame *mesh);
+/* series: NULL for the run's first series (NAME), or a name appended to NAME (NAME_series) for the series of a
+ * further physics of the same run. */
+int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh);
 /* Writes one output time (the frame holds mesh and arrays). */
 int results_write(ResultSeries *rs, double time, const OutFrame *frame);
 /* Writes the PVD and closes the HDF5/XDMF (ok), or drops the HDF5 file (ok == 0, after a failure: the set

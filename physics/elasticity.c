@@ -232,12 +232,15 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
         lines[i] = ep->materials[i].at.line;
     }
     int status = model_cell_tags(pb, m, ep->nmaterials, names, lines, md->cell_tags);
+    md->nregions = ep->nmaterials;
+    for (int i = 0; i < ep->nmaterials; i++) md->region_names[i] = names[i];
     if (!status) status = natural_conditions(pb, sp, md, ctx);
     if (!status) status = dirichlet_conditions(pb, sp, md);
     int nh = ctx->model == ELAS_NEO_HOOKEAN, pressure = 0;
     for (int i = 0; i < ep->nbcs; i++) pressure |= ep->bcs[i].kind == ELASTIC_BC_PRESSURE;
     /* the follower load's linearisation is unsymmetric; everything else is symmetric */
     md->symmetric = !(nh && pressure);
+    md->linear = !nh;
     const QFunction *qf = elas_qfunctions[nh];
     md->phys = (OpPhysics){
         .ncomp = m->dim,

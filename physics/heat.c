@@ -137,6 +137,8 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
         lines[i] = hp->materials[i].at.line;
     }
     int status = model_cell_tags(pb, m, hp->nmaterials, names, lines, md->cell_tags);
+    md->nregions = hp->nmaterials;
+    for (int i = 0; i < hp->nmaterials; i++) md->region_names[i] = names[i];
     if (!status) status = natural_conditions(pb, sp, md, ctx);
     md->linear = md->symmetric;
     for (int k = 0; k < ctx->nbc; k++) md->linear &= ctx->bc[k].e == 0.0; /* radiation is nonlinear */

@@ -10,6 +10,8 @@
 
 FEM_EXTERN_C_BEGIN
 
+enum { MODEL_MAX_REGIONS = 64 };
+
 typedef struct Model {
     const char *name; /* "heat", "elasticity" */
     int ncomp;
@@ -22,6 +24,8 @@ typedef struct Model {
     int32_t *dir_dofs;  /* constrained dofs (host) */
     double *dir_values; /* their values at full load (host) */
     void *ctx;          /* the physics' constants (owned) */
+    int nregions;
+    const char *region_names[MODEL_MAX_REGIONS]; /* material i's region (the problem's strings) */
 } Model;
 
 void model_destroy(Model *md);

@@ -8,6 +8,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set) {
     (void)diag;
@@ -16,7 +23,9 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     if (old) coarse_destroy(&old);
     c->solver = NULL;
     CsrMatrix A;
+    double t0 = now();
     FEM_TRY(op_assemble(op, &A));
+    double t1 = now();
     const Space *sp = op->space;
     CoarseOptions opt = {.type = (CoarseType)set->coarse,
                          .block_size = sp->ncomp,
@@ -26,6 +35,8 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     CoarseSolver *cs = NULL;
     int status = coarse_create(op->dev, &A, &opt, &cs);
     csr_destroy(&A);
+    c->assembly_seconds = t1 - t0;
+    c->solver_seconds = now() - t1;
     FEM_TRY(status);
     c->solver = cs;
     snprintf(c->description, sizeof c->description, "%s", coarse_describe(cs));

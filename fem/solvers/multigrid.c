@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { MG_MAX_LEVELS = 8 };
 
@@ -38,6 +39,12 @@ typedef struct {
     MgCoarse coarse;
     char description[320];
 } Multigrid;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 
 int mg_next_order(int p) {
     return p <= 1 ? 1 : p <= 3 ? p - 1 : (p + 1) / 2;
@@ -136,9 +143,26 @@ static int level_state(Multigrid *mg, int l, const Vec *fine_state) {
     return op_residual(C->op, &C->u, &C->t);
 }
 
+/* The run log's line: levels, smoother, coarse solver, and where the setup's time went. */
+static void describe(Multigrid *mg, double t_levels, double t_smooth) {
+    int len = snprintf(mg->description, sizeof mg->description, "p-multigrid, %d level%s (p =", mg->n,
+                       mg->n == 1 ? "" : "s");
+    for (int l = 0; l < mg->n && len < (int)sizeof mg->description; l++)
+        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
+                        mg->L[l].op->space->order);
+    if (len < (int)sizeof mg->description)
+        snprintf(mg->description + len, sizeof mg->description - (size_t)len,
+                 "), Chebyshev(%d) smoothing, coarse: %s; setup %.2f s (levels %.2f s, smoothers %.2f s, coarse "
+                 "assembly %.2f s, coarse solver %.2f s)",
+                 mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse),
+                 t_levels + t_smooth + mg->coarse.assembly_seconds + mg->coarse.solver_seconds, t_levels, t_smooth,
+                 mg->coarse.assembly_seconds, mg->coarse.solver_seconds);
+}
+
 static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     (void)A;
     Multigrid *mg = pc->data;
+    double t0 = now(), t_smooth = 0.0;
     if (!mg) {
         mg = pc->data = calloc(1, sizeof *mg);
         if (!mg) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for multigrid");
@@ -148,18 +172,14 @@ static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
         MgLevel *L = &mg->L[l];
         if (l > 0) FEM_TRY(level_state(mg, l, state));
         FEM_TRY(op_diagonal(L->op, &L->diag));
+        double t = now();
         if (l < mg->n - 1) FEM_TRY(chebyshev_setup(&L->cheb, op_linop(L->op), &L->diag, MG_SMOOTH_LOWER));
+        t_smooth += now() - t;
     }
+    double t_levels = now() - t0 - t_smooth;
     MgLevel *C = &mg->L[mg->n - 1];
     FEM_TRY(mg_coarse_setup(&mg->coarse, C->op, &C->diag, &pc->set));
-    int len = snprintf(mg->description, sizeof mg->description, "p-multigrid, %d level%s (p =", mg->n,
-                       mg->n == 1 ? "" : "s");
-    for (int l = 0; l < mg->n && len < (int)sizeof mg->description; l++)
-        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
-                        mg->L[l].op->space->order);
-    if (len < (int)sizeof mg->description)
-        snprintf(mg->description + len, sizeof mg->description - (size_t)len, "), Chebyshev(%d) smoothing, coarse: %s",
-                 mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse));
+    describe(mg, t_levels, t_smooth);
     return FEM_OK;
 }
 

@@ -16,6 +16,7 @@ typedef struct {
     Operator *op;
     void *solver; /* CoarseSolver */
     char description[256];
+    double assembly_seconds, solver_seconds; /* the last setup's */
 } MgCoarse;
 
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set);

@@ -189,7 +189,7 @@ static int set_time(Stepper *s, double a, double theta) {
  * after two backward Euler steps: Rannacher's start-up, which damps the modes a sudden boundary change
  * excites and that Crank-Nicolson alone barely damps; two steps of local error O(dt^2) keep it second order):
  * (u - u_n)/dt + (F(u) + F(u_n))/2. */
-static int history(Stepper *s, TimeScheme scheme, int step, double dt, int *explicit_half) {
+static int history(Stepper *s, StepScheme scheme, int step, double dt, int *explicit_half) {
     *explicit_half = 0;
     if (scheme == TIME_SCHEME_BDF2 && step > 1) {
         FEM_TRY(set_time(s, 1.5 / dt, 1.0));

@@ -13,10 +13,10 @@
 
 FEM_EXTERN_C_BEGIN
 
-typedef enum { TIME_SCHEME_BACKWARD_EULER = 1, TIME_SCHEME_BDF2 = 2, TIME_SCHEME_CRANK_NICOLSON = 3 } TimeScheme;
+typedef enum { TIME_SCHEME_BACKWARD_EULER = 1, TIME_SCHEME_BDF2 = 2, TIME_SCHEME_CRANK_NICOLSON = 3 } StepScheme;
 
 typedef struct {
-    TimeScheme scheme;
+    StepScheme scheme;
     double start, end, step; /* [s]; the step is shortened to divide the interval evenly */
     int output_every;        /* write every N steps (the last step always) */
 } TimeStepping;

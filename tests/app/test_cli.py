@@ -78,7 +78,7 @@ case("mesh file missing", ["info", os.path.join(work, "nothere.msh")], 2,
 # a solver that fails: exit 3, the reason, and no results
 p = write("bar_fails.xml", BAR)
 case("Newton iteration limit", ["run", p, "--device", "cpu", "-q"], 3,
-     re.compile(r"femto-app: Newton did not converge: reached the iteration limit \(1\) with \|R\| = \S+, above the "
+     re.compile(r"femto-app: the heat solve did not converge: reached the iteration limit \(1\) with \|R\| = \S+, above the "
                 r"tolerance \S+ \(\S+ of the residual scale \S+\)"), no_results_in=os.path.join(work, "out-bar"))
 
 # problems without a unique solution are refused before solving, by check and by run (issue 11)
@@ -116,7 +116,7 @@ p = write("capped.xml", BEAM.replace('</elasticity>', '</elasticity>\n  <solver>
 case("capped linear solve", ["run", p, "--device", "cpu"], 3,
      re.compile(r"warning: 1 linear solve stopped at the cap of 40 iterations without converging \(raise <linear "
                 r"max-iterations> or choose a stronger preconditioner\)\n"
-                r"femto-app: the linear elasticity solve did not converge: the linear solver stopped at its cap of 40 "
+                r"femto-app: the elasticity solve did not converge: the linear solver stopped at its cap of 40 "
                 r"iterations \(\|r\|/\|b\| = \S+, needed 1\.0e-08\), and restarting it does not reduce \|R\|; raise "
                 r"<linear max-iterations> or use a stronger preconditioner"),
      no_results_in=os.path.join(work, "out-beam"))
@@ -128,7 +128,7 @@ NH = open(os.path.join(inputs, "cantilever-neohookean", "beam.xml")).read().repl
     '<newton load-steps="20"/>', '<newton load-steps="1" max-iterations="3"/>')
 p = write("nh_fails.xml", NH)
 case("nonlinear load stepping gives up", ["run", p, "--device", "cpu", "-q"], 3,
-     re.compile(r"femto-app: the load step from 0 to 0\.0009766 of the full load failed 11 times in a row \(the "
+     re.compile(r"femto-app: the elasticity solve did not converge: the load step from 0 to 0\.0009766 of the full load failed 11 times in a row \(the "
                 r"increment cannot be cut further\): reached the iteration limit \(3\) with .*"),
      no_results_in=os.path.join(work, "out-nh"))
 

@@ -142,7 +142,7 @@ def failed_rerun():
                                               "</solver>\n  <time ")
     open(bad, "w").write(text)
     r = run(bad, out, 3)
-    check(r.stderr.startswith("femto-app: Newton did not converge"), f"exit 3 with Newton's sentence: {r.stderr!r}")
+    check(r.stderr.startswith("femto-app: the heat solve did not converge"), f"exit 3 with the solver's sentence: {r.stderr!r}")
     check(snapshot(out) == before, "the failed re-run left the earlier set byte for byte (SHA-256 of every file)")
     r = run(failing_bar(), out, 3)
     check(snapshot(out) == before, "so did a failing steady run of another name into the folder")

@@ -1,0 +1,280 @@
+/* One physics of `femto-app run` or `check`, whichever it is (physics/physics.h): space and model, checks,
+ * operator, Newton and the stepper, results, and the summary the physics writes. A field that a later physics
+ * of the run reads is kept in the Run. */
+#include "run.h"
+
+#include "fem/error.h"
+#include "fem/solvers/stepper.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Run *r;
+    const PhysicsType *t;
+    Space *sp; /* malloc'ed: handed to the Run when a later physics reads the field */
+    Model md;
+    Operator op;
+    Newton nw;
+    Stepper st;
+    Vec u;
+    double *host;       /* the solution on the host, current after each write and before the summary */
+    const double *aux;  /* the field read from an earlier physics (host), or NULL */
+    ResultSeries rs;
+    OutFrame frame;
+    int have_model, opened;
+} PhysicsRun;
+
+static const RunField *find_field(const Run *r, const char *name) {
+    for (int i = 0; i < r->nfields; i++)
+        if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
+    return NULL;
+}
+
+static PhysicsState state_of(PhysicsRun *p) {
+    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, &p->u, p->host, p->aux};
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* The unknown at the output points (vectors padded to three components for ParaView). */
+static int add_unknown(PhysicsRun *p) {
+    const Space *sp = p->sp;
+    int nc = sp->ncomp, out = nc > 1 ? 3 : 1;
+    int64_t nn = sp->nnodes;
+    double *vals = malloc(sizeof(double) * (size_t)(nn * nc + 1)), *pad = calloc((size_t)(nn * out + 1), sizeof(double));
+    int status = vals && pad ? results_nodal_field(sp, p->host, nc, vals) : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    for (int64_t n = 0; n < nn && !status; n++)
+        for (int c = 0; c < nc; c++) pad[n * out + c] = vals[n * nc + c];
+    if (!status) status = results_add_point_array(&p->frame, p->t->field, p->t->unit, out, nn, pad);
+    free(vals);
+    free(pad);
+    return status;
+}
+
+static int write_frame(PhysicsRun *p, double time) {
+    FEM_TRY(vec_download(&p->u, p->host));
+    NodalField fields[PHYSICS_MAX_FIELDS];
+    int n = 0;
+    PhysicsState s = state_of(p);
+    int status = add_unknown(p);
+    if (!status) status = p->t->fields(&s, fields, &n);
+    for (int i = 0; i < n; i++) {
+        if (!status)
+            status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp, p->sp->nnodes,
+                                             fields[i].data);
+        free(fields[i].data);
+    }
+    if (!status) status = results_write(&p->rs, time, &p->frame);
+    for (int i = 0; i < p->frame.npoint_arrays; i++) free(p->frame.point[i].data);
+    p->frame.npoint_arrays = 0;
+    return status;
+}
+
+/* The stepper's write hook: results at a time or load factor, timed as output. */
+static int write_hook(void *ctx, double time) {
+    PhysicsRun *p = ctx;
+    double t0 = app_seconds();
+    int status = write_frame(p, time);
+    p->r->t_output += app_seconds() - t0;
+    return status;
+}
+
+/* ---------------------------------------------------------------- the stepper's other hooks */
+
+static int load_hook(void *ctx, double L) {
+    PhysicsRun *p = ctx;
+    p->t->set_load(&p->md, L);
+    return FEM_OK;
+}
+
+static int time_hook(void *ctx, double a, double theta) {
+    PhysicsRun *p = ctx;
+    p->t->set_time(&p->md, a, theta);
+    return FEM_OK;
+}
+
+/* One line per solve: what was solved, Newton's iterations and residuals, the linear iterations, seconds. */
+static void step_hook(void *ctx, const StepReport *s) {
+    PhysicsRun *p = ctx;
+    const NewtonResult *res = s->newton;
+    run_account(p->r, res, &p->nw.set);
+    char what[96];
+    if (s->kind == STEP_TIME)
+        snprintf(what, sizeof what, "step %d/%d, t = %.6g s", s->index, s->count, s->t);
+    else if (s->kind == STEP_LOAD)
+        snprintf(what, sizeof what, "load %.4g", s->t);
+    else
+        snprintf(what, sizeof what, "steady solve");
+    if (s->failed) {
+        app_say(p->r->o, 1, "%s: Newton did not converge (%s); cutting the increment to %.4g\n", what, res->reason,
+                s->next);
+        return;
+    }
+    app_say(p->r->o, 1, "%s: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations, %.2f s\n", what,
+            res->iterations, res->iterations == 1 ? "" : "s", res->rnorm0, res->rnorm, res->linear_iterations,
+            ksp_name(p->nw.set.ksp.type), s->seconds);
+}
+
+/* ---------------------------------------------------------------- setup, solve, summary */
+
+/* Space, model and the checks that `check` runs too. */
+static int prepare(PhysicsRun *p) {
+    Run *r = p->r;
+    const PhysicsType *t = p->t;
+    p->sp = calloc(1, sizeof *p->sp);
+    if (!p->sp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    int status = run_space(r, t->components ? r->mesh.dim : 1, p->sp);
+    if (status) return free(p->sp), p->sp = NULL, status;
+    FEM_TRY(t->create(&r->pb, p->sp, &p->md));
+    p->have_model = 1;
+    FEM_TRY(t->check(&r->pb, p->sp, &p->md));
+    return run_check_probes(r, p->sp);
+}
+
+/* The field an earlier physics solved, as this one's auxiliary field (device and host). */
+static int read_field(PhysicsRun *p) {
+    const char *name = p->t->reads(&p->r->pb);
+    if (!name) return FEM_OK;
+    const RunField *f = find_field(p->r, name);
+    if (!f) return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
+    p->op.aux = f->u.data;
+    p->aux = f->host;
+    return FEM_OK;
+}
+
+/* Operator, Newton, the solution vector and the results series. */
+static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
+    Run *r = p->r;
+    const Problem *pb = &r->pb;
+    FEM_TRY(op_create(&p->op, &r->dev, p->sp, &p->md.phys, pb->quadrature_degree, p->md.cell_tags, p->md.facet_tags));
+    FEM_TRY(op_set_dirichlet(&p->op, p->md.ndir, p->md.dir_dofs));
+    FEM_TRY(read_field(p));
+    FEM_TRY(newton_create(&p->nw, &p->op, ns, run_report, r));
+    FEM_TRY(vec_create(&p->u, &r->dev, p->sp->ndofs));
+    FEM_ALLOC(p->host, p->sp->ndofs + 1, "the solution");
+    double u0 = p->t->initial(pb);
+    for (int64_t i = 0; i < p->sp->ndofs; i++) p->host[i] = u0;
+    FEM_TRY(vec_upload(&p->u, p->host));
+    int32_t *regions[MESH_MAX_BLOCKS] = {0};
+    int status = run_region_tags(&r->mesh, &p->md, regions);
+    if (!status) status = results_frame(p->sp, (const int32_t *const *)regions, pb->path, &p->frame);
+    run_free_tags(regions);
+    FEM_TRY(status);
+    FEM_TRY(results_open(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame));
+    p->opened = 1;
+    return FEM_OK;
+}
+
+static int solve(PhysicsRun *p) {
+    Run *r = p->r;
+    const Problem *pb = &r->pb;
+    const PhysicsType *t = p->t;
+    StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook, step_hook};
+    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, p->md.ndir, p->md.dir_dofs,
+                           p->md.dir_values, &hooks));
+    int status;
+    if (t->transient(pb)) {
+        static const StepScheme schemes[] = {[TIME_BACKWARD_EULER] = TIME_SCHEME_BACKWARD_EULER,
+                                             [TIME_BDF2] = TIME_SCHEME_BDF2,
+                                             [TIME_CRANK_NICOLSON] = TIME_SCHEME_CRANK_NICOLSON};
+        TimeStepping ts = {schemes[pb->time.scheme], pb->time.start, pb->time.end, pb->time.step, pb->time.output_every};
+        status = stepper_transient(&p->st, &ts);
+    } else {
+        status = stepper_steady(&p->st, pb->solver.load_steps);
+    }
+    r->t_solve += p->st.solve_seconds;
+    if (status != FEM_ERR_SOLVER) return status;
+    /* the failing solve was not reported: its counts and warnings now, and the physics named */
+    run_account(r, &p->st.last, &p->nw.set);
+    const char *why = fem_last_error(), *newton = "Newton did not converge: ";
+    if (strncmp(why, newton, strlen(newton)) == 0) why += strlen(newton);
+    return fem_fail(FEM_ERR_SOLVER, "the %s solve did not converge: %s", t->name, why);
+}
+
+static void summary_line(void *ctx, const char *text) {
+    app_say(((Run *)ctx)->o, 1, "%s", text);
+}
+
+static void summary_key(void *ctx, const char *key, double value, const char *unit) {
+    summary_add(&((Run *)ctx)->summary, key, value, unit);
+}
+
+/* The physics' summary, then what every physics shares: solver counts, preconditioner, probes. */
+static void summary(PhysicsRun *p, const char *model) {
+    Run *r = p->r;
+    const Stepper *st = &p->st;
+    if (vec_download(&p->u, p->host)) return;
+    app_say(r->o, 1, "summary (%s, %s):\n", p->t->name, model);
+    Report rep = {r, summary_line, summary_key, &r->warnings};
+    PhysicsState s = state_of(p);
+    if (p->t->summary(&s, &rep)) app_say(r->o, 1, "  (summary not available: %s)\n", fem_last_error());
+    fem_clear_error();
+    app_say(r->o, 1, "  solver: %d step%s (%d cut back), %d Newton iterations, %d linear iterations\n", st->steps,
+            st->steps == 1 ? "" : "s", st->cutbacks, st->newton_iterations, st->linear_iterations);
+    app_say(r->o, 1, "  preconditioner: %s; operator: %s\n", pc_describe(&p->nw.pc), p->op.implementation);
+    char key[PROBLEM_NAME_MAX];
+    snprintf(key, sizeof key, "%s_newton_iterations", p->t->name);
+    summary_add(&r->summary, key, st->newton_iterations, "");
+    run_report_probes(r, p->sp, p->host, p->t->field, p->t->components, p->t->unit);
+}
+
+/* A later physics reads this one's field: the Run keeps it (device and host) and its space. */
+static int keep_field(PhysicsRun *p) {
+    Run *r = p->r;
+    if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
+    RunField *f = &r->fields[r->nfields++];
+    *f = (RunField){p->t->field, p->sp, p->u, p->host};
+    p->sp = NULL;
+    p->host = NULL;
+    memset(&p->u, 0, sizeof p->u);
+    return FEM_OK;
+}
+
+static int read_later(const Run *r, const PhysicsType *t) {
+    int after = 0;
+    for (int i = 0; i < physics_ntypes; i++) {
+        const PhysicsType *o = physics_types[i];
+        if (o == t) after = 1;
+        else if (after && (r->pb.physics & o->present) && o->reads(&r->pb) && strcmp(o->reads(&r->pb), t->field) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void release(PhysicsRun *p) {
+    outframe_destroy(&p->frame);
+    stepper_destroy(&p->st);
+    newton_destroy(&p->nw);
+    if (p->op.dev) op_destroy(&p->op);
+    vec_destroy(&p->u);
+    free(p->host);
+    if (p->have_model) model_destroy(&p->md);
+    if (p->sp) space_destroy(p->sp), free(p->sp);
+}
+
+int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
+    PhysicsRun p;
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    p.t = t;
+    int status = prepare(&p);
+    if (status || check_only) return release(&p), status;
+    char model[96];
+    t->describe(&r->pb, &p.md, model, sizeof model);
+    NewtonSettings ns = run_newton_settings(r, p.md.symmetric, p.md.linear);
+    r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
+    app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n", t->name, model,
+            r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
+    status = build(&p, &ns, series);
+    if (!status) status = solve(&p);
+    if (p.opened) {
+        int cs = results_close(&p.rs, status == FEM_OK);
+        if (!status) status = cs;
+    }
+    if (!status) summary(&p, model);
+    if (!status && read_later(r, t)) status = keep_field(&p);
+    release(&p);
+    return status;
+}

@@ -1,0 +1,84 @@
+/* A physics as a run sees it: one entry of the registry (physics/registry.c) that the application runs through
+ * this table alone. app/ never names heat or elasticity: for every physics the problem holds, in registry
+ * order, it builds the space and the model, refuses an undetermined problem, solves with the stepper
+ * (fem/solvers/stepper.h: steady, load steps, or time steps), writes the unknown and the derived fields the
+ * physics gives, and prints the summary the physics writes into a Report. A physics may read the field an
+ * earlier one solved (elasticity's thermal strain reads heat's temperature) as its operator's auxiliary field.
+ *
+ * Adding a physics: its q-functions (a *_qf.h header and entries in physics/qfunctions.h), its model and
+ * these hooks (a .c file), one line in registry.c; and, outside physics/, its rows in the problem format's
+ * table and its elements in the XSD. */
+#ifndef FEMTO_PHYSICS_H
+#define FEMTO_PHYSICS_H
+
+#include "fem/solvers/newton.h"
+#include "physics/model.h"
+
+FEM_EXTERN_C_BEGIN
+
+/* Where a physics reports its summary: lines for the person reading the run, keys with units for
+ * NAME_summary.txt, and warnings about implausible results. The application provides it. */
+typedef struct {
+    void *ctx;
+    void (*line)(void *ctx, const char *text); /* one or more whole lines, newline-terminated */
+    void (*key)(void *ctx, const char *key, double value, const char *unit);
+    FemWarnings *warnings;
+} Report;
+
+/* printf into rep->line */
+void report_line(const Report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A solved physics, as its hooks see it. */
+typedef struct {
+    const Problem *pb;
+    const Space *sp;
+    Model *md;
+    Operator *op;
+    const Vec *u;          /* the solution (device) */
+    const double *u_host;  /* and its host copy */
+    const double *aux;     /* the field it reads from an earlier physics (host, scalar, sp->nnodes), or NULL */
+} PhysicsState;
+
+/* A derived nodal field for output: values at the space's nodes, [nnodes][ncomp], malloc'ed by the physics
+ * and freed by the caller. */
+typedef struct {
+    const char *name, *unit;
+    int ncomp;
+    double *data;
+} NodalField;
+
+enum { PHYSICS_MAX_FIELDS = 8 };
+
+typedef struct {
+    const char *name;              /* "heat": the problem file's element and the run's messages */
+    const char *field, *unit;      /* the unknown: "temperature", "K" */
+    const char *const *components; /* names of a vector unknown's components; NULL: a scalar */
+    int present;                   /* PHYSICS_* bit of Problem.physics */
+    /* the field of an earlier physics this problem reads (NULL: none) */
+    const char *(*reads)(const Problem *pb);
+    int (*transient)(const Problem *pb); /* time steps (else steady, in load steps when nonlinear) */
+    int (*create)(const Problem *pb, const Space *sp, Model *md);
+    /* refuses (exit 2, one sentence) a problem whose solution the conditions do not determine */
+    int (*check)(const Problem *pb, const Space *sp, const Model *md);
+    /* what the run line says of the model ("linear, plane strain"), into buf */
+    void (*describe)(const Problem *pb, const Model *md, char *buf, size_t len);
+    double (*initial)(const Problem *pb);                 /* the unknown's initial value everywhere */
+    void (*set_load)(Model *md, double L);                /* NULL: nothing but prescribed values scales */
+    void (*set_time)(Model *md, double a, double theta);  /* NULL: steady only */
+    /* the derived fields to write (the problem's <output><fields> decide which); *n set */
+    int (*fields)(const PhysicsState *s, NodalField *out, int *n);
+    int (*summary)(const PhysicsState *s, const Report *rep);
+} PhysicsType;
+
+/* Every physics, in the order a run solves them (a physics comes after those whose fields it reads). */
+extern const PhysicsType *const physics_types[];
+extern const int physics_ntypes;
+
+/* Extremes of a scalar (ncomp 1) or of the magnitude of a vector field at the space's nodes: the values and
+ * the nodes where they are. */
+void physics_extremes(const Space *sp, const double *u, int ncomp, int64_t *imin, int64_t *imax, double *vmin,
+                      double *vmax);
+
+FEM_EXTERN_C_END
+
+#endif
