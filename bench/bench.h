@@ -16,6 +16,9 @@
 #include <stdio.h>
 
 enum { BENCH_MAX_ORDERS = 8, BENCH_EXIT_SKIP = 77 };
+/* The default elements per mesh: a million where a GPU runs the rows; on the CPU alone a tenth, still well
+ * beyond the caches (p = 2 tetrahedral elasticity: about 40 MB per application) but minutes, not hours. */
+enum { BENCH_ELEMENTS_GPU = 1000000, BENCH_ELEMENTS_CPU = 100000 };
 enum { ROWS_KERNELS = 1, ROWS_OPERATOR = 2, ROWS_CG = 4 };
 
 typedef struct {

@@ -147,7 +147,13 @@ void bench_cg(Bench *B, const Options *o, OpTable *t) {
     CgProblem P;
     problem_open(o, &P);
     const char *name = strrchr(o->cg_problem, '/');
-    OpCase k = {.sp = &P.sp, .md = &P.md, .ndir = P.md.ndir, .dir = P.md.dir_dofs, .u = P.u0, .x = P.dir_x};
+    OpCase k = {.sp = &P.sp,
+                .md = &P.md,
+                .ndir = P.md.ndir,
+                .dir = P.md.dir_dofs,
+                .u = P.u0,
+                .x = P.dir_x,
+                .linear = P.md.linear};
     snprintf(k.problem, sizeof k.problem, "%s", name ? name + 1 : o->cg_problem);
     for (int b = 0; b < P.mesh.ncell_blocks; b++) {
         size_t l = strlen(k.cells);

@@ -21,6 +21,8 @@
 struct OpTable {
     OpRow *rows;
     int n, cap;
+    OpCheck *checks;
+    int nchecks, capchecks;
 };
 
 OpTable *op_table_create(void) {
@@ -30,23 +32,34 @@ OpTable *op_table_create(void) {
 }
 
 void op_table_destroy(OpTable *t) {
-    if (t) free(t->rows);
+    if (t) free(t->rows), free(t->checks);
     free(t);
 }
 
-OpRow *op_table_add(OpTable *t) {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 64;
-        OpRow *r = realloc(t->rows, sizeof(OpRow) * (size_t)t->cap);
-        if (!r) {
-            fprintf(stderr, "femto-bench: out of host memory\n");
-            exit(1);
-        }
-        t->rows = r;
+/* The array a of n entries of `size` bytes with room for one more (*cap grows by doubling). */
+static void *room(void *a, int n, int *cap, size_t size) {
+    if (n < *cap) return a;
+    *cap = *cap ? 2 * *cap : 64;
+    void *r = realloc(a, size * (size_t)*cap);
+    if (!r) {
+        fprintf(stderr, "femto-bench: out of host memory\n");
+        exit(1);
     }
+    return r;
+}
+
+OpRow *op_table_add(OpTable *t) {
+    t->rows = room(t->rows, t->n, &t->cap, sizeof(OpRow));
     OpRow *r = &t->rows[t->n++];
     memset(r, 0, sizeof *r);
     return r;
+}
+
+OpCheck *op_table_add_check(OpTable *t) {
+    t->checks = room(t->checks, t->nchecks, &t->capchecks, sizeof(OpCheck));
+    OpCheck *c = &t->checks[t->nchecks++];
+    memset(c, 0, sizeof *c);
+    return c;
 }
 
 /* ------------------------------------------------------------------------------------------------ devices */
@@ -216,25 +229,54 @@ void bench_op_row(const OpCase *k, const OpConfig *c, const Operator *op, const 
     snprintf(r->launch, sizeof r->launch, "-");
 }
 
-/* R(u) and J x of one configuration, against the reference (the first configuration's). */
+/* ||R(x0) - R(0) - J x0|| / ||J x0|| with x0 = k->x zeroed on the constrained dofs (there R is zero and J the
+ * identity, so both sides vanish), computed on the operator's device in the call's vectors; then u, x and the
+ * q-point state are those of k again. */
+static double linear_check(const OpCase *k, OpCall *c, double *x0) {
+    const int64_t n = k->sp->ndofs;
+    memcpy(x0, k->x, sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < k->ndir; i++) x0[k->dir[i]] = 0.0;
+    double jnorm, dnorm;
+    if (vec_upload(c->u, x0) || op_jacobian(c->op, c->u, c->y) || vec_norm(c->y, &jnorm) ||
+        op_residual(c->op, c->u, c->x) || vec_axpby(-1.0, c->y, 1.0, c->x) || vec_zero(c->u) ||
+        op_residual(c->op, c->u, c->y) || vec_axpby(-1.0, c->y, 1.0, c->x) || vec_norm(c->x, &dnorm) ||
+        vec_upload(c->u, k->u) || vec_upload(c->x, k->x) || op_residual(c->op, c->u, c->y))
+        bench_die("the linearity check");
+    return jnorm > 0 ? dnorm / jnorm : dnorm;
+}
+
+/* R(u) and J x of one configuration against the reference (the first configuration's), and the linearity
+ * check of a linear physics; a failed check is a MISMATCH line on stderr. */
 static void check(Bench *B, const OpCase *k, const OpConfig *c, OpCall *call, double *R, double *J,
-                  double **Rref, double **Jref) {
+                  double **Rref, double **Jref, OpCheck *out) {
     int64_t n = k->sp->ndofs;
+    OpRow r;
+    bench_op_row(k, c, call->op, "", &r);
+    snprintf(out->problem, sizeof out->problem, "%s", r.problem);
+    snprintf(out->cells, sizeof out->cells, "%s", r.cells);
+    snprintf(out->device, sizeof out->device, "%s", r.device);
+    snprintf(out->implementation, sizeof out->implementation, "%s", r.implementation);
+    snprintf(out->assembly, sizeof out->assembly, "%s", r.assembly);
+    out->p = r.p;
+    out->r_vs_first = out->j_vs_first = out->linear = -1;
     if (call_residual(call) || vec_download(call->y, R) || call_jacobian(call) || vec_download(call->y, J))
         bench_die("an operator application");
     if (!*Rref) {
         *Rref = bench_malloc(sizeof(double) * (size_t)n), *Jref = bench_malloc(sizeof(double) * (size_t)n);
         memcpy(*Rref, R, sizeof(double) * (size_t)n);
         memcpy(*Jref, J, sizeof(double) * (size_t)n);
-        return;
+    } else {
+        out->r_vs_first = bench_rel_err(R, *Rref, n);
+        out->j_vs_first = bench_rel_err(J, *Jref, n);
     }
-    double er = bench_rel_err(R, *Rref, n), ej = bench_rel_err(J, *Jref, n);
-    if (er <= 1e-12 && ej <= 1e-12) return;
+    if (k->linear) out->linear = linear_check(k, call, R);
+    if (out->r_vs_first <= 1e-12 && out->j_vs_first <= 1e-12 && out->linear <= 1e-12) return;
     B->mismatches++;
     fprintf(stderr,
             "femto-bench: MISMATCH %s on %s p=%d, %s (%s): R(u) %.2e, J x %.2e relative to the first "
-            "configuration\n",
-            k->problem, k->cells, k->sp->order, c->dev->description, call->op->implementation, er, ej);
+            "configuration; R(x0) - R(0) - J x0 %.2e relative to J x0 (< 0: not checked)\n",
+            k->problem, k->cells, k->sp->order, c->dev->description, call->op->implementation,
+            out->r_vs_first, out->j_vs_first, out->linear);
 }
 
 /* The rows of one configuration: J x and R(u), each the whole call and its element-level entry. */
@@ -270,7 +312,7 @@ void bench_operator_case(Bench *B, const Options *o, const OpCase *k, OpTable *t
             bench_die("setting up an operator");
         OpCall call = {&op, &u, &x, &y};
         double t1 = bench_now_us();
-        check(B, k, &cfg[i], &call, R, J, &Rref, &Jref);
+        check(B, k, &cfg[i], &call, R, J, &Rref, &Jref, op_table_add_check(t));
         config_rows(B, o, k, &cfg[i], &call, t);
         fprintf(stderr, "femto-bench:   %s (%s): operator set up in %.1f s, timed in %.1f s\n",
                 cfg[i].dev->description, op.implementation, (t1 - t0) * 1e-6, (bench_now_us() - t1) * 1e-6);
@@ -348,9 +390,10 @@ static void physics_case(Bench *B, const Options *o, BenchPhysics ph, const char
                          OpTable *t) {
     Space sp;
     Model md;
+    double t0 = bench_now_us();
     if (space_create(m, p, ph == PHYS_HEAT ? 1 : m->dim, &sp)) bench_die("creating the space");
     make_model(ph, &sp, &md);
-    OpCase k = {.sp = &sp, .md = &md, .elements = bench_cells(m, bench_shape(shape))};
+    OpCase k = {.sp = &sp, .md = &md, .elements = bench_cells(m, bench_shape(shape)), .linear = md.linear};
     snprintf(k.problem, sizeof k.problem, "%s", physics_label(ph));
     snprintf(k.cells, sizeof k.cells, "%s", bench_shape_title(shape));
     int32_t *dir = NULL;
@@ -360,8 +403,8 @@ static void physics_case(Bench *B, const Options *o, BenchPhysics ph, const char
            *x = bench_malloc(sizeof(double) * (size_t)sp.ndofs);
     case_vectors(ph, &sp, u, x);
     k.u = u, k.x = x;
-    fprintf(stderr, "femto-bench: operator rows: %s, %s p = %d, %lld dofs ...\n", k.problem, k.cells, p,
-            (long long)sp.ndofs);
+    fprintf(stderr, "femto-bench: operator rows: %s, %s p = %d, %lld dofs (space and model in %.1f s) ...\n",
+            k.problem, k.cells, p, (long long)sp.ndofs, (bench_now_us() - t0) * 1e-6);
     bench_operator_case(B, o, &k, t);
     free(u), free(x), free(dir);
     model_destroy(&md);
@@ -403,9 +446,16 @@ void bench_operator_shape(Bench *B, const Options *o, const char *shape, const M
 
 /* ------------------------------------------------------------------------------------------------ table */
 
-/* Three significant digits or more: 2031, 203.1, 20.31, 2.031, 0.203. */
+/* Three significant digits or more: 2031, 203.1, 20.31, 2.031, 0.203, 0.00203 (a slow row on a loaded host
+ * is not a zero). */
 static void fmt_3(char *buf, size_t len, double v) {
-    snprintf(buf, len, v >= 1000 ? "%.0f" : v >= 100 ? "%.1f" : v >= 10 ? "%.2f" : "%.3f", v);
+    snprintf(buf, len,
+             v >= 1000  ? "%.0f"
+             : v >= 100 ? "%.1f"
+             : v >= 10  ? "%.2f"
+             : v >= 1   ? "%.3f"
+                        : "%.3g",
+             v);
 }
 
 static void print_row(const Bench *B, const OpRow *r) {
@@ -418,11 +468,43 @@ static void print_row(const Bench *B, const OpRow *r) {
         fmt_3(gbs, sizeof gbs, r->bytes / s / 1e9);
         if (r->copy_gbps > 0) snprintf(pct, sizeof pct, "%.0f%%", 100.0 * r->bytes / s / 1e9 / r->copy_gbps);
     }
-    bench_out("| %s | %s | %d | %lld | %lld | %d | %s | %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | "
-              "%s | %s |\n",
-              r->problem, r->cells, r->p, (long long)r->elements, (long long)r->dofs, r->nq, r->operation,
-              r->device, r->implementation, r->assembly, us, eus, s > 0 ? (double)r->dofs / s / 1e9 : 0.0, mb,
-              gbs, pct, r->launch, B->commit, B->date);
+    char gdofs[32];
+    fmt_3(gdofs, sizeof gdofs, s > 0 ? (double)r->dofs / s / 1e9 : 0.0);
+    bench_out(
+        "| %s | %s | %d | %lld | %lld | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
+        "%s |\n",
+        r->problem, r->cells, r->p, (long long)r->elements, (long long)r->dofs, r->nq, r->operation,
+        r->device, r->implementation, r->assembly, us, eus, gdofs, mb, gbs, pct, r->launch, B->commit,
+        B->date);
+}
+
+/* A relative difference, or "-" where there is none (< 0). */
+static void fmt_rel(char *buf, size_t len, double v) {
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1e", v);
+}
+
+static void print_checks(const OpTable *t) {
+    bench_out("\n## operator checks\n\n");
+    bench_out(
+        "Each case on each configuration before its rows were timed: ||R(u) - R_first(u)|| / ||R_first(u)|| "
+        "and the same for J x, against the first configuration of the case (\"-\" on the first); and for the "
+        "linear physics (constant-k heat, linear elasticity) ||R(x0) - R(0) - J x0|| / ||J x0||, x0 the "
+        "direction with its constrained dofs zeroed (\"-\": a nonlinear physics). Above 1e-12 is a MISMATCH "
+        "(stderr, exit status 1).\n\n");
+    bench_out("| problem | cells | p | device | implementation | assembly | R(u) vs first | J x vs first | "
+              "R(x0) - R(0) vs J x0 |\n|---|---|---:|---|---|---|---:|---:|---:|\n");
+    for (int i = 0; i < t->nchecks; i++) {
+        const OpCheck *c = &t->checks[i];
+        char r[32], j[32], l[32];
+        fmt_rel(r, sizeof r, c->r_vs_first), fmt_rel(j, sizeof j, c->j_vs_first),
+            fmt_rel(l, sizeof l, c->linear);
+        bench_out("| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", c->problem, c->cells, c->p, c->device,
+                  c->implementation, c->assembly, r, j, l);
+    }
+    bench_out("\n");
 }
 
 void op_table_print(const Bench *B, const Options *o, const OpTable *t) {
@@ -456,4 +538,5 @@ void op_table_print(const Bench *B, const Options *o, const OpTable *t) {
         "(Jacobi) adds %d vector passes of 8 bytes per dof to its operator's bytes. Copy references: GPU "
         "%.1f GB/s, host %.1f GB/s (1 thread) and %.1f GB/s (%d threads), read + write.\n\n",
         CG_VECTOR_PASSES, B->copy_gbps, B->cpu_copy_gbps[0], B->cpu_copy_gbps[1], B->threads);
+    print_checks(t);
 }

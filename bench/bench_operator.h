@@ -29,6 +29,7 @@ typedef struct {
     const int32_t *dir;
     int64_t elements;
     const double *u, *x; /* the state of the residual, the direction of the Jacobian action */
+    int linear;          /* the residual is affine in u: R(x0) - R(0) = J x0 is checked */
 } OpCase;
 
 typedef struct {
@@ -41,10 +42,20 @@ typedef struct {
     char launch[1024];
 } OpRow;
 
+/* The checks of one case on one configuration: relative differences of R(u) and J x from the first
+ * configuration's (< 0: this is the first), and for a linear physics ||R(x0) - R(0) - J x0|| / ||J x0|| with
+ * x0 the direction zeroed on the constrained dofs (< 0: not linear). */
+typedef struct {
+    char problem[48], cells[24], device[256], implementation[32], assembly[16];
+    int p;
+    double r_vs_first, j_vs_first, linear;
+} OpCheck;
+
 typedef struct OpTable OpTable;
 OpTable *op_table_create(void);
 void op_table_destroy(OpTable *t);
 OpRow *op_table_add(OpTable *t);
+OpCheck *op_table_add_check(OpTable *t);
 
 /* The configurations the options and the machine allow (at most BENCH_MAX_CONFIGS). */
 int bench_op_configs(Bench *B, const Options *o, OpConfig *cfg);
@@ -62,7 +73,7 @@ void bench_operator_case(Bench *B, const Options *o, const OpCase *k, OpTable *t
 void bench_operator_shape(Bench *B, const Options *o, const char *shape, const Mesh *m, OpTable *t);
 /* The CG rows: one CG iteration on the problem of --cg-problem, and its operator rows. */
 void bench_cg(Bench *B, const Options *o, OpTable *t);
-/* The table and its notes. */
+/* The table and its notes, then the table of checks. */
 void op_table_print(const Bench *B, const Options *o, const OpTable *t);
 
 #endif

@@ -1,9 +1,10 @@
 /* femto-bench: the interpolation and integration kernels on unstructured meshes of about a million elements
- * (triangles, quadrilaterals, tetrahedra, hexahedra; p = 1, 2, 3), on the CPU (serial, threaded with atomic
- * and with gather assembly) and on the GPU (atomic assembly; gather assembly as element kernel + assembly
- * kernel). It reproduces the table of the femto author's CUDA write-up (docs/gpu-backend.md says what is
- * measured and how bytes are counted). Then the operator table (bench_operator.c, bench_cg.c): operators of
- * the physics models and a whole CG iteration, on the CPU and the GPU (fused and separate kernels).
+ * (a tenth of that by default without a GPU; triangles, quadrilaterals, tetrahedra, hexahedra; p = 1, 2, 3),
+ * on the CPU (serial, threaded with atomic and with gather assembly) and on the GPU (atomic assembly; gather
+ * assembly as element kernel + assembly kernel). It reproduces the table of the femto author's CUDA write-up
+ * (docs/gpu-backend.md says what is measured and how bytes are counted). Then the operator table
+ * (bench_operator.c, bench_cg.c): operators of the physics models and a whole CG iteration, on the CPU and
+ * the GPU (fused and separate kernels).
  *
  * Times are medians over --repeat runs after warm-up: wall clock on the CPU, CUDA events on the GPU. Each GPU
  * kernel also gets the minimal bytes it must move, the bandwidth that makes, and that bandwidth as a share of
@@ -291,7 +292,8 @@ static void print_shape(const Options *o, const Bench *B, const char *shape, con
 static void usage(void) {
     printf(
         "usage: femto-bench [options]\n"
-        "  --elements N        elements per mesh (default 1000000)\n"
+        "  --elements N        elements per mesh (default 1000000 with a GPU, 100000 without one or with\n"
+        "                      --cpu-only)\n"
         "  --shapes LIST       of tri,quad,tet,hex (default all)\n"
         "  --rows LIST         of kernels,operator,cg (default all): the seed's kernel table, the operator\n"
         "                      rows of the physics models, the CG iteration rows\n"
@@ -344,7 +346,7 @@ static int value_option(Options *o, const char *a, const char *val) {
     static const char *rows[] = {"kernels", "operator", "cg"},
                       *phys[] = {"heat", "elasticity", "neo-hookean"};
     if (!strcmp(a, "--elements"))
-        o->elements = (int64_t)atof(val);
+        o->elements = atof(val) >= 1 ? (int64_t)atof(val) : 0; /* 0: not a size */
     else if (!strcmp(a, "--shapes"))
         snprintf(o->shapes, sizeof o->shapes, "%s", val);
     else if (!strcmp(a, "--rows"))
@@ -399,8 +401,8 @@ static int parse_options(int argc, char **argv, Options *o) {
         else
             return fprintf(stderr, "femto-bench: unknown or incomplete option '%s'\n", a), usage(), 2;
     }
-    if (o->elements < 1 || o->repeat < 1 || o->cpu_repeat < 1 || o->norders < 1 || (!o->cpu && !o->gpu) ||
-        o->cg_iterations < 1 || o->rows == 0 || o->physics == 0)
+    if (o->elements == 0 || o->elements < -1 || o->repeat < 1 || o->cpu_repeat < 1 || o->norders < 1 ||
+        (!o->cpu && !o->gpu) || o->cg_iterations < 1 || o->rows == 0 || o->physics == 0)
         return fprintf(stderr, "femto-bench: nothing to do with these options\n"), 2;
     if ((int)o->rows < 0 || (int)o->physics < 0)
         return fprintf(
@@ -490,7 +492,7 @@ static void destroy_devices(Bench *B) {
 
 /* The date, and the commit the build was configured at; the source tree's HEAD is named too where it differs
  * (a copy of the tree on another machine may carry an older .git). */
-static void print_header(const Options *o, Bench *B) {
+static void print_header(const Options *o, Bench *B, int default_size) {
     char head[64] = "";
     time_t tt = time(NULL);
     strftime(B->date, sizeof B->date, "%Y-%m-%d %H:%M %Z", localtime(&tt));
@@ -509,6 +511,11 @@ static void print_header(const Options *o, Bench *B) {
     bench_out("- date: %s; femto %s, git %s\n", B->date, FEMTO_VERSION, B->commit);
     bench_out("- GPU: %s\n", B->gpu_name);
     bench_out("- CPU: %s; %d threads for the threaded rows (OpenMP)\n", B->cpu_name, B->threads);
+    if (o->rows & (ROWS_KERNELS | ROWS_OPERATOR))
+        bench_out("- meshes of about %lld elements%s\n", (long long)o->elements,
+                  !default_size ? " (--elements)"
+                  : B->have_gpu ? " (the default with a GPU)"
+                                : " (the default without a GPU; 1000000 with one)");
     if (o->rows & ROWS_KERNELS)
         bench_out(
             "- kernel tables: gradient interpolation of a scalar field (p-th order Lagrange, femto's default "
@@ -528,7 +535,7 @@ static void kernel_rows(Bench *B, const Options *o, const char *shape, const Mes
 }
 
 int main(int argc, char **argv) {
-    Options o = {.elements = 1000000,
+    Options o = {.elements = -1, /* the default: BENCH_ELEMENTS_GPU or _CPU */
                  .shapes = "tri,quad,tet,hex",
                  .orders = {1, 2, 3},
                  .norders = 3,
@@ -563,7 +570,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "femto-bench: cannot write '%s'\n", o.markdown);
         return 1;
     }
-    print_header(&o, &B);
+    int default_size = o.elements < 0;
+    if (default_size) o.elements = B.have_gpu ? BENCH_ELEMENTS_GPU : BENCH_ELEMENTS_CPU;
+    print_header(&o, &B, default_size);
 
     OpTable *ops = op_table_create();
     snprintf(shapes, sizeof shapes, "%s", o.shapes);
@@ -573,6 +582,8 @@ int main(int argc, char **argv) {
         double mesh_s;
         fprintf(stderr, "femto-bench: meshing %s ...\n", bench_shape_title(tok));
         bench_make_mesh(&o, tok, o.elements, &m, &mesh_s);
+        fprintf(stderr, "femto-bench: %lld %s in %.1f s\n", (long long)bench_cells(&m, bench_shape(tok)),
+                bench_shape_title(tok), mesh_s);
         if (o.rows & ROWS_KERNELS) kernel_rows(&B, &o, tok, &m, mesh_s);
         if (o.rows & ROWS_OPERATOR) bench_operator_shape(&B, &o, tok, &m, ops);
         mesh_destroy(&m);

@@ -10,10 +10,13 @@ fused and separate kernels, each with atomic and gather assembly) with J x and R
 physics has dim times the scalar dofs; every configuration of a case the same); the minimal-bytes column
 recomputed here from the element counts, the nodes per element, the q-points, GEO_STRIDE(dim) and the physics'
 state; GDOF/s, GB/s and % of copy against µs, MB and the copy reference of the notes; the CG row's bytes (the
-operator's plus 17 vector passes); the launch column of GPU rows; commit and date as in the header. Exit 0 when
-all hold, 1 otherwise, 77 when the GPU variant finds no GPU.
+operator's plus 17 vector passes); the launch column of GPU rows; commit and date as in the header; the row
+count; the table of checks: one row per case and configuration, every configuration's R(u) and J x within
+1e-12 of the first's, and on the linear physics R(x0) - R(0) = J x0 to round-off. Exit 0 when all hold, 1
+otherwise, 77 when the GPU variant finds no GPU.
 """
 
+import decimal
 import os
 import re
 import subprocess
@@ -61,18 +64,59 @@ def parse(md):
                   r"\((\d+) threads\)", text)
     check(m is not None, "the notes give the copy references")
     copies = {"gpu": float(m.group(1)), 1: float(m.group(2)), int(m.group(4)): float(m.group(3))} if m else {}
-    section = text.split("\n## operator\n", 1)
-    check(len(section) == 2, "the output has the section '## operator'")
-    lines = [l for l in section[-1].splitlines() if l.startswith("|")]
+    rows = table(text, "operator", COLUMNS)
+    checks = table(text, "operator checks", CHECK_COLUMNS)
+    return rows, checks, date, commit, copies
+
+
+CHECK_COLUMNS = ["problem", "cells", "p", "device", "implementation", "assembly", "R(u) vs first", "J x vs first",
+                 "R(x0) - R(0) vs J x0"]
+LINEAR = {"heat (constant k)", "elasticity (linear)", "cantilever-tet.xml"}
+
+
+def table(text, title, columns):
+    """The rows of the markdown table under '## title' as dicts (checked against the columns)."""
+    section = text.split(f"\n## {title}\n", 1)
+    check(len(section) == 2, f"the output has the section '## {title}'")
+    lines = []
+    for l in section[-1].splitlines():
+        if l.startswith("## "):
+            break
+        if l.startswith("|"):
+            lines.append(l)
     header = [c.strip() for c in lines[0].strip("|").split(" | ")] if lines else []
-    check(header == COLUMNS, f"the operator table's columns are {COLUMNS}, not {header}")
+    check(header == columns, f"the table '{title}' has the columns {columns}, not {header}")
     rows = []
     for line in lines[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        check(len(cells) == len(COLUMNS), f"a row of {len(COLUMNS)} cells: {line[:120]}")
-        if len(cells) == len(COLUMNS):
-            rows.append(dict(zip(COLUMNS, cells)))
-    return rows, date, commit, copies
+        check(len(cells) == len(columns), f"a row of {len(columns)} cells: {line[:120]}")
+        if len(cells) == len(columns):
+            rows.append(dict(zip(columns, cells)))
+    return rows
+
+
+def check_checks(checks, rows, nconfigs):
+    """One check row per case and configuration: the configurations agree with the first to 1e-12, and on a
+    linear physics R(x0) - R(0) = J x0 to round-off (x0 zero on the constrained dofs); '-' where none applies."""
+    cases = sorted({(r["problem"], r["cells"], r["p"]) for r in rows})
+    check(len(checks) == len(cases) * nconfigs, f"{len(checks)} check rows: one per case ({len(cases)}) and "
+          f"configuration ({nconfigs})")
+    for case in cases:
+        mine = [c for c in checks if (c["problem"], c["cells"], c["p"]) == case]
+        check(len(mine) == nconfigs, f"{case}: {nconfigs} check rows, not {len(mine)}")
+        for i, c in enumerate(mine):
+            for col in ("R(u) vs first", "J x vs first"):
+                if i == 0:
+                    check(c[col] == "-", f"{case}: the first configuration is the reference ({col} '-')")
+                else:
+                    check(c[col] != "-" and float(c[col]) <= 1e-12, f"{case} {c['device']} {c['assembly']} "
+                          f"{c['implementation']}: {col} {c[col]} <= 1e-12")
+            lin = c["R(x0) - R(0) vs J x0"]
+            if case[0] in LINEAR:
+                check(lin != "-" and float(lin) <= 1e-12, f"{case} {c['device']} {c['assembly']}: R(x0) - R(0) "
+                      f"agrees with J x0 to round-off ({lin})")
+            else:
+                check(lin == "-", f"{case}: a nonlinear physics has no linearity check ({lin})")
 
 
 def num(row, col):
@@ -80,20 +124,23 @@ def num(row, col):
 
 
 def rel_ulp(text):
-    """Half a unit of the last digit shown, relative to the value ("0.372" -> 0.0005 / 0.372)."""
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    return 0.5 * 10 ** -decimals / max(abs(float(text)), 1e-300)
+    """Half a unit of the last digit shown, relative to the value ("0.372" -> 0.0005 / 0.372, "1.2e-05" ->
+    0.05e-5 / 1.2e-5)."""
+    exponent = decimal.Decimal(text).as_tuple().exponent
+    return 0.5 * 10.0 ** exponent / max(abs(float(text)), 1e-300)
 
 
 def check_row_arithmetic(r, copies):
     """GDOF/s, GB/s and % of copy against the row's own µs, MB and the copy reference."""
     us, dofs = num(r, "µs"), int(r["dofs"])
     name = f"{r['problem']} {r['cells']} p={r['p']} {r['operation']} {r['device']} {r['assembly']}"
-    check(us > 0, f"{name}: µs {us} > 0")
+    check(us > 0 and num(r, "GDOF/s") > 0, f"{name}: µs {us} and GDOF/s {r['GDOF/s']} > 0")
     if us <= 0:
         return
     gdofs = dofs / us / 1e3
-    check(abs(num(r, "GDOF/s") - gdofs) <= 5e-4 + gdofs * rel_ulp(r["µs"]), f"{name}: GDOF/s = dofs / µs")
+    got = num(r, "GDOF/s")
+    check(abs(got - gdofs) <= got * rel_ulp(r["GDOF/s"]) + gdofs * rel_ulp(r["µs"]), f"{name}: GDOF/s {got} = "
+          f"dofs / µs {gdofs:.4g}")
     mb = num(r, "MB")
     gbs = mb / us * 1e3
     tol = rel_ulp(r["MB"]) + rel_ulp(r["µs"]) + rel_ulp(r["GB/s"])  # each column is rounded as shown
@@ -178,13 +225,19 @@ def main():
     for k, (args, shape_orders) in enumerate(runs):
         md = os.path.join(outdir, f"operator_{k}.md")
         run(bench, args, md, gpu)
-        rows, date, commit, copies = parse(md)
+        rows, checks, date, commit, copies = parse(md)
         physics = list(PHYSICS) if k == 0 else ["heat (constant k)", "elasticity (linear)"]
         cases = [(ph, s, p) for ph in physics for s, p in shape_orders]
         bench_rows = [r for r in rows if r["problem"] in PHYSICS]
         check({(r["problem"], r["cells"], int(r["p"])) for r in bench_rows} == set(cases),
               f"run {k}: the cases {sorted(cases)}")
         check_cases(rows, cases, gpu)
+        nconfigs = 4 if gpu else 3
+        ncases = len(cases) + (k == 0)  # run 0: the cantilever's operator rows too
+        want = ncases * nconfigs * 2 + (nconfigs if k == 0 else 0)  # J x and R(u); the CG rows
+        check(len(rows) == want, f"run {k}: {want} operator rows ({ncases} cases x {nconfigs} configurations x "
+              f"2 operations{' + the CG rows' if k == 0 else ''}), not {len(rows)}")
+        check_checks(checks, rows, nconfigs)
         for r in rows:
             check_row_arithmetic(r, copies)
             check(r["commit"] == commit and r["date"] == date, "every row names the header's commit and date")
