@@ -16,9 +16,14 @@
 #include <stdio.h>
 
 enum { BENCH_MAX_ORDERS = 8, BENCH_EXIT_SKIP = 77 };
-/* The default elements per mesh: a million where a GPU runs the rows; on the CPU alone a tenth, still well
- * beyond the caches (p = 2 tetrahedral elasticity: about 40 MB per application) but minutes, not hours. */
-enum { BENCH_ELEMENTS_GPU = 1000000, BENCH_ELEMENTS_CPU = 100000 };
+/* The default elements per mesh: a million where a GPU runs the rows. On the CPU alone 20,000, so that the
+ * whole default run takes minutes on a few cores (at 100,000 it took about 45 minutes on 2 shared cores, the
+ * hexahedra at p = 3..6 most of it); its smaller working sets partly fit in a large L3, so CPU bandwidth
+ * figures want --elements 100000 or more. */
+enum { BENCH_ELEMENTS_GPU = 1000000, BENCH_ELEMENTS_CPU = 20000 };
+/* CG iterations per timed solve of the CG rows: on the CPU alone 50 iterations of the 745k-dof cantilever
+ * took 7 of the run's minutes on 2 shared cores; 10 still give the time of one iteration. */
+enum { BENCH_CG_ITERATIONS_GPU = 50, BENCH_CG_ITERATIONS_CPU = 10 };
 enum { ROWS_KERNELS = 1, ROWS_OPERATOR = 2, ROWS_CG = 4 };
 
 typedef struct {

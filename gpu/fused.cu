@@ -186,7 +186,8 @@ static int fused_apply_add(Operator *op, const Vec *x, Vec *y) {
     return fused_all(op, 0, x, y);
 }
 
-extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, int *regs, int *blocks_per_sm) {
+extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, int *regs,
+                                   int *blocks_per_sm) {
     *regs = *blocks_per_sm = 0;
     const OpBlock *b = &op->cells[block];
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
@@ -198,7 +199,8 @@ extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, 
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, k));
     *regs = at.numRegs;
-    if (L.smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem));
+    if (L.smem > 48 * 1024)
+        GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, FUSED_THREADS, L.smem));
     return FEM_OK;
 }

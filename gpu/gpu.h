@@ -45,7 +45,7 @@ int gpu_device_tune(Device *d, const GpuTuning *t);
 const char *gpu_last_launch(const Device *d);
 
 /* Registers per thread and resident blocks per SM of the fused kernel (gpu/fused.cu) of cell block `block`'s
- * residual or Jacobian action, for femto-bench's launch lines; 0 and 0 when op does not run that block fused. */
+ * residual or Jacobian action, for femto-bench's launch lines; 0 and 0 where that block is not fused. */
 int gpu_fused_occupancy(const struct Operator *op, int block, int residual, int *regs, int *blocks_per_sm);
 
 /* The element half of gather assembly: evec[e][c][i] = (B^T sq + G^T fq) of element e, component c
