@@ -3,7 +3,7 @@
 #include "run.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/probe.h"
 #include "io/fileutil.h"
 
 #include <stdio.h>
@@ -45,7 +45,7 @@ static int write_summary(const Run *r) {
 int run_check_probes(const Run *r, const Space *sp) {
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++)
-        if (!functional_probe(sp, NULL, o->probes[i].x, NULL, NULL))
+        if (!probe_field(sp, NULL, o->probes[i].x, NULL, NULL))
             return fem_fail(FEM_ERR_INPUT, "%s:%d: probe '%s' at (%g, %g, %g) m lies outside the mesh '%s'",
                             r->pb.path, o->probes[i].at.line, o->probes[i].name, o->probes[i].x[0],
                             o->probes[i].x[1], o->probes[i].x[2], r->mesh.path);
@@ -57,7 +57,7 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++) {
         double v[3] = {0, 0, 0};
-        if (!functional_probe(sp, u, o->probes[i].x, v, NULL)) continue;
+        if (!probe_field(sp, u, o->probes[i].x, v, NULL)) continue;
         char key[PROBLEM_NAME_MAX + 64];
         app_say(r->o, 1, "  %s at probe '%s' (%g, %g, %g):", field, o->probes[i].name, o->probes[i].x[0],
                 o->probes[i].x[1], o->probes[i].x[2]);
@@ -98,6 +98,7 @@ static int setup(const AppOptions *o, Run *r) {
     r->o = o;
     r->t0 = app_seconds();
     FEM_TRY(problem_read(o->file, &r->pb));
+    run_tick(r, PHASE_PROBLEM, r->t0);
     Problem *pb = &r->pb;
     if (o->order) pb->order = o->order;
     if (o->device >= 0) pb->device.kind = (DeviceKind)o->device;
@@ -158,6 +159,21 @@ void run_release_fields(Run *r) {
     r->nfields = 0;
 }
 
+double run_tick(Run *r, RunPhase phase, double t0) {
+    double t = app_seconds();
+    r->t_phase[phase] += t - t0;
+    return t;
+}
+
+/* -v: where setup and output went, phase by phase. */
+static void say_phases(const Run *r) {
+    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model", "operator",
+                                                   "results", "summary", "fields", "write"};
+    app_say(r->o, 2, "phases:");
+    for (int i = 0; i < RUN_NPHASES; i++) app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);
+    app_say(r->o, 2, "\n");
+}
+
 int app_check(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
@@ -170,6 +186,7 @@ int app_check(const AppOptions *o) {
 int app_run(const AppOptions *o) {
     Run r;
     int status = setup(o, &r);
+    double t = app_seconds();
     if (!status) {
         status = device_create(&r.dev, dev_kind(r.pb.device.kind), r.pb.device.threads,
                                r.pb.device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
@@ -177,6 +194,7 @@ int app_run(const AppOptions *o) {
             r.have_dev = 1;
             app_say(o, 1, "device: %s\n", r.dev.description);
         }
+        run_tick(&r, PHASE_DEVICE, t);
     }
     /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
     char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
@@ -199,6 +217,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");
         summary_add(&r.summary, "preconditioner_setup_seconds", r.pc_seconds, "s");
+        summary_add(&r.summary, "summary_seconds", r.t_phase[PHASE_SUMMARY], "s");
         summary_add(&r.summary, "output_seconds", r.t_output, "s");
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
@@ -212,6 +231,7 @@ int app_run(const AppOptions *o) {
         app_say(o, 1,
                 "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
+    if (!status) say_phases(&r);
     if (!status)
         app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
                 1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);

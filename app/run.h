@@ -33,6 +33,20 @@ typedef struct {
 } RunField;
 enum { RUN_MAX_FIELDS = 4 };
 
+/* Where a run's time goes, phase by phase (the -v "phases:" line and the *_seconds keys of the summary). */
+typedef enum {
+    PHASE_PROBLEM,  /* reading and checking the problem file */
+    PHASE_DEVICE,   /* starting the device */
+    PHASE_SPACE,    /* dof numbering of the space */
+    PHASE_MODEL,    /* the physics' model (materials, tags, fixed dofs) and its checks */
+    PHASE_OPERATOR, /* the operator: geometric factors, restrictions, uploads */
+    PHASE_RESULTS,  /* the solution vector and the results' mesh (output points, regions) */
+    PHASE_SUMMARY,  /* the physics' summary: extremes, balances, reactions, probes */
+    PHASE_FIELDS,   /* derived fields for output (flux, stress) */
+    PHASE_WRITE,    /* writing VTU and HDF5 */
+    RUN_NPHASES
+} RunPhase;
+
 typedef struct {
     const AppOptions *o;
     Summary summary;
@@ -44,6 +58,7 @@ typedef struct {
     int have_dev;
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
+    double t_phase[RUN_NPHASES];      /* finer: where setup and output go */
     int newton_its, linear_its, capped; /* over every solve of the run, for the summary */
     double pc_seconds;                  /* preconditioner setups, part of the solve time */
     int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
@@ -54,6 +69,8 @@ typedef struct {
 } Run;
 
 double app_seconds(void);
+/* Adds the seconds since t0 to phase and returns the time now (the next phase's t0). */
+double run_tick(Run *r, RunPhase phase, double t0);
 
 /* One physics of the run (physics/physics.h); with check_only, set up and validate everything, solve nothing.
  * series: the physics writes the series NAME_<physics> (a coupled run's later physics), else NAME. */

@@ -55,11 +55,14 @@ static int add_unknown(PhysicsRun *p) {
 
 static int write_frame(PhysicsRun *p, double time) {
     FEM_TRY(vec_download(&p->u, p->host));
+    if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
     NodalField fields[PHYSICS_MAX_FIELDS];
     int n = 0;
     PhysicsState s = state_of(p);
+    double t = app_seconds();
     int status = add_unknown(p);
     if (!status) status = p->t->fields(&s, fields, &n);
+    t = run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
         if (!status)
             status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp, p->sp->nnodes,
@@ -69,6 +72,7 @@ static int write_frame(PhysicsRun *p, double time) {
     if (!status) status = results_write(&p->rs, time, &p->frame);
     for (int i = 0; i < p->frame.npoint_arrays; i++) free(p->frame.point[i].data);
     p->frame.npoint_arrays = 0;
+    run_tick(p->r, PHASE_WRITE, t);
     return status;
 }
 
@@ -125,12 +129,16 @@ static int prepare(PhysicsRun *p) {
     const PhysicsType *t = p->t;
     p->sp = calloc(1, sizeof *p->sp);
     if (!p->sp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    double t0 = app_seconds();
     int status = run_space(r, t->components ? r->mesh.dim : 1, p->sp);
     if (status) return free(p->sp), p->sp = NULL, status;
+    t0 = run_tick(r, PHASE_SPACE, t0);
     FEM_TRY(t->create(&r->pb, p->sp, &p->md));
     p->have_model = 1;
     FEM_TRY(t->check(&r->pb, p->sp, &p->md));
-    return run_check_probes(r, p->sp);
+    status = run_check_probes(r, p->sp);
+    run_tick(r, PHASE_MODEL, t0);
+    return status;
 }
 
 /* The field an earlier physics solved, as this one's auxiliary field (device and host). */
@@ -148,22 +156,28 @@ static int read_field(PhysicsRun *p) {
 static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     Run *r = p->r;
     const Problem *pb = &r->pb;
+    double t0 = app_seconds();
     FEM_TRY(op_create(&p->op, &r->dev, p->sp, &p->md.phys, pb->quadrature_degree, p->md.cell_tags, p->md.facet_tags));
     FEM_TRY(op_set_dirichlet(&p->op, p->md.ndir, p->md.dir_dofs));
     FEM_TRY(read_field(p));
     FEM_TRY(newton_create(&p->nw, &p->op, ns, run_report, r));
+    t0 = run_tick(r, PHASE_OPERATOR, t0);
     FEM_TRY(vec_create(&p->u, &r->dev, p->sp->ndofs));
     FEM_ALLOC(p->host, p->sp->ndofs + 1, "the solution");
     double u0 = p->t->initial(pb);
     for (int64_t i = 0; i < p->sp->ndofs; i++) p->host[i] = u0;
     FEM_TRY(vec_upload(&p->u, p->host));
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
-    int status = run_region_tags(&r->mesh, &p->md, regions);
-    if (!status) status = results_frame(p->sp, (const int32_t *const *)regions, pb->path, &p->frame);
-    run_free_tags(regions);
+    int status = FEM_OK;
+    if (pb->output.vtu || pb->output.hdf5) { /* the output mesh, only where something is written */
+        status = run_region_tags(&r->mesh, &p->md, regions);
+        if (!status) status = results_frame(p->sp, (const int32_t *const *)regions, pb->path, &p->frame);
+        run_free_tags(regions);
+    }
     FEM_TRY(status);
     FEM_TRY(results_open(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame));
     p->opened = 1;
+    run_tick(r, PHASE_RESULTS, t0);
     return FEM_OK;
 }
 
@@ -273,7 +287,9 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
         int cs = results_close(&p.rs, status == FEM_OK);
         if (!status) status = cs;
     }
+    double t0 = app_seconds();
     if (!status) summary(&p, model);
+    run_tick(r, PHASE_SUMMARY, t0);
     if (!status && read_later(r, t)) status = keep_field(&p);
     release(&p);
     return status;

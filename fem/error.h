@@ -59,6 +59,24 @@ void *fem_calloc(size_t count, size_t size, const char *what);
         if (!(ptr)) return FEM_ERR_INTERNAL;                                                                 \
     } while (0)
 
+/* The clean-up idiom of a function that owns several resources: `int status = FEM_OK;` at the top, every call
+ * that can fail in FEM_CHECK (on failure: status set, jump to `cleanup:`), and one exit path after the label
+ * that frees what was acquired (free(NULL), *_destroy of a zeroed object: no-ops) and returns status. */
+#define FEM_CHECK(expr)                                                                                      \
+    do {                                                                                                     \
+        status = (expr);                                                                                     \
+        if (status != FEM_OK) goto cleanup;                                                                  \
+    } while (0)
+/* FEM_CHECK for allocations: ptr = calloc(count) or FEM_ERR_INTERNAL with "out of memory for WHAT". */
+#define FEM_CHECK_ALLOC(ptr, count, what)                                                                    \
+    do {                                                                                                     \
+        (ptr) = fem_calloc((size_t)(count), sizeof(*(ptr)), (what));                                         \
+        if (!(ptr)) {                                                                                        \
+            status = FEM_ERR_INTERNAL;                                                                       \
+            goto cleanup;                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
 FEM_EXTERN_C_END
 
 #endif

@@ -31,9 +31,11 @@ typedef struct {
     const double *src;  /* [n][ncomp] extra source added to -s (manufactured solutions), or NULL */
     const int32_t *tag; /* [n / nq] material (cells) or boundary condition (facets) of each element */
     const void *ctx;    /* the physics' constants, in the memory of the device that runs this */
-    double *s;          /* [n][ncomp] */
+    double *s;          /* [n][ncomp] (an output q-function: [n][nout]) */
     double *f;          /* [n][ncomp][rdim] (cells only) */
     double *state;      /* [n][nstate] */
+    int nout;           /* an output q-function's values per point (fem/evaluate.h); 0 otherwise */
+    int weighted;       /* ... multiplied by the point's weight (w det J, or w dA on facets): an integrand */
 } QfArgs;
 
 /* A q-point function over a block, on one device: a backend's instance of a FEM_HD point function. */
@@ -115,6 +117,14 @@ FEM_HD static inline const double *qf_facet_geo(const QfArgs *a, int64_t i) {
 FEM_HD static inline void qf_facet_out(const QfArgs *a, int64_t i, const double *s) {
     double w = qf_facet_geo(a, i)[FGEO_WDA];
     for (int c = 0; c < a->ncomp; c++) a->s[i * a->ncomp + c] = w * s[c];
+}
+
+/* ---- output q-functions (fem/evaluate.h): nout values per point, weighted when they are integrated */
+
+FEM_HD static inline void qf_output(const QfArgs *a, int64_t i, int facet, const double *vals) {
+    double w = 1.0;
+    if (a->weighted) w = facet ? a->geo[i * FGEO_STRIDE + FGEO_WDA] : a->geo[i * GEO_STRIDE(a->dim)];
+    for (int k = 0; k < a->nout; k++) a->s[i * a->nout + k] = w * vals[k];
 }
 
 /* The element (for tag lookups) of q-point i. */

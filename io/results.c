@@ -2,7 +2,6 @@
 #include "results.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
 #include "fem/tables.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
 #include "physics/qfunctions.h"
 #include "fem/dense.h"
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/evaluate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -272,43 +272,30 @@ int elasticity_nonlinear(const Model *md) {
     return ((const ElasCtx *)md->ctx)->model == ELAS_NEO_HOOKEAN;
 }
 
-/* ---- derived results */
+/* ---- derived results: the output q-functions of elasticity_qf.h on the device that solved (fem/evaluate.h) */
 
-typedef struct {
-    const Model *md;
-    const ElasCtx *ctx;
-} PointCtx;
-
-/* out: stress XX YY ZZ XY YZ XZ, von Mises, energy density */
-static void stress_at(void *vctx, const CellPoint *p, double *out) {
-    const PointCtx *pc = vctx;
-    const ElasMaterial_ *m = &pc->ctx->mat[pc->md->cell_tags[p->block][p->cell]];
-    double sig[9], W;
-    elas_point_stress(pc->ctx, m, p->g, p->aux ? *p->aux : m->Tref, sig, &W);
-    out[0] = sig[0];
-    out[1] = sig[4];
-    out[2] = sig[8];
-    out[3] = sig[1];
-    out[4] = sig[5];
-    out[5] = sig[2];
-    out[6] = elas_von_mises(sig);
-    out[7] = W;
+/* What the elasticity output q-functions read: the displacement, its gradient, and a coupled model's
+ * temperature field. */
+static OutputFn elas_output(int id, const char *name, int nout, const ElasCtx *ctx) {
+    QFunction q = {.id = id, .name = name, .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"out", QF_UNKNOWN, QF_VALUE}};
+    if (ctx->temp_mode == ELAS_TEMP_FIELD) q.in[1] = (QfField){"T", QF_AUX, QF_VALUE};
+    return (OutputFn){q, nout, ctx, sizeof *ctx};
 }
 
 static int check_temperature(const Model *md, const double *T) {
     if (((const ElasCtx *)md->ctx)->temp_mode == ELAS_TEMP_FIELD && !T)
-        return fem_fail(FEM_ERR_INTERNAL,
-                        "the elasticity model reads a temperature field, and none was given");
+        return fem_fail(FEM_ERR_INTERNAL, "the elasticity model reads a temperature field, and none was given");
     return FEM_OK;
 }
 
-int elasticity_stress_nodes(const Model *md, const Space *sp, const double *u, const double *T,
-                            double *stress, double *von_mises, double *energy) {
+int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, const double *T, double *stress,
+                            double *von_mises, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    PointCtx pc = {md, md->ctx};
     double *all = malloc(sizeof(double) * 8 * (size_t)(sp->nnodes + 1));
     if (!all) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal stresses");
-    int status = functional_nodal_aux(sp, u, T, 1, stress_at, &pc, 8, all);
+    EvalField f = {sp, u, T, md->cell_tags, 0};
+    OutputFn fn = elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx);
+    int status = eval_nodal(&f, &fn, 1, all);
     for (int64_t n = 0; n < sp->nnodes && !status; n++) {
         for (int k = 0; k < 6; k++) stress[n * 6 + k] = all[n * 8 + k];
         if (von_mises) von_mises[n] = all[n * 8 + 6];
@@ -318,57 +305,55 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const double *u, c
     return status;
 }
 
-static void energy_at(void *vctx, const CellPoint *p, double *out) {
-    double all[8];
-    stress_at(vctx, p, all);
-    out[0] = all[7];
-}
-
-int elasticity_strain_energy(const Model *md, const Space *sp, const double *u, const double *T,
-                             double *energy) {
+int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    PointCtx pc = {md, md->ctx};
-    return functional_cells_aux(sp, u, T, NULL, 0, energy_at, &pc, 1, energy);
+    EvalField f = {sp, u, T, md->cell_tags, 0};
+    OutputFn fn = elas_output(QF_elas_energy_out, "elas_energy_out", 1, md->ctx);
+    return eval_cells(&f, &fn, NULL, energy);
 }
 
-typedef struct {
-    const ElasCtx *ctx;
-    const ElasticBc *bc;
-    int dim;
-} LoadCtx;
-
-/* The force per unit reference area that a traction or pressure applies to the body. */
-static void load_at(void *vctx, const FacetPoint *p, double *out) {
-    const LoadCtx *lc = vctx;
-    const ElasCtx *c = lc->ctx;
-    int d = lc->dim;
-    for (int k = 0; k < 3; k++) out[k] = 0.0;
-    if (lc->bc->kind == ELASTIC_BC_TRACTION) {
-        for (int k = 0; k < d; k++) out[k] = c->load * lc->bc->value[k];
-    } else if (c->model == ELAS_NEO_HOOKEAN) {
-        /* follower: -p n da, per reference area w dA (elasticity_qf.h) */
-        double t1[3], t2[3], nda[3];
-        elas_current_tangents(d, p->geo, p->du, t1, t2);
-        elas_area_vector(d, p->geo[FGEO_WS], t1, t2, nda);
-        for (int k = 0; k < d; k++) out[k] = -c->load * lc->bc->pressure * nda[k] / p->geo[FGEO_WDA];
-    } else {
-        for (int k = 0; k < d; k++) out[k] = -c->load * lc->bc->pressure * p->n[k];
-    }
-}
-
-static void body_at(void *vctx, const CellPoint *p, double *out) {
-    const PointCtx *pc = vctx;
-    const ElasMaterial_ *m = &pc->ctx->mat[pc->md->cell_tags[p->block][p->cell]];
-    for (int k = 0; k < 3; k++) out[k] = pc->ctx->load * m->rho * pc->ctx->gravity[k];
-}
-
-int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const double *u,
-                         const double *reaction, ElasticForce *forces, double body[3]) {
-    const ElasticProblem *ep = &pb->elasticity;
-    const Mesh *m = sp->mesh;
-    const ElasCtx *ctx = md->ctx;
+/* The reaction of a support: the reactions of its constrained dofs (a dof shared by two supports counts for
+ * the first). */
+static int support_force(const Space *sp, const ElasticBc *bc, const PhysicalGroup *g, const double *reaction,
+                         char *claimed, double *force) {
     int nc = sp->ncomp;
-    char *claimed = calloc((size_t)sp->ndofs + 1, 1); /* a dof shared by two supports counts once */
+    fem_idx *nodes;
+    int64_t n;
+    FEM_TRY(space_group_nodes(sp, g, &nodes, &n));
+    for (int64_t k = 0; k < n; k++)
+        for (int c = 0; c < nc; c++) {
+            int64_t dof = (int64_t)nodes[k] * nc + c;
+            if (!(bc->components >> c & 1) || claimed[dof]) continue;
+            claimed[dof] = 1;
+            force[c] += reaction[dof];
+        }
+    free(nodes);
+    return FEM_OK;
+}
+
+/* The load a traction or pressure applies, integrated over its boundary on the device. */
+static int applied_force(const Model *md, const Space *sp, const Vec *u, const ElasticBc *bc, const PhysicalGroup *g,
+                         double *force) {
+    ElasCtx *one = malloc(sizeof *one);
+    if (!one) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    *one = *(const ElasCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
+    memset(&one->bc[0], 0, sizeof one->bc[0]);
+    if (bc->kind == ELASTIC_BC_TRACTION)
+        for (int k = 0; k < 3; k++) one->bc[0].t[k] = bc->value[k];
+    else
+        one->bc[0].p = bc->pressure;
+    EvalField f = {sp, u, NULL, NULL, 0};
+    OutputFn fn = elas_output(QF_elas_load_out, "elas_load_out", 3, one);
+    fn.qf.in[1] = (QfField){0};
+    int status = eval_facets(&f, &fn, g, force);
+    free(one);
+    return status;
+}
+
+int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
+                         ElasticForce *forces, double body[3]) {
+    const ElasticProblem *ep = &pb->elasticity;
+    char *claimed = calloc((size_t)sp->ndofs + 1, 1);
     if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     int status = FEM_OK;
     static const char *kinds[] = {"", "fixed", "displacement", "traction", "pressure"};
@@ -379,29 +364,16 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
         snprintf(f->boundary, sizeof f->boundary, "%s", bc->boundary);
         f->kind = kinds[bc->kind];
         const PhysicalGroup *g;
-        status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
-        if (status) break;
-        if (is_dirichlet(bc->kind)) {
-            fem_idx *nodes;
-            int64_t n;
-            status = space_group_nodes(sp, g, &nodes, &n);
-            if (status) break;
-            for (int64_t k = 0; k < n; k++)
-                for (int c = 0; c < nc; c++) {
-                    int64_t dof = (int64_t)nodes[k] * nc + c;
-                    if (!(bc->components >> c & 1) || claimed[dof]) continue;
-                    claimed[dof] = 1;
-                    f->force[c] += reaction[dof];
-                }
-            free(nodes);
-        } else {
-            LoadCtx lc = {ctx, bc, m->dim};
-            status = functional_facets(sp, u, g, 0, load_at, &lc, 3, f->force);
-        }
+        status = model_boundary(pb, sp->mesh, bc->boundary, bc->at.line, &g);
+        if (!status)
+            status = is_dirichlet(bc->kind) ? support_force(sp, bc, g, reaction, claimed, f->force)
+                                            : applied_force(md, sp, u, bc, g, f->force);
     }
     free(claimed);
-    PointCtx pc = {md, ctx};
-    if (!status) status = functional_cells(sp, u, NULL, 0, body_at, &pc, 3, body);
+    EvalField f = {sp, u, NULL, md->cell_tags, 0};
+    OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
+    fn.qf.in[1] = (QfField){0};
+    if (!status) status = eval_cells(&f, &fn, NULL, body);
     return status;
 }
 

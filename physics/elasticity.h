@@ -20,7 +20,7 @@
  *  - Krylov: CG when md->symmetric, else GMRES (neo-Hookean with a pressure follower load).
  *  - Coupled temperature (pb->elasticity.coupled_temperature): md->phys.uses_aux is 1; before any residual
  *    the caller sets op->aux to a device L-vector of the temperature (the scalar space of the same mesh and
- *    order); without it the q-points read T = 0 K. The derived results below take that field on the host.
+ *    order); without it the q-points read T = 0 K. The derived results below take it on the device that solved.
  *  - Neo-Hookean with prescribed displacements: applied at once, a displaced boundary next to an interior at
  *    rest can fold the first layer of elements (NaN residual at Newton's first iterate): load steps help.
  *  - Output: elasticity_stress_nodes (Cauchy stress, von Mises, strain-energy density per node),
@@ -47,14 +47,13 @@ int elasticity_nonlinear(const Model *md);
 /* At every node (equispaced lattice positions, averaged over the cells sharing a node): the Cauchy stress
  * [Pa] stress[nnodes][6] in ParaView's order XX YY ZZ XY YZ XZ (2D: ZZ is the plane-strain sigma_zz, 0 in
  * plane stress; YZ = XZ = 0), von_mises[nnodes] [Pa] and energy[nnodes], the strain-energy density [J/m^3]
- * per reference volume; von_mises and energy may be NULL. T: host temperature field (scalar space, same mesh
- * and order) for a coupled model, else NULL. */
-int elasticity_stress_nodes(const Model *md, const Space *sp, const double *u, const double *T,
-                            double *stress, double *von_mises, double *energy);
+ * per reference volume; von_mises and energy may be NULL. u: the displacement, T: the temperature field
+ * (device, scalar space of the same mesh and order) for a coupled model or NULL; outputs on the host. */
+int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, const double *T, double *stress,
+                            double *von_mises, double *energy);
 /* Total strain energy [J] (per metre of depth in 2D): the integral of the energy density (elastic part
  * only: thermal strain stores none). */
-int elasticity_strain_energy(const Model *md, const Space *sp, const double *u, const double *T,
-                             double *energy);
+int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy);
 
 typedef struct {
     char boundary[PROBLEM_NAME_MAX];
@@ -69,8 +68,8 @@ typedef struct {
  * n over the reference boundary, or over the current boundary for the neo-Hookean follower load). body[3]:
  * the body force int rho g. At equilibrium the forces and body sum to zero. forces: room for
  * pb->elasticity.nbcs entries. */
-int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const double *u,
-                         const double *reaction, ElasticForce *forces, double body[3]);
+int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
+                         ElasticForce *forces, double body[3]);
 
 typedef struct {
     double max_displacement, max_displacement_at[3]; /* largest |u| [m] and its node's coordinates */

@@ -38,7 +38,7 @@ static int elas_fields(const PhysicsState *s, NodalField *out, int *n) {
     if (!pb->output.stress && !pb->output.strain_energy) return FEM_OK;
     double *stress = malloc(sizeof(double) * (size_t)(nn * 6 + 1)), *vm = malloc(sizeof(double) * (size_t)(nn + 1)),
            *w = malloc(sizeof(double) * (size_t)(nn + 1));
-    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u_host, s->aux, stress, vm, w)
+    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u, s->op->aux, stress, vm, w)
                                    : fem_fail(FEM_ERR_INTERNAL, "out of host memory for stresses");
     if (!status && pb->output.stress) {
         out[(*n)++] = (NodalField){"stress", "Pa", 6, stress};
@@ -111,12 +111,12 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     ElasticExtremes ex;
     double energy = 0.0, body[3] = {0, 0, 0};
     int status = vm && stress && reaction && forces ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-    if (!status) status = elasticity_stress_nodes(s->md, sp, s->u_host, s->aux, stress, vm, NULL);
+    if (!status) status = elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL);
     if (!status) status = elasticity_extremes(sp, s->u_host, vm, &ex);
-    if (!status) status = sanity_elasticity(sp, s->u_host, !elasticity_nonlinear(s->md), rep->warnings);
-    if (!status) status = elasticity_strain_energy(s->md, sp, s->u_host, s->aux, &energy);
+    if (!status) status = sanity_elasticity(sp, s->u, s->u_host, !elasticity_nonlinear(s->md), rep->warnings);
+    if (!status) status = elasticity_strain_energy(s->md, sp, s->u, s->op->aux, &energy);
     if (!status) status = reactions(s, reaction);
-    if (!status) status = elasticity_reactions(s->md, pb, sp, s->u_host, reaction, forces, body);
+    if (!status) status = elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body);
     if (!status) {
         report_line(rep, "  largest displacement: %.6g m at (%.4g, %.4g, %.4g)\n", ex.max_displacement,
                     ex.max_displacement_at[0], ex.max_displacement_at[1], ex.max_displacement_at[2]);

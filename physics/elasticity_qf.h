@@ -375,4 +375,67 @@ FEM_HD static inline double elas_von_mises(const double *s) {
     return sqrt(0.5 * (a * a + b * b + e * e) + 3.0 * (s[1] * s[1] + s[5] * s[5] + s[2] * s[2]));
 }
 
+/* ---- output q-functions (fem/evaluate.h); the temperature of thermal strain is the auxiliary field */
+
+FEM_HD static inline void elas_stress_energy(const QfArgs *a, int64_t i, double *sig, double *W) {
+    const ElasCtx *c = (const ElasCtx *)a->ctx;
+    const ElasMaterial_ *m = &c->mat[qf_tag(a, i)];
+    double u[3], g[9] = {0};
+    qf_cell_in(a, i, u, g);
+    elas_point_stress(c, m, g, a->aux ? a->aux[i] : m->Tref, sig, W);
+}
+
+/* The Cauchy stress in ParaView's order XX YY ZZ XY YZ XZ [Pa], von Mises [Pa], strain-energy density [J/m^3]. */
+FEM_HD static inline void elas_stress_out(const QfArgs *a, int64_t i) {
+    double sig[9], W, out[8];
+    elas_stress_energy(a, i, sig, &W);
+    out[0] = sig[0], out[1] = sig[4], out[2] = sig[8], out[3] = sig[1], out[4] = sig[5], out[5] = sig[2];
+    out[6] = elas_von_mises(sig);
+    out[7] = W;
+    qf_output(a, i, 0, out);
+}
+
+/* The strain-energy density (integrated: the strain energy). */
+FEM_HD static inline void elas_energy_out(const QfArgs *a, int64_t i) {
+    double sig[9], W;
+    elas_stress_energy(a, i, sig, &W);
+    qf_output(a, i, 0, &W);
+}
+
+/* The body force L rho g [N/m^3] (integrated: the body's weight). */
+FEM_HD static inline void elas_body_out(const QfArgs *a, int64_t i) {
+    const ElasCtx *c = (const ElasCtx *)a->ctx;
+    double rho = c->mat[qf_tag(a, i)].rho, f[3];
+    for (int k = 0; k < 3; k++) f[k] = c->load * rho * c->gravity[k];
+    qf_output(a, i, 0, f);
+}
+
+/* The force per reference area that the tractions and pressures of record bc[tag] apply to the body [Pa]:
+ * L (t - p n), n on the current surface for the neo-Hookean follower load (integrated: the applied load). */
+FEM_HD static inline void elas_load_out(const QfArgs *a, int64_t i) {
+    const ElasCtx *c = (const ElasCtx *)a->ctx;
+    const ElasBc_ *bc = &c->bc[qf_tag(a, i)];
+    const double *geo = qf_facet_geo(a, i);
+    int d = c->dim;
+    double n[3] = {0, 0, 0}, f[3] = {0, 0, 0};
+    if (c->model == ELAS_NEO_HOOKEAN) {
+        double t1[3], t2[3];
+        elas_current_tangents(d, geo, a->du + i * d * (d - 1), t1, t2);
+        elas_area_vector(d, geo[FGEO_WS], t1, t2, n);
+        for (int k = 0; k < d; k++) n[k] /= geo[FGEO_WDA];
+    } else {
+        for (int k = 0; k < d; k++) n[k] = geo[FGEO_N + k];
+    }
+    for (int k = 0; k < d; k++) f[k] = c->load * (bc->t[k] - bc->p * n[k]);
+    qf_output(a, i, 1, f);
+}
+
+/* The largest |du_i / dx_j| at a point (plausibility of a small-strain solution). */
+FEM_HD static inline void elas_gradient_out(const QfArgs *a, int64_t i) {
+    double u[3], g[9] = {0}, big = 0.0;
+    qf_cell_in(a, i, u, g);
+    for (int k = 0; k < a->ncomp * a->dim; k++) big = fmax(big, fabs(g[k]));
+    qf_output(a, i, 0, &big);
+}
+
 #endif

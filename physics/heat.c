@@ -2,7 +2,7 @@
 #include "heat.h"
 
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "fem/evaluate.h"
 #include "physics/qfunctions.h"
 
 #include <math.h>
@@ -52,6 +52,17 @@ static void fill_material(HeatMaterial_ *hm, const HeatMaterial *pm, int dim) {
     hm->Q = pm->source;
 }
 
+/* Adds natural condition bc to the record r (a surface may both convect and radiate). */
+static void add_condition(HeatBc_ *r, const HeatBc *bc) {
+    if (bc->kind == HEAT_BC_FLUX) r->q += bc->value;
+    if (bc->kind == HEAT_BC_CONVECTION) r->h += bc->h, r->hT += bc->h * bc->ambient;
+    if (bc->kind == HEAT_BC_RADIATION) {
+        double T2 = bc->ambient * bc->ambient;
+        r->e += bc->emissivity;
+        r->eT4 += bc->emissivity * T2 * T2;
+    }
+}
+
 /* One record per distinct set of natural conditions acting on a facet (model_natural_sets), summed. */
 static int natural_conditions(const Problem *pb, const Space *sp, Model *md, HeatCtx *ctx) {
     const HeatProblem *hp = &pb->heat;
@@ -66,17 +77,8 @@ static int natural_conditions(const Problem *pb, const Space *sp, Model *md, Hea
     for (int k = 0; k < ctx->nbc; k++) {
         HeatBc_ *r = &ctx->bc[k];
         memset(r, 0, sizeof *r);
-        for (int i = 0; i < hp->nbcs; i++) {
-            if (!(sets[k] >> i & 1)) continue;
-            const HeatBc *bc = &hp->bcs[i];
-            if (bc->kind == HEAT_BC_FLUX) r->q += bc->value;
-            if (bc->kind == HEAT_BC_CONVECTION) r->h += bc->h, r->hT += bc->h * bc->ambient;
-            if (bc->kind == HEAT_BC_RADIATION) {
-                double T2 = bc->ambient * bc->ambient;
-                r->e += bc->emissivity;
-                r->eT4 += bc->emissivity * T2 * T2;
-            }
-        }
+        for (int i = 0; i < hp->nbcs; i++)
+            if (sets[k] >> i & 1) add_condition(r, &hp->bcs[i]);
     }
     return FEM_OK;
 }
@@ -172,78 +174,68 @@ void heat_set_time(Model *md, double a, double theta) {
     ctx->theta = theta;
 }
 
-typedef struct {
-    const Model *md;
-    const HeatCtx *ctx;
-    int dim;
-} FluxCtx;
-
-static void flux_at(void *vctx, const CellPoint *p, double *out) {
-    const FluxCtx *fc = vctx;
-    const HeatMaterial_ *m = &fc->ctx->mat[fc->md->cell_tags[p->block][p->cell]];
-    double k, dk, Ag[3];
-    heat_conductivity(m, p->u[0], &k, &dk);
-    heat_aniso(m, fc->dim, p->g, Ag);
-    for (int b = 0; b < 3; b++) out[b] = b < fc->dim ? -k * Ag[b] : 0.0;
+/* What the heat output q-functions read: the temperature and its gradient. */
+static OutputFn heat_output(int id, const char *name, int nout, const HeatCtx *ctx) {
+    QFunction q = {.id = id, .name = name, .in = {{"T", QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"out", QF_UNKNOWN, QF_VALUE}};
+    return (OutputFn){q, nout, ctx, sizeof *ctx};
 }
 
-int heat_flux_nodes(const Model *md, const Space *sp, const double *T, double *out) {
-    FluxCtx fc = {md, md->ctx, sp->mesh->dim};
-    return functional_nodal(sp, T, 1, flux_at, &fc, 3, out);
+int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out) {
+    EvalField f = {sp, T, NULL, md->cell_tags, 0};
+    OutputFn fn = heat_output(QF_heat_flux_out, "heat_flux_out", 3, md->ctx);
+    return eval_nodal(&f, &fn, 1, out);
 }
 
-typedef struct {
-    const HeatBc *bc;
-} BcFlowCtx;
-
-static void natural_flow_at(void *vctx, const FacetPoint *p, double *out) {
-    const HeatBc *bc = ((const BcFlowCtx *)vctx)->bc;
-    double T = p->u[0];
-    if (bc->kind == HEAT_BC_FLUX)
-        out[0] = bc->value;
-    else if (bc->kind == HEAT_BC_CONVECTION)
-        out[0] = -bc->h * (T - bc->ambient);
-    else
-        out[0] = -bc->emissivity * HEAT_STEFAN_BOLTZMANN * (pow(T, 4) - pow(bc->ambient, 4));
+/* Heat into the body through a Dirichlet boundary: the reactions of its nodes (a node shared by two Dirichlet
+ * groups counts for the first). */
+static int dirichlet_flow(const Space *sp, const PhysicalGroup *g, const double *reaction, char *claimed, double *watts) {
+    fem_idx *nodes;
+    int64_t n;
+    FEM_TRY(space_group_nodes(sp, g, &nodes, &n));
+    double sum = 0.0;
+    for (int64_t k = 0; k < n; k++)
+        if (!claimed[nodes[k]] && reaction) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
+    free(nodes);
+    *watts = sum;
+    return FEM_OK;
 }
 
-static void source_at(void *vctx, const CellPoint *p, double *out) {
-    const FluxCtx *fc = vctx;
-    out[0] = fc->ctx->mat[fc->md->cell_tags[p->block][p->cell]].Q;
+/* Heat into the body through a natural condition: its flow integrated over its boundary, on the device. */
+static int natural_flow(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const HeatBc *bc,
+                        const PhysicalGroup *g, double *watts) {
+    HeatCtx *one = malloc(sizeof *one);
+    if (!one) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    *one = *(const HeatCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
+    memset(&one->bc[0], 0, sizeof one->bc[0]);
+    add_condition(&one->bc[0], bc);
+    EvalField f = {sp, T, NULL, NULL, pb->quadrature_degree};
+    OutputFn fn = heat_output(QF_heat_flow_out, "heat_flow_out", 1, one);
+    int status = eval_facets(&f, &fn, g, watts);
+    free(one);
+    return status;
 }
 
-int heat_balance(const Model *md, const Problem *pb, const Space *sp, const double *T, const double *reaction,
+int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source) {
     const HeatProblem *hp = &pb->heat;
-    const Mesh *m = sp->mesh;
-    char *claimed = calloc((size_t)sp->nnodes + 1, 1); /* a node shared by two Dirichlet groups counts once */
+    char *claimed = calloc((size_t)sp->nnodes + 1, 1);
     if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     int status = FEM_OK;
     static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
     for (int i = 0; i < hp->nbcs && !status; i++) {
         const HeatBc *bc = &hp->bcs[i];
-        HeatFlow *f = &flows[i];
-        snprintf(f->boundary, sizeof f->boundary, "%s", bc->boundary);
-        f->kind = kinds[bc->kind];
+        HeatFlow *fl = &flows[i];
+        snprintf(fl->boundary, sizeof fl->boundary, "%s", bc->boundary);
+        fl->kind = kinds[bc->kind];
         const PhysicalGroup *g;
-        status = model_boundary(pb, m, bc->boundary, bc->at.line, &g);
-        if (status) break;
-        if (bc->kind == HEAT_BC_TEMPERATURE) {
-            fem_idx *nodes;
-            int64_t n;
-            status = space_group_nodes(sp, g, &nodes, &n);
-            double sum = 0.0;
-            for (int64_t k = 0; k < n && !status; k++)
-                if (!claimed[nodes[k]] && reaction) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
-            if (!status) free(nodes);
-            f->watts = sum; /* heat into the body = the reaction sum (see energy balance in docs) */
-        } else {
-            BcFlowCtx bctx = {bc};
-            status = functional_facets(sp, T, g, pb->quadrature_degree, natural_flow_at, &bctx, 1, &f->watts);
-        }
+        status = model_boundary(pb, sp->mesh, bc->boundary, bc->at.line, &g);
+        if (!status)
+            status = bc->kind == HEAT_BC_TEMPERATURE ? dirichlet_flow(sp, g, reaction, claimed, &fl->watts)
+                                                     : natural_flow(md, pb, sp, T, bc, g, &fl->watts);
     }
     free(claimed);
-    FluxCtx fc = {md, md->ctx, m->dim};
-    if (!status) status = functional_cells(sp, T, NULL, pb->quadrature_degree, source_at, &fc, 1, source);
+    EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree};
+    OutputFn fn = heat_output(QF_heat_source_out, "heat_source_out", 1, md->ctx);
+    if (!status) status = eval_cells(&f, &fn, NULL, source);
     return status;
 }

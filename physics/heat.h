@@ -13,8 +13,9 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md);
 int heat_check_level(const Problem *pb, const Model *md);
 /* Time discretisation: the time derivative is a T + h (h: the auxiliary field), spatial terms weigh theta. */
 void heat_set_time(Model *md, double a, double theta);
-/* Heat flux -k A grad T [W/m^2] at every node (equispaced lattice positions), out[nnodes][3]. */
-int heat_flux_nodes(const Model *md, const Space *sp, const double *T, double *out);
+/* Heat flux -k A grad T [W/m^2] at every node (equispaced lattice positions), out[nnodes][3] (host); T: the
+ * temperature on the device that solved it. */
+int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out);
 
 typedef struct {
     char boundary[PROBLEM_NAME_MAX];
@@ -25,7 +26,7 @@ typedef struct {
 /* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
  * `reaction`, natural ones by integrating their flux) and the source integral. flows has room for
  * pb->heat.nbcs entries. */
-int heat_balance(const Model *md, const Problem *pb, const Space *sp, const double *T, const double *reaction,
+int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source);
 
 FEM_EXTERN_C_END

@@ -43,7 +43,7 @@ static int heat_fields(const PhysicsState *s, NodalField *out, int *n) {
     if (!s->pb->output.flux) return FEM_OK;
     double *q = malloc(sizeof(double) * 3 * (size_t)(s->sp->nnodes + 1));
     if (!q) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the heat flux");
-    int status = heat_flux_nodes(s->md, s->sp, s->u_host, q);
+    int status = heat_flux_nodes(s->md, s->sp, s->u, q);
     if (status) return free(q), status;
     out[(*n)++] = (NodalField){"heat_flux", "W/m^2", 3, q};
     return FEM_OK;
@@ -60,7 +60,7 @@ static int energy_balance(const PhysicsState *s, const Report *rep) {
     int status = reaction && flows ? vec_duplicate(&R, s->u) : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (!status) status = op_residual_unconstrained(s->op, s->u, &R);
     if (!status) status = vec_download(&R, reaction);
-    if (!status) status = heat_balance(s->md, pb, sp, s->u_host, reaction, flows, &source);
+    if (!status) status = heat_balance(s->md, pb, sp, s->u, reaction, flows, &source);
     if (!status) {
         const char *unit = sp->mesh->dim == 2 ? "W/m" : "W";
         double total = source, scale = fabs(source);

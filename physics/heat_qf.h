@@ -137,4 +137,35 @@ FEM_HD static inline void heat_facet_jacobian(const QfArgs *a, int64_t i) {
     qf_facet_out(a, i, &s);
 }
 
+/* ---- output q-functions (fem/evaluate.h) */
+
+/* The heat flux -k A grad T [W/m^2], three values (zero beyond the space's dimension). */
+FEM_HD static inline void heat_flux_out(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
+    double T = 0.0, g[3] = {0, 0, 0}, Ag[3], k, dk, q[3] = {0, 0, 0};
+    qf_cell_in(a, i, &T, g);
+    heat_conductivity(m, T, &k, &dk);
+    heat_aniso(m, a->dim, g, Ag);
+    for (int b = 0; b < a->dim; b++) q[b] = -k * Ag[b];
+    qf_output(a, i, 0, q);
+}
+
+/* The heat source Q [W/m^3] (integrated: the heat the sources put in). */
+FEM_HD static inline void heat_source_out(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    double Q = ctx->mat[qf_tag(a, i)].Q;
+    qf_output(a, i, 0, &Q);
+}
+
+/* The heat that the conditions of record bc[tag] put into the body per area, -g(T) [W/m^2] (integrated over
+ * a boundary: the heat flow through it). */
+FEM_HD static inline void heat_flow_out(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    double g, dg;
+    heat_boundary(&ctx->bc[qf_tag(a, i)], a->u[i], &g, &dg);
+    g = -g;
+    qf_output(a, i, 1, &g);
+}
+
 #endif

@@ -20,7 +20,15 @@
     X(elas_linear_facet_residual)                                                                            \
     X(elas_zero_facet_jacobian)                                                                              \
     X(elas_nh_facet_residual)                                                                                \
-    X(elas_nh_facet_jacobian)
+    X(elas_nh_facet_jacobian)                                                                                \
+    X(heat_flux_out)                                                                                         \
+    X(heat_source_out)                                                                                       \
+    X(heat_flow_out)                                                                                         \
+    X(elas_stress_out)                                                                                       \
+    X(elas_energy_out)                                                                                       \
+    X(elas_body_out)                                                                                         \
+    X(elas_load_out)                                                                                         \
+    X(elas_gradient_out)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };

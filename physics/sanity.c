@@ -1,7 +1,8 @@
 /* Plausibility of a solution (see sanity.h). */
 #include "sanity.h"
 
-#include "fem/functional.h"
+#include "fem/evaluate.h"
+#include "physics/qfunctions.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,13 +28,6 @@ static double body_size(const Mesh *m) {
     return size;
 }
 
-/* out[0]: the largest |du_i/dx_j| at the point. */
-static void gradient_at(void *ctx, const CellPoint *p, double *out) {
-    int n = *(const int *)ctx;
-    out[0] = 0.0;
-    for (int k = 0; k < n; k++) out[0] = fmax(out[0], fabs(p->g[k]));
-}
-
 /* The node where the function `nodal` (one value per node) is largest. */
 static int64_t largest(const double *nodal, int64_t n) {
     int64_t imax = 0;
@@ -42,8 +36,8 @@ static int64_t largest(const double *nodal, int64_t n) {
     return imax;
 }
 
-int sanity_elasticity(const Space *sp, const double *u, int linear, FemWarnings *w) {
-    int nc = sp->ncomp, dim = sp->mesh->dim;
+int sanity_elasticity(const Space *sp, const Vec *u_dev, const double *u, int linear, FemWarnings *w) {
+    int nc = sp->ncomp;
     double *nodal = fem_malloc(sizeof(double) * (size_t)(sp->nnodes + 1), "plausibility checks");
     if (!nodal) return FEM_ERR_INTERNAL;
     for (int64_t i = 0; i < sp->nnodes; i++) {
@@ -60,8 +54,12 @@ int sanity_elasticity(const Space *sp, const double *u, int linear, FemWarnings 
             "the largest displacement, %.3g m at (%.4g, %.4g, %.4g), is larger than the body itself (%.3g m "
             "across): check the units of the elastic constants (Pa) and of the loads (Pa, m, m/s^2)",
             nodal[i], x[0], x[1], x[2], size);
-    int n = nc * dim, status = FEM_OK;
-    if (linear) status = functional_nodal(sp, u, 0, gradient_at, &n, 1, nodal);
+    int status = FEM_OK;
+    if (linear) { /* the largest |du_i / dx_j| at every node, on the device that solved */
+        EvalField f = {sp, u_dev, NULL, NULL, 0};
+        OutputFn fn = {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0};
+        status = eval_nodal(&f, &fn, 0, nodal);
+    }
     i = largest(nodal, sp->nnodes);
     x = &sp->node_x[3 * i];
     if (linear && !status && sp->nnodes > 0 && nodal[i] > 1.0)

@@ -8,6 +8,7 @@
 
 #include "fem/error.h"
 #include "fem/space.h"
+#include "fem/vec.h"
 
 FEM_EXTERN_C_BEGIN
 
@@ -17,7 +18,7 @@ void sanity_heat(const Space *sp, const double *T, FemWarnings *w);
 /* A displacement field u (host, interleaved, sp->ncomp components) that moves a node farther than the body
  * is wide, or, when `linear` (small-strain model), whose displacement gradient exceeds 1 somewhere: strains
  * the linear model cannot describe. Fails only when out of host memory. */
-int sanity_elasticity(const Space *sp, const double *u, int linear, FemWarnings *w);
+int sanity_elasticity(const Space *sp, const Vec *u_dev, const double *u, int linear, FemWarnings *w);
 
 FEM_EXTERN_C_END
 

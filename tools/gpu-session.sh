@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables) and bench.json. Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench; default all)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads; default all but overheads)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -48,6 +48,15 @@ for step in $steps; do
     bench cantilever-hex --device cuda --problem cantilever-hex --order 2 --sizes 750k
     bench cpu-2-threads --device cpu --threads 2 --problem cantilever-tet --order 2 --sizes 33k
     bench cpu-16-threads --device cpu --threads 16 --problem cantilever-tet --order 2 --sizes 33k,100k ;;
+  overheads) # where a whole run's time goes (issue 14): phases with -v, the mesh meshed then cached, output on/off
+    o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
+    sed 's/enabled="false"/enabled="true"/g' $o/heat-cube.xml > $o/heat-cube-out.xml
+    sed 's/enabled="false"/enabled="true"/g' $o/cantilever-tet.xml > $o/cantilever-tet-out.xml
+    for xml in heat-cube heat-cube heat-cube-out cantilever-tet cantilever-tet cantilever-tet-out; do
+      echo "== overheads $xml"
+      /usr/bin/time -f "wall %e s, max rss %M kB" timeout 300 ./femto-app run $o/$xml.xml --device cuda -v 2>&1 |
+        grep -E "^mesh|^time:|^phases:|^done|preconditioner:|wall|error|Newton  1"
+    done ;;
   esac
   echo "== step $step took $(( $(date +%s) - t0 )) s"
 done

@@ -19,6 +19,16 @@ int test_result(const char *name) {
     return 0;
 }
 
+const Vec *test_host_vec(int64_t n, double *p) {
+    static Device cpu;
+    static Vec ring[8];
+    static int next, made;
+    if (!made) made = cpu_device_create(&cpu, 1, ASSEMBLE_GATHER) == FEM_OK;
+    Vec *v = &ring[next++ % 8];
+    *v = vec_wrap(&cpu, n, p);
+    return v;
+}
+
 int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly) {
     device_register(DEV_CPU, cpu_device_create);
 #ifdef FEMTO_HAVE_CUDA

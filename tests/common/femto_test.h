@@ -38,6 +38,10 @@ extern int test_failures;
 
 #define TEST_SKIP 77
 
+/* A Vec of n host doubles p on a (serial) CPU device: for derived results of a solution the test holds on the
+ * host (a ring of 8 views: valid until 8 more are made). */
+const Vec *test_host_vec(int64_t n, double *p);
+
 /* A Vec view of n doubles of device memory p (for tests that drive an Operator with raw arrays). */
 #define TEST_VEC(device_, count_, ptr_) (&(Vec){.dev = (device_), .n = (count_), .nowned = (count_), .data = (ptr_)})
 

@@ -5,7 +5,7 @@
 
 #include "common/femto_test.h"
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "common/test_functional.h"
 #include "io/mesh_read.h"
 #include "physics/elasticity.h"
 

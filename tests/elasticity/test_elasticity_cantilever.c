@@ -68,9 +68,9 @@ int main(int argc, char **argv) {
     Problem *pb = elas_problem(ELASTIC_LINEAR, &mat, 0, NULL);
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     double energy, work = 0.5 * (-P / (H * H)) * r[0];
-    CHECK_OK(elasticity_strain_energy(&md, &sp, u, NULL, &energy));
+    CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), NULL, &energy));
     double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *vm = malloc(sizeof(double) * sp.nnodes);
-    CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, vm, NULL));
+    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, NULL));
     ElasticExtremes ex;
     CHECK_OK(elasticity_extremes(&sp, u, vm, &ex));
     printf("strain energy %.9e J, half the load's work %.9e J; max |u| %.6e m at (%g, %g, %g), max von Mises "

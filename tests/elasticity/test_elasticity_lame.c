@@ -71,7 +71,7 @@ int main(void) {
         CHECK(eo <= 5e-3, "u_r at the outer radius off by %.3e relative, expected <= 0.5%%", eo);
 
         double *sig = malloc(sizeof(double) * 6 * sp.nnodes);
-        CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, NULL, NULL));
+        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, NULL));
         double A = p / 3.0, szz = ps ? 0.0 : 2 * nu * A, mean = 0.0, cons = 0.0;
         for (int64_t n = 0; n < sp.nnodes; n++) {
             const double *s = &sig[6 * n];
@@ -87,7 +87,7 @@ int main(void) {
 
         ElasticForce f[3];
         double body[3];
-        CHECK_OK(elasticity_reactions(&md, pb, &sp, u, R, f, body));
+        CHECK_OK(elasticity_reactions(&md, pb, &sp, test_host_vec(sp.ndofs, u), R, f, body));
         double sum[2] = {0, 0};
         for (int i = 0; i < 3; i++) {
             printf("  %-12s %-7s force (%.6e, %.6e) N/m\n", f[i].kind, f[i].boundary, f[i].force[0],

@@ -69,8 +69,8 @@ int main(int argc, char **argv) {
 
         /* nodal stress against Hooke's law */
         double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *w = malloc(sizeof(double) * sp.nnodes), energy;
-        CHECK_OK(elasticity_stress_nodes(&md, &sp, u, NULL, sig, NULL, w));
-        CHECK_OK(elasticity_strain_energy(&md, &sp, u, NULL, &energy));
+        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, w));
+        CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), NULL, &energy));
         if (model == ELASTIC_LINEAR) {
             double eps[3][3] = {{0}}, tr = 0.0, se[3][3] = {{0}};
             for (int a = 0; a < dim; a++)

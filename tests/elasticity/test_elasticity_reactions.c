@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     CHECK_OK(elas_solve(&dev, &sp, &md, u, &es));
     ElasticForce f[4];
     double body[3], sum[3] = {0, 0, 0}, largest = 0.0;
-    CHECK_OK(elasticity_reactions(&md, pb, &sp, u, R, f, body));
+    CHECK_OK(elasticity_reactions(&md, pb, &sp, test_host_vec(sp.ndofs, u), R, f, body));
     printf("%s (%s, %s, %lld dofs, Newton %d, %s %d):\n", mode, follower ? "neo-Hookean" : "linear",
            mesh_name, (long long)sp.ndofs, es.newton_iterations, md.symmetric ? "CG" : "GMRES",
            es.linear_iterations);

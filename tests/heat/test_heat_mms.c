@@ -4,7 +4,7 @@
  * usage: test_heat_mms MESH.geo ORDER REFINEMENTS [cpu|cuda] */
 #include "common/femto_test.h"
 #include "fem/error.h"
-#include "fem/functional.h"
+#include "common/test_functional.h"
 #include "io/mesh_read.h"
 #include "physics/heat.h"
 

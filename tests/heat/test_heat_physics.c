@@ -145,7 +145,7 @@ static int test_balance(void) {
     CHECK_OK(test_solve(&d, &c.sp, &c.md, NULL, c.u, &ts));
     HeatFlow flows[3];
     double source, total;
-    CHECK_OK(heat_balance(&c.md, &c.pb, &c.sp, c.u, NULL, flows, &source));
+    CHECK_OK(heat_balance(&c.md, &c.pb, &c.sp, test_host_vec(c.sp.ndofs, c.u), NULL, flows, &source));
     total = source;
     for (int i = 0; i < 3; i++) {
         printf("  %-10s %-11s %.9g W\n", flows[i].boundary, flows[i].kind, flows[i].watts);

@@ -1,0 +1,238 @@
+/* Evaluations by output q-functions on the device (see evaluate.h). Each block of cells (or facets of a
+ * group) is set up like an operator's block at the evaluation points: a restriction, the basis tabulated
+ * there, the geometry, the field's values and gradients by the device's interpolation kernel; then the output
+ * q-function's device instance fills [points][nout]. Nodal values are summed into nodes by the integration
+ * kernel with the identity basis; integrals are dot products with a mask that selects one output. */
+#include "evaluate.h"
+
+#include "basis.h"
+#include "error.h"
+#include "geometry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { POINTS_QUADRATURE = 0, POINTS_EQUISPACED = 1, POINTS_NODES = 2 };
+
+typedef struct {
+    int facet, bi;
+    int64_t n;     /* elements */
+    fem_idx *list; /* host: the block's elements evaluated, or NULL for all */
+    Restriction r;
+    Basis basis;
+    int32_t *tag; /* device */
+    double *geo, *x, *uq, *duq, *auxq, *s;
+} EvalBlock;
+
+static void block_free(Device *d, EvalBlock *b) {
+    double *arrays[] = {b->geo, b->x, b->uq, b->duq, b->auxq, b->s};
+    for (int i = 0; i < 6; i++) device_free(d, arrays[i]);
+    device_free(d, b->tag);
+    restriction_destroy(&b->r);
+    basis_destroy(&b->basis);
+    free(b->list);
+    memset(b, 0, sizeof *b);
+}
+
+/* The elements of the block in group g (every one when g is NULL): b->n and, for a subset, b->list. */
+static int select_elements(const Mesh *m, const PhysicalGroup *g, EvalBlock *b) {
+    const MeshBlock *mb = b->facet ? &m->facets[b->bi] : &m->cells[b->bi];
+    if (!g) return b->n = mb->count, FEM_OK;
+    FEM_ALLOC(b->list, mb->count + 1, "an evaluation");
+    b->n = 0;
+    for (int64_t c = 0; c < mb->count; c++)
+        if (mesh_group_has_entity(g, mb->entity[c])) b->list[b->n++] = (fem_idx)c;
+    return FEM_OK;
+}
+
+/* The basis at the evaluation points: a quadrature rule, or the element's lattice (equispaced or its own). */
+static int block_basis(const EvalField *f, EvalBlock *b, int points) {
+    const Space *sp = f->sp;
+    const SpaceBlock *sb = b->facet ? &sp->facets[b->bi] : &sp->cells[b->bi];
+    const MeshBlock *mb = b->facet ? &sp->mesh->facets[b->bi] : &sp->mesh->cells[b->bi];
+    Device *d = f->u->dev;
+    if (points == POINTS_QUADRATURE) {
+        int deg = f->qdegree > 0 ? f->qdegree : quadrature_default_degree(sp->order, mb->order);
+        return basis_create(&b->basis, d, sb->shape, sp->order, deg);
+    }
+    double *pts = malloc(sizeof(double) * 3 * (size_t)sb->ndof), *w = malloc(sizeof(double) * (size_t)sb->ndof);
+    int status = pts && w ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
+    if (!status) {
+        lattice_points(sb->shape, sp->order, points == POINTS_EQUISPACED, pts);
+        status = basis_create_at(&b->basis, d, sb->shape, sp->order, sb->ndof, pts);
+    }
+    if (!status) { /* unit weights: the points' geometry without a quadrature weight */
+        for (int i = 0; i < sb->ndof; i++) w[i] = 1.0;
+        b->basis.tables.quad = (Quadrature){.shape = sb->shape, .npts = sb->ndof, .xi = pts, .w = w};
+        pts = w = NULL; /* owned by the tables now */
+    }
+    free(pts);
+    free(w);
+    return status;
+}
+
+/* The restriction of the evaluated elements (the space's own for a whole cell block). */
+static int block_restriction(const EvalField *f, EvalBlock *b) {
+    const Space *sp = f->sp;
+    const SpaceBlock *sb = b->facet ? &sp->facets[b->bi] : &sp->cells[b->bi];
+    Device *d = f->u->dev;
+    if (!b->list && !b->facet)
+        return restriction_create(&b->r, d, sb->count, sb->ndof, sp->nnodes, sb->dofs, sb->t_offsets, sb->t_slots);
+    fem_idx *dofs = malloc(sizeof(fem_idx) * (size_t)(b->n * sb->ndof + 1));
+    if (!dofs) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
+    for (int64_t k = 0; k < b->n; k++)
+        memcpy(&dofs[k * sb->ndof], &sb->dofs[(b->list ? b->list[k] : k) * sb->ndof], sizeof(fem_idx) * sb->ndof);
+    int status = restriction_create_subset(&b->r, d, b->n, sb->ndof, sp->nnodes, dofs);
+    free(dofs);
+    return status;
+}
+
+/* Geometry and coordinates at the points, and the elements' material tags, on the device. */
+static int block_geometry(const EvalField *f, EvalBlock *b) {
+    const Mesh *m = f->sp->mesh;
+    Device *d = f->u->dev;
+    int64_t np = b->n * b->basis.tables.nq;
+    size_t stride = b->facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
+    int status = FEM_OK;
+    double *geo = NULL, *x = NULL;
+    int32_t *tag = NULL;
+    FEM_CHECK_ALLOC(geo, np * (int64_t)stride + 1, "evaluation geometry");
+    FEM_CHECK_ALLOC(x, np * 3 + 1, "evaluation geometry");
+    FEM_CHECK_ALLOC(tag, b->n + 1, "evaluation tags");
+    const Quadrature *q = &b->basis.tables.quad;
+    FEM_CHECK(b->facet ? geometry_facets(m, b->bi, q, b->n, b->list, geo, x)
+                       : geometry_cells(m, b->bi, q, b->n, b->list, geo, x));
+    for (int64_t k = 0; k < b->n && !b->facet && f->cell_tags; k++)
+        tag[k] = f->cell_tags[b->bi][b->list ? b->list[k] : k];
+    FEM_CHECK(device_alloc_copy(d, (void **)&b->geo, geo, sizeof(double) * (size_t)np * stride));
+    FEM_CHECK(device_alloc_copy(d, (void **)&b->x, x, sizeof(double) * (size_t)np * 3));
+    FEM_CHECK(device_alloc_copy(d, (void **)&b->tag, tag, sizeof(int32_t) * (size_t)(b->n + 1)));
+cleanup:
+    free(geo);
+    free(x);
+    free(tag);
+    return status;
+}
+
+/* The output q-function at every point of the block: b->s [points][nout]. */
+static int block_run(const EvalField *f, const OutputFn *fn, const void *ctx, EvalBlock *b, int weighted) {
+    Device *d = f->u->dev;
+    const Space *sp = f->sp;
+    const ElementTables *t = &b->basis.tables;
+    int nc = sp->ncomp, grads = (qf_reads(&fn->qf, QF_UNKNOWN) & QF_GRAD) != 0;
+    int64_t np = b->n * t->nq;
+    QfFn qf = device_qfunction(d, fn->qf.id);
+    if (!qf) return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of %s", d->name, fn->qf.name);
+    FEM_TRY(device_alloc(d, (void **)&b->uq, sizeof(double) * (size_t)(np * nc + 1)));
+    FEM_TRY(device_alloc(d, (void **)&b->duq, sizeof(double) * (size_t)(np * nc * t->dim + 1)));
+    FEM_TRY(device_alloc(d, (void **)&b->s, sizeof(double) * (size_t)(np * fn->nout + 1)));
+    ElemView v = elem_view(&b->r, &b->basis, nc);
+    FEM_TRY(d->ops.interpolate(d, &v, f->u->data, b->uq, grads ? b->duq : NULL));
+    if (f->aux && qf_reads(&fn->qf, QF_AUX)) {
+        ElemView va = v;
+        va.ncomp = 1;
+        FEM_TRY(device_alloc(d, (void **)&b->auxq, sizeof(double) * (size_t)(np + 1)));
+        FEM_TRY(d->ops.interpolate(d, &va, f->aux, b->auxq, NULL));
+    }
+    QfArgs a = {.n = np, .nq = t->nq, .dim = sp->mesh->dim, .rdim = t->dim, .ncomp = nc, .threads = d->threads,
+                .u = b->uq, .du = b->duq, .geo = b->geo, .x = b->x, .aux = b->auxq, .tag = b->tag, .ctx = ctx,
+                .s = b->s, .nout = fn->nout, .weighted = weighted};
+    return qf(&a);
+}
+
+/* A block set up at its points and evaluated. */
+static int block_eval(const EvalField *f, const OutputFn *fn, const void *ctx, const PhysicalGroup *g, int points,
+                      EvalBlock *b) {
+    FEM_TRY(select_elements(f->sp->mesh, g, b));
+    if (b->n == 0) return FEM_OK;
+    FEM_TRY(block_basis(f, b, points));
+    FEM_TRY(block_restriction(f, b));
+    FEM_TRY(block_geometry(f, b));
+    return block_run(f, fn, ctx, b, points == POINTS_QUADRATURE);
+}
+
+/* result[k] += the sum over the block's points of output k: a dot product with a mask selecting k. */
+static int block_sum(Device *d, const EvalBlock *b, int nout, double *result) {
+    int64_t np = b->n * b->basis.tables.nq;
+    double *mask = NULL, pattern[64] = {0};
+    FEM_TRY(device_alloc(d, (void **)&mask, sizeof(double) * (size_t)(np * nout + 1)));
+    int status = FEM_OK;
+    for (int k = 0; k < nout && !status; k++) {
+        double sum = 0.0;
+        pattern[k] = 1.0;
+        status = d->ops.fill(d, np, nout, pattern, mask);
+        if (!status) status = d->ops.dot(d, np * nout, b->s, mask, &sum);
+        result[k] += sum;
+        pattern[k] = 0.0;
+    }
+    device_free(d, mask);
+    return status;
+}
+
+static int integral(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, int facet, double *result) {
+    Device *d = f->u->dev;
+    const Space *sp = f->sp;
+    if (fn->nout > 64) return fem_fail(FEM_ERR_INTERNAL, "an output q-function gives at most 64 values");
+    for (int k = 0; k < fn->nout; k++) result[k] = 0.0;
+    void *ctx = NULL;
+    int status = device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes);
+    for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++) {
+        EvalBlock b = {.facet = facet, .bi = bi};
+        status = block_eval(f, fn, ctx, g, POINTS_QUADRATURE, &b);
+        if (!status && b.n) status = block_sum(d, &b, fn->nout, result);
+        block_free(d, &b);
+    }
+    device_free(d, ctx);
+    return status;
+}
+
+int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result) {
+    return integral(f, fn, g, 0, result);
+}
+
+int eval_facets(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result) {
+    return integral(f, fn, g, 1, result);
+}
+
+/* Sums a block's point values into the nodes (the integration kernel with the identity basis). */
+static int block_to_nodes(Device *d, const Space *sp, EvalBlock *b, int nout, double *sums, double *evec) {
+    Basis ident;
+    FEM_TRY(basis_create_identity(&ident, d, sp->cells[b->bi].shape, sp->order));
+    ElemView v = elem_view(&b->r, &ident, nout);
+    int status = d->ops.integrate(d, &v, b->s, NULL, sums, evec);
+    basis_destroy(&ident);
+    return status;
+}
+
+int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out) {
+    Device *d = f->u->dev;
+    const Space *sp = f->sp;
+    int64_t n = sp->nnodes * fn->nout;
+    int status = FEM_OK;
+    double *sums = NULL, *evec = NULL, *count = NULL;
+    void *ctx = NULL;
+    FEM_CHECK(device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes));
+    FEM_CHECK(device_alloc(d, (void **)&sums, sizeof(double) * (size_t)(n + 1)));
+    FEM_CHECK(d->ops.zero(d, sums, sizeof(double) * (size_t)(n + 1)));
+    FEM_CHECK_ALLOC(count, sp->nnodes + 1, "nodal values");
+    for (int bi = 0; bi < sp->ncell_blocks; bi++) {
+        EvalBlock b = {.facet = 0, .bi = bi};
+        const SpaceBlock *sb = &sp->cells[bi];
+        for (int64_t k = 0; k < sb->count * sb->ndof; k++) count[sb->dofs[k]] += 1.0;
+        status = block_eval(f, fn, ctx, NULL, equispaced ? POINTS_EQUISPACED : POINTS_NODES, &b);
+        if (!status) status = device_alloc(d, (void **)&evec, sizeof(double) * (size_t)(sb->count * sb->ndof * fn->nout + 1));
+        if (!status) status = block_to_nodes(d, sp, &b, fn->nout, sums, evec);
+        device_free(d, evec);
+        evec = NULL;
+        block_free(d, &b);
+        FEM_CHECK(status);
+    }
+    FEM_CHECK(d->ops.download(d, out, sums, sizeof(double) * (size_t)n));
+    for (int64_t node = 0; node < sp->nnodes; node++)
+        for (int k = 0; k < fn->nout; k++) out[node * fn->nout + k] /= count[node] > 0 ? count[node] : 1.0;
+cleanup:
+    device_free(d, ctx);
+    device_free(d, sums);
+    free(count);
+    return status;
+}

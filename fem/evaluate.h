@@ -1,0 +1,43 @@
+/* Evaluations of a solved field by a physics' output q-functions, on the device that solved it: derived
+ * fields at the output points (heat flux, stress), and integrals over cells or over the facets of a boundary
+ * (heat flows, applied loads, energies). An output q-function is a FEM_HD point function like the operator's
+ * (fem/qfunction.h, listed in physics/qfunctions.h, so every backend has it) that reads the field's value and
+ * gradient (and an auxiliary field) at a point and writes nout values through qf_output; here the points are
+ * the output lattice (nodal fields, averaged over the cells that share a node) or a quadrature rule
+ * (integrals, weighted). Probes, single points found by a search, are fem/probe.h. */
+#ifndef FEMTO_EVALUATE_H
+#define FEMTO_EVALUATE_H
+
+#include "mesh.h"
+#include "space.h"
+#include "vec.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef struct {
+    QFunction qf;     /* its descriptor: the device instance by id, what it reads */
+    int nout;         /* values per point */
+    const void *ctx;  /* its constants (copied to the device) */
+    size_t ctx_bytes;
+} OutputFn;
+
+/* The solved field and what the physics' q-functions need beside it. */
+typedef struct {
+    const Space *sp;
+    const Vec *u;                /* the field (device), sp->ndofs */
+    const double *aux;           /* an auxiliary scalar field (device, sp->nnodes values) or NULL */
+    int32_t *const *cell_tags;   /* material of every cell (host, per cell block) */
+    int qdegree;                 /* quadrature of integrals (0: the default 2p + g - 1) */
+} EvalField;
+
+/* out[node][k] (host, sp->nnodes x nout): fn at every node, averaged over the cells that share it; the nodes
+ * at their equispaced lattice positions (equispaced = 1: where femto's output points are) or their own. */
+int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out);
+/* result[k]: the integral of fn over the cells of group g (NULL: every cell). */
+int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
+/* result[k]: the integral of fn over the facets of boundary group g. */
+int eval_facets(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
+
+FEM_EXTERN_C_END
+
+#endif
