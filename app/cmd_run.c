@@ -141,7 +141,7 @@ static int run_all(Run *r, int check_only) {
     int first = 1;
     for (int i = 0; i < physics_ntypes; i++) {
         const PhysicsType *t = physics_types[i];
-        if (!(r->pb.physics & t->present)) continue;
+        if (!problem_has_physics(&r->pb, t->name)) continue;
         FEM_TRY(run_physics(r, t, !first, check_only));
         first = 0;
     }

@@ -126,7 +126,9 @@ static void print_solver(const SolverSettings *s) {
     printf("          linear: %s, preconditioner %s, rtol %g, at most %d iterations, GMRES restart %d\n",
            krylov[s->krylov], precond, s->linear_rtol, s->linear_max_iterations, s->restart);
     if (s->precond != PRECOND_MULTIGRID) return;
-    static const char *coarse[] = {"auto (cuDSS on a GPU when built in, else BoomerAMG)", "BoomerAMG", "cuDSS"};
+    static const char *coarse[] = {
+        "auto (cuDSS on a GPU when built in, else CHOLMOD when small, else BoomerAMG)", "BoomerAMG", "cuDSS",
+        "CHOLMOD"};
     char levels[32] = "down to order 1";
     if (s->mg_levels) snprintf(levels, sizeof levels, "at most %d", s->mg_levels);
     printf("          multigrid: levels %s, Chebyshev smoothing of degree %d, coarse solver %s, %d AMG cycle%s per "

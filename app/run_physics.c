@@ -251,7 +251,7 @@ static int read_later(const Run *r, const PhysicsType *t) {
     for (int i = 0; i < physics_ntypes; i++) {
         const PhysicsType *o = physics_types[i];
         if (o == t) after = 1;
-        else if (after && (r->pb.physics & o->present) && o->reads(&r->pb) && strcmp(o->reads(&r->pb), t->field) == 0)
+        else if (after && problem_has_physics(&r->pb, o->name) && o->reads(&r->pb) && strcmp(o->reads(&r->pb), t->field) == 0)
             return 1;
     }
     return 0;

@@ -17,6 +17,11 @@ int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *
 int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq, double *evec);
 int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r);
 
+/* fused.c: the fused operator override (Device.ops.operator_setup): cell blocks in one pass, SIMD across
+ * elements; FEMTO_CPU_FUSED=0 in the environment leaves the default implementation. */
+struct Operator;
+int cpu_operator_setup(struct Operator *op);
+
 /* qfunctions.c: the instances of physics/qfunctions.h's list, indexed by q-function id */
 extern const QfFn cpu_qfunctions[];
 extern const int cpu_nqfunctions;

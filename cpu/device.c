@@ -110,7 +110,8 @@ int cpu_device_create(Device *d, int threads, AssembleKind assembly) {
                          .diag_add = cpu_diag_add,
                          .assemble = cpu_assemble,
                          .sync = cpu_sync,
-                         .destroy = cpu_destroy};
+                         .destroy = cpu_destroy,
+                         .operator_setup = cpu_operator_setup};
     return FEM_OK;
 }
 

@@ -9,6 +9,7 @@
 #define FEMTO_EVALUATE_H
 
 #include "mesh.h"
+#include "operator.h"
 #include "space.h"
 #include "vec.h"
 
@@ -27,7 +28,8 @@ typedef struct {
     const Vec *u;                /* the field (device), sp->ndofs */
     const double *aux;           /* an auxiliary scalar field (device, sp->nnodes values) or NULL */
     int32_t *const *cell_tags;   /* material of every cell (host, per cell block) */
-    int qdegree;                 /* quadrature of integrals (0: the default 2p + g - 1) */
+    int qdegree;                 /* quadrature of integrals (0: the operator's rule for phys) */
+    const OpPhysics *phys;       /* the physics whose operator's rule picks the degree (NULL: 2p + g - 1) */
 } EvalField;
 
 /* out[node][k] (host, sp->nnodes x nout): fn at every node, averaged over the cells that share it; the nodes

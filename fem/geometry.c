@@ -41,35 +41,49 @@ static void map_point(const Mesh *m, const MeshBlock *b, int64_t c, const GeoTab
     }
 }
 
+/* Geometric factors of one cell at every point of q (GEO_STRIDE doubles each); returns the first non-positive
+ * Jacobian determinant, or 1.0 when every one is positive. */
+static double cell_geometry(const Mesh *m, const MeshBlock *b, int64_t c, const GeoTables *t, const Quadrature *q,
+                            double *geo, double *xq) {
+    int d = m->dim, stride = GEO_STRIDE(d);
+    for (int k = 0; k < q->npts; k++) {
+        double x[3], J3[9], J[9];
+        map_point(m, b, c, t, k, x, J3);
+        for (int a = 0; a < d; a++)
+            for (int r = 0; r < d; r++) J[a * d + r] = J3[a * 3 + r];
+        double *g = &geo[k * stride];
+        double det = geometry_invert(d, J, g + 1);
+        if (!(det > 0.0)) return det;
+        g[0] = q->w[k] * det;
+        if (xq) memcpy(&xq[k * 3], x, sizeof x);
+    }
+    return 1.0;
+}
+
 int geometry_cells(const Mesh *m, int block, const Quadrature *q, int64_t count, const fem_idx *list,
                    double *geo, double *xq) {
     const MeshBlock *b = &m->cells[block];
     GeoTables t;
     FEM_TRY(geo_tables(b, q, &t));
-    int d = m->dim, stride = GEO_STRIDE(d), status = FEM_OK;
-    for (int64_t e = 0; e < count && !status; e++) {
+    int64_t stride = GEO_STRIDE(m->dim), bad = count; /* the first inverted element, if any */
+    double bad_det = 1.0;
+#pragma omp parallel for schedule(static) if (count > 4096)
+    for (int64_t e = 0; e < count; e++) {
         int64_t c = list ? list[e] : e;
-        for (int k = 0; k < q->npts; k++) {
-            double x[3], J3[9], J[9];
-            map_point(m, b, c, &t, k, x, J3);
-            for (int a = 0; a < d; a++)
-                for (int r = 0; r < d; r++) J[a * d + r] = J3[a * 3 + r];
-            double *g = &geo[(e * q->npts + k) * stride];
-            double det = geometry_invert(d, J, g + 1);
-            if (!(det > 0.0)) {
-                status = fem_fail(FEM_ERR_INPUT,
-                                  "%s: element %lld (%s) has a non-positive Jacobian determinant (%.3g) "
-                                  "at a quadrature point: it is inverted or too curved",
-                                  m->path, (long long)b->tag[c], b->type->name, det);
-                break;
-            }
-            g[0] = q->w[k] * det;
-            if (xq) memcpy(&xq[(e * q->npts + k) * 3], x, sizeof x);
+        double det = cell_geometry(m, b, c, &t, q, &geo[e * q->npts * stride], xq ? &xq[e * q->npts * 3] : NULL);
+        if (!(det > 0.0)) {
+#pragma omp critical(femto_geometry_bad)
+            if (e < bad) bad = e, bad_det = det;
         }
     }
     free(t.val);
     free(t.grad);
-    return status;
+    if (bad == count) return FEM_OK;
+    int64_t c = list ? list[bad] : bad;
+    return fem_fail(FEM_ERR_INPUT,
+                    "%s: element %lld (%s) has a non-positive Jacobian determinant (%.3g) at a quadrature point: it "
+                    "is inverted or too curved",
+                    m->path, (long long)b->tag[c], b->type->name, bad_det);
 }
 
 static void cross(const double *a, const double *b, double *c) {
@@ -83,6 +97,7 @@ int geometry_facets(const Mesh *m, int fb, const Quadrature *q, int64_t count, c
     const MeshBlock *b = &m->facets[fb];
     GeoTables t;
     FEM_TRY(geo_tables(b, q, &t));
+#pragma omp parallel for schedule(static) if (count > 4096)
     for (int64_t e = 0; e < count; e++) {
         int64_t c = list ? list[e] : e;
         /* the adjacent cell's centroid fixes which side is outside */

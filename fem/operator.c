@@ -55,14 +55,15 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
     return status;
 }
 
-/* The quadrature degree of a block: the caller's, else the physics' exact degree where the block's cells are
- * affine simplices (or straight lines), else the default 2p + g - 1. */
-static int block_degree(const Operator *op, const MeshBlock *mb, Shape s, int facet) {
-    int p = op->space->order;
-    if (op->qdegree > 0) return op->qdegree;
+int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, const MeshBlock *mb, Shape s, int facet) {
+    if (qdegree > 0) return qdegree;
     int affine = mb->order == 1 && (!shape_is_tensor(s) || s == SHAPE_LINE);
-    int exact = affine && op->phys.exact_degree ? op->phys.exact_degree(op->phys.ctx, p, facet) : 0;
+    int exact = affine && phys && phys->exact_degree ? phys->exact_degree(phys->ctx, p, facet) : 0;
     return exact > 0 ? exact : quadrature_default_degree(p, mb->order);
+}
+
+static int block_degree(const Operator *op, const MeshBlock *mb, Shape s, int facet) {
+    return op_quadrature_degree(&op->phys, op->qdegree, op->space->order, mb, s, facet);
 }
 
 static int setup_cells(Operator *op, int bi, const int32_t *tags) {

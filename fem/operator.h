@@ -40,6 +40,12 @@ typedef struct {
     int (*exact_degree)(const void *ctx, int p, int facet);
 } OpPhysics;
 
+/* The quadrature degree of a block of mesh block mb's cells or facets (shape s) at element order p: qdegree
+ * when positive (the user's), else the physics' exact degree where the cells are affine simplices (or straight
+ * lines), else the default 2p + g - 1. Output integrals (fem/evaluate.h) use the same rule, so that a balance of
+ * residual terms holds to round-off. */
+int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, const MeshBlock *mb, Shape s, int facet);
+
 /* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */
 typedef struct {
     int64_t nelem;

@@ -10,10 +10,9 @@
  * the global vertex numbers of the element's corners. With local_interior, interior nodes of the element
  * itself keep their local order (no other element sees them); a facet's interior is shared, so facets pass 0.
  * Returns -1 for a vertex (nothing to place). */
-int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex,
-                                 int local_interior) {
-    LatticeSite site;
-    lattice_site(s, p, lat, &site);
+static int64_t position_at_site(Shape s, int p, const int lat[3], const LatticeSite *sp_site,
+                                const fem_idx *corner_vertex, int local_interior) {
+    LatticeSite site = *sp_site;
     int d = shape_dim(s);
     if (site.dim == 0) return -1;
     if (site.dim == d && local_interior) { /* element interior: shift the lattice by one and number it as a
@@ -49,6 +48,13 @@ int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx
     int a = u, b = v;
     if (g[m ^ 2] < g[m ^ 1]) a = v, b = u; /* first axis towards the lower-numbered neighbour */
     return (int64_t)(a - 1) + (int64_t)(p - 1) * (b - 1);
+}
+
+int64_t space_canonical_position(Shape s, int p, const int lat[3], const fem_idx *corner_vertex,
+                                 int local_interior) {
+    LatticeSite site;
+    lattice_site(s, p, lat, &site);
+    return position_at_site(s, p, lat, &site, corner_vertex, local_interior);
 }
 
 static int entity_count(Shape entity_shape, int p) {
@@ -94,6 +100,51 @@ static void element_corner_vertices(const Mesh *m, const MeshBlock *mb, int64_t 
         cv[v] = m->topo.vertex_of_node[mb->nodes[c * mb->nnodes + lattice_vertex(mb->shape, mb->order, v)]];
 }
 
+/* What every element of a shape shares about its node n: lattice position, site, and the local edge or face. */
+typedef struct {
+    int lat[3];
+    LatticeSite site;
+    int entity;
+} NodeSite;
+
+static void node_sites(Shape s, int p, int ndof, NodeSite *ns) {
+    for (int n = 0; n < ndof; n++) {
+        lattice_node(s, p, n, ns[n].lat);
+        lattice_site(s, p, ns[n].lat, &ns[n].site);
+        const LatticeSite *site = &ns[n].site;
+        ns[n].entity = site->dim == 1 ? local_edge(s, site->corner[0], site->corner[1])
+                       : site->dim > 1 && site->dim < shape_dim(s) ? local_facet(s, site->corner, site->ncorners)
+                                                                    : -1;
+    }
+}
+
+/* The dofs of cell c of block bi, numbering its vertices, edges, faces and interior on first sight. */
+static void number_cell(const Mesh *m, int bi, int64_t c, const SpaceBlock *b, const NodeSite *ns, Numbering *nb,
+                        fem_idx *dofs) {
+    const MeshBlock *mb = &m->cells[bi];
+    Shape s = mb->shape;
+    int p = b->order, d = shape_dim(s), ne = shape_nedges(s), nf = shape_nfacets(s);
+    int n_edge = entity_count(SHAPE_LINE, p), n_face = d == 3 ? entity_count(shape_facet(s), p) : 0;
+    fem_idx cv[SHAPE_MAX_VERTICES], interior_base = -1;
+    element_corner_vertices(m, mb, c, cv);
+    for (int n = 0; n < b->ndof; n++) {
+        const LatticeSite *site = &ns[n].site;
+        int64_t pos = site->dim == 0 ? 0 : position_at_site(s, p, ns[n].lat, site, cv, 1);
+        fem_idx base;
+        if (site->dim == 0) {
+            base = take(nb->vertex, cv[site->corner[0]], 1, nb);
+        } else if (site->dim == d) {
+            if (interior_base < 0) interior_base = (fem_idx)nb->next, nb->next += lattice_interior_count(s, p);
+            base = interior_base;
+        } else if (site->dim == 1) {
+            base = take(nb->edge, m->topo.cell_edges[bi][c * ne + ns[n].entity], n_edge, nb);
+        } else {
+            base = take(nb->face, m->topo.cell_faces[bi][c * nf + ns[n].entity], n_face, nb);
+        }
+        dofs[n] = base + (fem_idx)pos;
+    }
+}
+
 static int number_cells(Space *sp, Numbering *nb) {
     const Mesh *m = sp->mesh;
     int p = sp->order;
@@ -111,36 +162,11 @@ static int number_cells(Space *sp, Numbering *nb) {
                             "block",
                             (long long)b->count, shape_name(s), p);
         FEM_ALLOC(b->dofs, b->count * b->ndof, "the element-to-dof map");
-        int ne = shape_nedges(s), nf = shape_nfacets(s), d = shape_dim(s);
-        int n_edge = entity_count(SHAPE_LINE, p), n_interior = lattice_interior_count(s, p);
-        for (int64_t c = 0; c < b->count; c++) {
-            fem_idx cv[SHAPE_MAX_VERTICES];
-            element_corner_vertices(m, mb, c, cv);
-            fem_idx interior_base = -1;
-            for (int n = 0; n < b->ndof; n++) {
-                int lat[3];
-                LatticeSite site;
-                lattice_node(s, p, n, lat);
-                lattice_site(s, p, lat, &site);
-                int64_t pos = space_canonical_position(s, p, lat, cv, 1);
-                fem_idx base;
-                if (site.dim == 0) {
-                    base = take(nb->vertex, cv[site.corner[0]], 1, nb);
-                    pos = 0;
-                } else if (site.dim == d) {
-                    if (interior_base < 0) interior_base = (fem_idx)nb->next, nb->next += n_interior;
-                    base = interior_base;
-                } else if (site.dim == 1) {
-                    int e = local_edge(s, site.corner[0], site.corner[1]);
-                    base = take(nb->edge, m->topo.cell_edges[bi][c * ne + e], n_edge, nb);
-                } else {
-                    int f = local_facet(s, site.corner, site.ncorners);
-                    base = take(nb->face, m->topo.cell_faces[bi][c * nf + f], entity_count(shape_facet(s), p),
-                                nb);
-                }
-                b->dofs[c * b->ndof + n] = base + (fem_idx)pos;
-            }
-        }
+        NodeSite *ns = malloc(sizeof(NodeSite) * (size_t)b->ndof);
+        if (!ns) return fem_fail(FEM_ERR_INTERNAL, "out of host memory numbering dofs");
+        node_sites(s, p, b->ndof, ns);
+        for (int64_t c = 0; c < b->count; c++) number_cell(m, bi, c, b, ns, nb, &b->dofs[c * b->ndof]);
+        free(ns);
     }
     return FEM_OK;
 }

@@ -8,7 +8,6 @@
 #include "problem_internal.h"
 
 #include "fem/error.h"
-#include "fem/solvers/newton.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -125,40 +124,6 @@ static int locate(const char *path, Problem *pb) {
     return FEM_OK;
 }
 
-/* Every default in one place; the section readers override what the file gives. */
-static void set_defaults(Problem *pb) {
-    pb->mesh_order = 1;
-    pb->order = 1;
-    pb->heat.initial_temperature = 293.15;
-    pb->elasticity.model = ELASTIC_LINEAR;
-    pb->elasticity.plane = PLANE_STRAIN;
-    pb->time.scheme = TIME_STEADY;
-    pb->time.output_every = 1;
-    SolverSettings *s = &pb->solver;
-    s->rtol = NEWTON_DEFAULT_RTOL;
-    s->atol = 0.0;
-    s->stol = NEWTON_DEFAULT_STOL;
-    s->max_iterations = 25;
-    s->line_search = 1;
-    s->load_steps = 1;
-    s->krylov = KRYLOV_AUTO;
-    s->precond = PRECOND_MULTIGRID;
-    s->linear_rtol = 1e-8;
-    s->linear_max_iterations = 2000;
-    s->restart = 50;
-    s->smoothing_degree = 3;
-    s->mg_levels = 0;
-    s->coarse = COARSE_SOLVER_AUTO;
-    s->coarse_cycles = 3;
-    OutputSettings *o = &pb->output;
-    o->vtu = o->vtu_compress = o->hdf5 = 1;
-    o->vtu_subdivide = 0;
-    o->flux = o->stress = o->strain_energy = 1;
-    pb->device.kind = DEVICE_AUTO;
-    pb->device.assembly = ASSEMBLY_GATHER;
-    pb->device.threads = 0;
-}
-
 static int read_sections(const ProblemDoc *d, Problem *pb) {
     xmlNode *root = xmlDocGetRootElement(d->doc);
     for (xmlNode *c = problem_first_child(root); c; c = problem_next_child(c)) {
@@ -178,19 +143,24 @@ static int read_sections(const ProblemDoc *d, Problem *pb) {
             FEM_TRY(problem_read_output(d, c, pb));
         else if (problem_is(c, "device"))
             FEM_TRY(problem_read_device(d, c, pb));
+        else
+            FEM_TRY(problem_read_section(d, c, pb));
+        char path[PROBLEM_NAME_MAX + 8];
+        snprintf(path, sizeof path, "femto/%s", (const char *)c->name);
+        pb->physics |= problem_format_physics_bit(problem_format_find(path));
     }
-    pb->physics = (pb->heat.present ? PHYSICS_HEAT : 0u) | (pb->elasticity.present ? PHYSICS_ELASTICITY : 0u);
     return FEM_OK;
 }
 
 /* Checks that need more than one section. */
 static int check_across(const ProblemDoc *d, const Problem *pb) {
     const char *f = d->path;
-    if (!pb->physics)
-        return fem_fail(FEM_ERR_INPUT,
-                        "%s:%d: <femto> has neither <heat> nor <elasticity>; expected at least one "
-                        "physics section",
-                        f, problem_line(d, xmlDocGetRootElement(d->doc)));
+    if (!pb->physics) {
+        char sections[256];
+        problem_format_physics_names(sections, sizeof sections);
+        return fem_fail(FEM_ERR_INPUT, "%s:%d: <femto> has %s; expected at least one physics section", f,
+                        problem_line(d, xmlDocGetRootElement(d->doc)), sections);
+    }
     if (pb->elasticity.coupled_temperature && !pb->heat.present)
         return fem_fail(FEM_ERR_INPUT,
                         "%s:%d: <temperature field=\"heat\"> takes the temperature from the heat "
@@ -221,7 +191,7 @@ static int read_problem(const char *path, Problem *pb) {
     snprintf(pb->path, sizeof pb->path, "%s", path);
     size_t len = 0;
     FEM_TRY(read_file(path, &pb->text, &len));
-    set_defaults(pb);
+    problem_format_defaults(pb); /* the section readers override what the file gives */
     FEM_TRY(locate(path, pb));
 
     ProblemDoc d = {.path = path, .text = pb->text, .len = len};
@@ -251,5 +221,10 @@ void problem_destroy(Problem *pb) {
     free(pb->heat.bcs);
     free(pb->elasticity.materials);
     free(pb->elasticity.bcs);
+    for (int i = 0; i < pb->nsections; i++) {
+        ProblemSection *s = &pb->sections[i];
+        free(s->data);
+        for (int k = 0; k < s->nkinds; k++) free(s->kinds[k].items), free(s->kinds[k].at);
+    }
     memset(pb, 0, sizeof *pb);
 }

@@ -19,13 +19,20 @@ enum {
     PROBLEM_PROBES_MAX = 32,
 };
 
-typedef enum { PHYSICS_HEAT = 1, PHYSICS_ELASTICITY = 2 } PhysicsKind; /* bit flags: both may be present */
+/* Bits of Problem.physics, one per physics section in the format table's order: any may be present. */
+typedef enum { PHYSICS_HEAT = 1, PHYSICS_ELASTICITY = 2 } PhysicsKind;
 
 typedef enum { DEVICE_AUTO = 0, DEVICE_CPU, DEVICE_CUDA } DeviceKind;
 typedef enum { ASSEMBLY_GATHER = 0, ASSEMBLY_ATOMIC } AssemblyKind;
 typedef enum { KRYLOV_AUTO = 0, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB } KrylovKind;
 typedef enum { PRECOND_MULTIGRID = 0, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE } PrecondKind;
-typedef enum { COARSE_SOLVER_AUTO = 0, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS } CoarseKind;
+/* the values of fem/solvers/coarse.h's CoarseType (the app passes them on as they are) */
+typedef enum {
+    COARSE_SOLVER_AUTO = 0,
+    COARSE_SOLVER_BOOMERAMG,
+    COARSE_SOLVER_CUDSS,
+    COARSE_SOLVER_CHOLMOD
+} CoarseKind;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */
@@ -151,6 +158,12 @@ typedef struct {
 } SolverSettings;
 
 typedef struct {
+    char name[PROBLEM_NAME_MAX];
+    double x[3]; /* [m] */
+    SourceLine at;
+} OutputProbe;
+
+typedef struct {
     char directory[PROBLEM_PATH_MAX]; /* as given if absolute, else joined to the problem file's directory;
                                        * default "results" (so "<dir>/results") */
     char basename[PROBLEM_NAME_MAX];  /* default: the problem file's name without .xml */
@@ -162,11 +175,7 @@ typedef struct {
     int stress;       /* Cauchy stress (6 components) and von Mises, default 1 */
     int strain_energy;/* strain-energy density, default 1 */
     int nprobes;      /* points where the summary reports the solution */
-    struct {
-        char name[PROBLEM_NAME_MAX];
-        double x[3];  /* [m] */
-        SourceLine at;
-    } probes[PROBLEM_PROBES_MAX];
+    OutputProbe probes[PROBLEM_PROBES_MAX];
 } OutputSettings;
 
 typedef struct {
@@ -174,6 +183,29 @@ typedef struct {
     AssemblyKind assembly; /* default gather (deterministic) */
     int threads;           /* CPU threads, 0 = OpenMP's default */
 } DeviceSettings;
+
+/* ---- Physics sections read by the format table alone
+ *
+ * A physics whose section needs no reader of its own declares it in io/problem.xsd and as rows of the format
+ * table (io/problem_format.c), with its record structs in its physics/ header: the reader then stores the
+ * section's attributes in `data` and each kind of child element in an array of records, and the physics
+ * reads them through problem_section() and problem_records(). */
+enum { PROBLEM_MAX_SECTIONS = 4, PROBLEM_MAX_RECORD_KINDS = 8 };
+
+typedef struct {
+    const char *element; /* "material": the child element's name */
+    int count;
+    void *items;         /* count records of the struct the table names */
+    SourceLine *at;      /* where each record is */
+} ProblemRecords;
+
+typedef struct {
+    const char *name; /* "reaction-diffusion": the section's element */
+    SourceLine at;
+    void *data;       /* the section's own attributes (NULL when it has none) */
+    int nkinds;
+    ProblemRecords kinds[PROBLEM_MAX_RECORD_KINDS]; /* in the order of the table's children rule */
+} ProblemSection;
 
 typedef struct {
     char path[PROBLEM_PATH_MAX]; /* the problem file as given */
@@ -196,6 +228,8 @@ typedef struct {
     SolverSettings solver;
     OutputSettings output;
     DeviceSettings device;
+    int nsections;
+    ProblemSection sections[PROBLEM_MAX_SECTIONS];
 } Problem;
 
 /* Reads and validates `path`. On failure returns FEM_ERR_INPUT with a message "path:line: what was wrong;
@@ -204,6 +238,16 @@ typedef struct {
  * problem_check_mesh (app/), since reading the problem does not read the mesh. */
 int problem_read(const char *path, Problem *pb);
 void problem_destroy(Problem *pb);
+
+/* Whether the problem has the physics section <name> ("heat"). */
+int problem_has_physics(const Problem *pb, const char *name);
+
+/* The table-read section <name>, or NULL when the file has none. */
+const ProblemSection *problem_section(const Problem *pb, const char *name);
+
+/* The records of child element `element` of a table-read section (NULL and *count 0 when there are none);
+ * *at receives their source lines when `at` is not NULL. */
+const void *problem_records(const ProblemSection *s, const char *element, int *count, const SourceLine **at);
 
 /* Values that are valid but probably a slip, as warnings naming the file and line: temperatures below 100 K
  * (degrees Celsius written where kelvin are meant: ambient="20"). Cryogenic problems are legitimate, so this

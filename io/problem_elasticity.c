@@ -3,7 +3,8 @@
  *
  * Both pairs of elastic constants are always filled, so the physics never converts. The admissible range is
  * that of a stable isotropic material: shear modulus mu > 0 and bulk modulus lambda + 2 mu / 3 > 0, which is
- * E > 0 and -1 < nu < 0.5 in the other pair. */
+ * E > 0 and -1 < nu < 0.5 in the other pair. The format table checks the ranges of single values; this reader
+ * checks the pairs and the bulk modulus, which involve two. */
 #include "problem_internal.h"
 
 #include "fem/error.h"
@@ -14,10 +15,6 @@
 static int read_constants(const ProblemDoc *d, xmlNode *node, ElasticMaterial *m) {
     int has_e = problem_has(node, "young"), has_nu = problem_has(node, "poisson");
     int has_l = problem_has(node, "lambda"), has_mu = problem_has(node, "mu");
-    FEM_TRY(problem_get_number(d, node, "young", 0.0, &m->young));
-    FEM_TRY(problem_get_number(d, node, "poisson", 0.0, &m->poisson));
-    FEM_TRY(problem_get_number(d, node, "lambda", 0.0, &m->lambda));
-    FEM_TRY(problem_get_number(d, node, "mu", 0.0, &m->mu));
     if ((has_e || has_nu) && (has_l || has_mu))
         return problem_node_error(d, node,
                                   "material '%s' gives both young/poisson and lambda/mu; expected exactly "
@@ -40,26 +37,10 @@ static int read_constants(const ProblemDoc *d, xmlNode *node, ElasticMaterial *m
                                   m->region, has_l ? "lambda" : "mu", has_l ? "mu" : "lambda");
     if (has_e) {
         double E = m->young, nu = m->poisson;
-        if (!(E > 0))
-            return problem_range_error(d, node, "young",
-                                       "a material needs a positive stiffness; expected young > 0 "
-                                       "[Pa]");
-        if (!(nu < 0.5))
-            return problem_range_error(d, node, "poisson",
-                                       "at 0.5 a material is incompressible (lambda is infinite) "
-                                       "and above it unstable; expected -1 < poisson < 0.5");
-        if (!(nu > -1))
-            return problem_range_error(d, node, "poisson",
-                                       "at -1 the shear modulus is infinite and below it "
-                                       "negative; expected -1 < poisson < 0.5");
         m->lambda = E * nu / ((1 + nu) * (1 - 2 * nu));
         m->mu = E / (2 * (1 + nu));
     } else {
         double l = m->lambda, mu = m->mu;
-        if (!(mu > 0))
-            return problem_range_error(d, node, "mu",
-                                       "a solid resists shear with a positive shear modulus; expected "
-                                       "mu > 0 [Pa]");
         if (!(3 * l + 2 * mu > 0))
             return problem_range_error(d, node, "lambda",
                                        "the bulk modulus lambda + 2 mu / 3 = %g Pa is not positive, "
@@ -75,66 +56,38 @@ static int read_constants(const ProblemDoc *d, xmlNode *node, ElasticMaterial *m
 static int read_material(const ProblemDoc *d, xmlNode *node, ElasticMaterial *m) {
     m->at.line = problem_line(d, node);
     FEM_TRY(problem_get_string(d, node, "region", "", m->region, sizeof m->region));
-    FEM_TRY(read_constants(d, node, m));
-    FEM_TRY(problem_get_number(d, node, "density", 0.0, &m->density));
-    FEM_TRY(problem_get_number(d, node, "expansion", 0.0, &m->expansion));
-    FEM_TRY(problem_get_number(d, node, "reference-temperature", 293.15, &m->reference_temperature));
-    if (m->density < 0)
-        return problem_range_error(d, node, "density",
-                                   "a mass density cannot be negative; expected density >= 0 "
-                                   "[kg/m^3]");
-    if (m->reference_temperature < 0)
-        return problem_range_error(d, node, "reference-temperature",
-                                   "an absolute temperature cannot be negative; "
-                                   "expected reference-temperature >= 0 [K]");
-    return FEM_OK;
+    FEM_TRY(problem_read_values(d, node, m));
+    return read_constants(d, node, m);
 }
 
-/* Reads the x, y, z attributes that are present; *mask says which. */
-static int read_vector(const ProblemDoc *d, xmlNode *node, double v[3], int *mask) {
+/* Reads an element whose x, y, z attributes the table stores into `dest`; *mask says which are present. */
+static int read_vector(const ProblemDoc *d, xmlNode *node, void *dest, int *mask) {
     static const char *names[3] = {"x", "y", "z"};
     *mask = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
         if (problem_has(node, names[i])) *mask |= 1 << i;
-        FEM_TRY(problem_get_number(d, node, names[i], 0.0, &v[i]));
-    }
+    FEM_TRY(problem_read_values(d, node, dest));
     if (!*mask)
         return problem_node_error(d, node, "<%s> gives no component; expected at least one of x, y, z",
                                   (const char *)node->name);
     return FEM_OK;
 }
 
+/* The element of each ElasticBcKind. */
+static const char *const bc_elements[] = {"?", "fixed", "displacement", "traction", "pressure"};
+
 static const char *bc_element(ElasticBcKind kind) {
-    switch (kind) {
-    case ELASTIC_BC_FIXED:
-        return "fixed";
-    case ELASTIC_BC_DISPLACEMENT:
-        return "displacement";
-    case ELASTIC_BC_TRACTION:
-        return "traction";
-    case ELASTIC_BC_PRESSURE:
-        return "pressure";
-    }
-    return "?";
+    return bc_elements[kind];
 }
 
 static int read_bc(const ProblemDoc *d, xmlNode *node, ElasticBc *bc) {
     bc->at.line = problem_line(d, node);
     FEM_TRY(problem_get_string(d, node, "boundary", "", bc->boundary, sizeof bc->boundary));
-    if (problem_is(node, "fixed")) {
-        bc->kind = ELASTIC_BC_FIXED;
-        FEM_TRY(problem_get_components(d, node, "components", 7, &bc->components));
-    } else if (problem_is(node, "displacement")) {
-        bc->kind = ELASTIC_BC_DISPLACEMENT;
-        FEM_TRY(read_vector(d, node, bc->value, &bc->components));
-    } else if (problem_is(node, "traction")) {
-        bc->kind = ELASTIC_BC_TRACTION;
-        FEM_TRY(read_vector(d, node, bc->value, &bc->components));
-    } else {
-        bc->kind = ELASTIC_BC_PRESSURE;
-        FEM_TRY(problem_get_number(d, node, "value", 0.0, &bc->pressure));
-    }
-    return FEM_OK;
+    for (int k = ELASTIC_BC_FIXED; k <= ELASTIC_BC_PRESSURE; k++)
+        if (problem_is(node, bc_elements[k])) bc->kind = (ElasticBcKind)k;
+    if (bc->kind == ELASTIC_BC_DISPLACEMENT || bc->kind == ELASTIC_BC_TRACTION)
+        return read_vector(d, node, bc, &bc->components);
+    return problem_read_values(d, node, bc);
 }
 
 static int is_dirichlet(ElasticBcKind k) {
@@ -163,24 +116,18 @@ static int check_bc_clash(const ProblemDoc *d, xmlNode *node, const ElasticBc *b
     return FEM_OK;
 }
 
-static int read_temperature(const ProblemDoc *d, xmlNode *node, ElasticProblem *e) {
-    int field = 0;
+static int read_temperature(const ProblemDoc *d, xmlNode *node, Problem *pb) {
+    ElasticProblem *e = &pb->elasticity;
     e->temperature_at.line = problem_line(d, node);
-    FEM_TRY(problem_get_number(d, node, "value", 0.0, &e->temperature));
-    FEM_TRY(problem_get_enum(d, node, "field", 0, &field));
-    int has_value = problem_has(node, "value");
+    FEM_TRY(problem_read_values(d, node, pb));
+    int has_value = problem_has(node, "value"), field = e->coupled_temperature;
     if (has_value && field)
         return problem_node_error(d, node, "<temperature> gives both value and field; expected one of them");
     if (!has_value && !field)
         return problem_node_error(d, node,
                                   "<temperature> gives neither value nor field; expected value=\"...\" (a "
                                   "uniform temperature in K) or field=\"heat\"");
-    if (has_value && e->temperature < 0)
-        return problem_range_error(d, node, "value",
-                                   "an absolute temperature cannot be negative; expected value >= 0 "
-                                   "[K]");
     e->has_temperature = has_value;
-    e->coupled_temperature = field;
     return FEM_OK;
 }
 
@@ -188,11 +135,7 @@ int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     ElasticProblem *e = &pb->elasticity;
     e->present = 1;
     e->at.line = problem_line(d, node);
-    int model, plane;
-    FEM_TRY(problem_get_enum(d, node, "model", ELASTIC_LINEAR, &model));
-    FEM_TRY(problem_get_enum(d, node, "plane", PLANE_STRAIN, &plane));
-    e->model = (ElasticModel)model;
-    e->plane = (PlaneKind)plane;
+    FEM_TRY(problem_read_values(d, node, pb));
     if (problem_has(node, "plane")) e->plane_at.line = problem_attr_line(d, node, "plane");
     int nmat = 0, nbc = 0;
     for (xmlNode *c = node->children; c; c = c->next) {
@@ -218,9 +161,9 @@ int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb) {
         } else if (problem_is(c, "gravity")) {
             int mask;
             e->gravity_at.line = problem_line(d, c);
-            FEM_TRY(read_vector(d, c, e->gravity, &mask));
+            FEM_TRY(read_vector(d, c, pb, &mask));
         } else if (problem_is(c, "temperature")) {
-            FEM_TRY(read_temperature(d, c, e));
+            FEM_TRY(read_temperature(d, c, pb));
         } else {
             FEM_TRY(read_bc(d, c, &e->bcs[e->nbcs]));
             FEM_TRY(check_bc_clash(d, c, e->bcs, e->nbcs));

@@ -1,13 +1,21 @@
-/* femto's table of the problem file's elements and attributes, and the structural check built on it.
+/* femto's table of the problem file's elements and attributes: the one place in C that describes the format.
  *
- * The table is the one place in C that lists which names are allowed where; messages take their lists of
- * valid names from it, the typed reads take the type of each value from it, and tests/problem checks that
- * io/problem.xsd declares the same elements, attributes, types and enumerations. Names appear in the order
- * messages list them (and docs/problem-file.md describes them). */
+ * Each row says where an attribute may appear, its type, whether it is required, its unit and largest
+ * plausible magnitude, the range of values allowed (with the reason given when a value is outside it), its
+ * default, and where the reader stores it (an offset into the struct of its element). The readers walk the
+ * table to check, default and store every number, integer, boolean and enumeration; messages take their lists
+ * of valid names from it; tests/problem checks it against io/problem.xsd (names, order, types, enumerations
+ * and ranges). Names appear in the order messages list them (and docs/problem-file.md describes them).
+ *
+ * A new parameter is its line in the XSD, one row here and its use in physics/. */
 #include "problem_internal.h"
 
 #include "fem/error.h"
+#include "fem/quadrature.h"
+#include "fem/solvers/newton.h"
+#include "physics/reaction_diffusion.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,128 +24,385 @@ static const int planes[] = {PLANE_STRAIN, PLANE_STRESS};
 static const int temperature_fields[] = {1};
 static const int time_schemes[] = {TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON};
 static const int krylovs[] = {KRYLOV_AUTO, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB};
-static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS};
+static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS,
+                                     COARSE_SOLVER_CHOLMOD};
 static const int preconditioners[] = {PRECOND_MULTIGRID, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE};
 static const int devices[] = {DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA};
 static const int assemblies[] = {ASSEMBLY_GATHER, ASSEMBLY_ATOMIC};
 
-/* Bounds of physical quantities (see ProblemBound: far above every real value, far below overflow). */
-static const ProblemBound modulus = {1e15, "Pa", "diamond, the stiffest solid, has E = 1.2e12 Pa"};
-static const ProblemBound stress = {1e15, "Pa", "the strongest solids fail below about 1e11 Pa"};
-static const ProblemBound displacement = {1e6, "m", "femto models bodies, not planets"};
-static const ProblemBound acceleration = {1e9, "m/s^2", "the fastest ultracentrifuges reach about 1e7 m/s^2"};
-static const ProblemBound density = {1e5, "kg/m^3", "osmium, the densest solid, has 22590 kg/m^3"};
-static const ProblemBound expansion = {1e-2, "1/K", "solids expand by at most about 3e-4 per kelvin"};
-static const ProblemBound temperature = {1e5, "K", "every solid has melted and boiled long before 1e5 K"};
-static const ProblemBound conductivity = {1e5, "W/(m K)", "diamond, the best conductor, has 2.2e3 W/(m K)"};
-static const ProblemBound ratio = {1e6, "",
-                                   "the most anisotropic conductors (graphite) reach a ratio of about 1e3"};
-static const ProblemBound specific_heat = {1e6, "J/(kg K)", "hydrogen's, the largest, is 1.4e4 J/(kg K)"};
-static const ProblemBound source = {1e15, "W/m^3", "the core of a nuclear reactor produces about 1e9 W/m^3"};
-static const ProblemBound flux = {1e12, "W/m^2", "the surface of the Sun emits 6.3e7 W/m^2"};
-static const ProblemBound htc = {1e7, "W/(m^2 K)", "boiling and condensation reach about 1e5 W/(m^2 K)"};
-static const ProblemBound seconds = {1e18, "s", "the universe is 4.4e17 s old"};
+/* Enumerations are stored as int. */
+_Static_assert(sizeof(ElasticModel) == sizeof(int) && sizeof(TimeScheme) == sizeof(int) &&
+                   sizeof(KrylovKind) == sizeof(int) && sizeof(DeviceKind) == sizeof(int),
+               "enumerations are stored through int");
 
-#define REQ(n, t)                                                                                            \
-    { n, t, 1, NULL, NULL, NULL }
-#define OPT(n, t)                                                                                            \
-    { n, t, 0, NULL, NULL, NULL }
-#define ENUM(n, words, values)                                                                               \
-    { n, PF_ENUM, 0, words, values, NULL }
-/* numbers with a bound */
-#define REQN(n, b)                                                                                           \
-    { n, PF_NUMBER, 1, NULL, NULL, &b }
-#define OPTN(n, b)                                                                                           \
-    { n, PF_NUMBER, 0, NULL, NULL, &b }
+/* ---- Physical quantities (see ProblemQuantity: bounds far above every real value, far below overflow) */
+static const ProblemQuantity modulus = {1e15, "Pa", "diamond, the stiffest solid, has E = 1.2e12 Pa"};
+static const ProblemQuantity stress = {1e15, "Pa", "the strongest solids fail below about 1e11 Pa"};
+static const ProblemQuantity displacement = {1e6, "m", "femto models bodies, not planets"};
+static const ProblemQuantity acceleration = {1e9, "m/s^2", "the fastest ultracentrifuges reach about 1e7 m/s^2"};
+static const ProblemQuantity density = {1e5, "kg/m^3", "osmium, the densest solid, has 22590 kg/m^3"};
+static const ProblemQuantity expansion = {1e-2, "1/K", "solids expand by at most about 3e-4 per kelvin"};
+static const ProblemQuantity temperature = {1e5, "K", "every solid has melted and boiled long before 1e5 K"};
+static const ProblemQuantity conductivity = {1e5, "W/(m K)", "diamond, the best conductor, has 2.2e3 W/(m K)"};
+static const ProblemQuantity ratio = {1e6, "", "the most anisotropic conductors (graphite) reach a ratio of about 1e3"};
+static const ProblemQuantity specific_heat = {1e6, "J/(kg K)", "hydrogen's, the largest, is 1.4e4 J/(kg K)"};
+static const ProblemQuantity source = {1e15, "W/m^3", "the core of a nuclear reactor produces about 1e9 W/m^3"};
+static const ProblemQuantity flux = {1e12, "W/m^2", "the surface of the Sun emits 6.3e7 W/m^2"};
+static const ProblemQuantity htc = {1e7, "W/(m^2 K)", "boiling and condensation reach about 1e5 W/(m^2 K)"};
+static const ProblemQuantity seconds = {1e18, "s", "the universe is 4.4e17 s old"};
+static const ProblemQuantity length = {0, "m", NULL};
+static const ProblemQuantity diffusivity = {0, "m^2/s", NULL};
+static const ProblemQuantity rate = {0, "1/s", NULL};
+
+/* ---- Ranges, with the reason each refuses what it does */
+#define GE(x) .lo = PF_INCLUSIVE, .min = (x)
+#define GT(x) .lo = PF_EXCLUSIVE, .min = (x)
+#define LE(x) .hi = PF_INCLUSIVE, .max = (x)
+#define LT(x) .hi = PF_EXCLUSIVE, .max = (x)
+
+static const ProblemRange cell_size = {GE(0), .why = "a cell size is a length",
+                                       .hint = "0 keeps the .geo's own sizes"};
+static const ProblemRange geometry_order = {GE(1), LE(2), .why = "Gmsh meshes a .geo with straight or quadratic cells",
+                                            .expect = "order 1 or 2"};
+static const ProblemRange refinements = {GE(0), .why = "a number of refinements cannot be negative"};
+static const ProblemRange element_order = {GE(1), LE(8), .why = "femto's elements have orders 1 to 8"};
+_Static_assert(QUADRATURE_MAX_DEGREE == 31, "the words of quadrature_degree name femto's highest degree");
+static const ProblemRange quadrature_degree = {GE(0), LE(QUADRATURE_MAX_DEGREE),
+                                               .why = "femto's quadrature rules go up to degree 31",
+                                               .expect = "0 (femto's default) to 31"};
+static const ProblemRange positive_conductivity = {
+    GT(0), .why = "heat cannot flow through a material whose conductivity is not positive"};
+static const ProblemRange mass_density = {GE(0), .why = "a mass density cannot be negative"};
+static const ProblemRange heat_capacity = {GE(0), .why = "a heat capacity cannot be negative"};
+static const ProblemRange absolute_temperature = {GE(0), .why = "an absolute temperature cannot be negative"};
+static const ProblemRange heat_transfer_coefficient = {
+    GE(0), .why = "a negative heat transfer coefficient would pump heat against the temperature difference"};
+static const ProblemRange emissivity = {
+    GT(0), LE(1), .why = "a surface emits a positive fraction of what a black body emits, and at most all of it"};
+static const ProblemRange stiffness = {GT(0), .why = "a material needs a positive stiffness"};
+static const ProblemRange poisson_ratio = {
+    GT(-1), LT(0.5), .why = "at -1 the shear modulus is infinite and below it negative",
+    .why_above = "at 0.5 a material is incompressible (lambda is infinite) and above it unstable"};
+static const ProblemRange shear_modulus = {GT(0), .why = "a solid resists shear with a positive shear modulus"};
+static const ProblemRange time_step = {GT(0), .why = "time only moves forward"};
+static const ProblemRange output_every = {GE(1), .why = "results are written every N steps"};
+static const ProblemRange newton_rtol = {
+    GE(0), LT(1), .why = "Newton stops when the residual falls to this fraction of its scale"};
+static const ProblemRange newton_stol = {GE(0), LT(1),
+                                         .why = "Newton stops when a correction is this fraction of the solution"};
+static const ProblemRange residual_norm = {GE(0), .why = "a residual norm is never negative"};
+static const ProblemRange newton_iterations = {GE(1), .why = "Newton needs at least one iteration"};
+static const ProblemRange load_steps = {GE(1), .why = "the load is applied in this many increments"};
+static const ProblemRange smoothing_degree = {GE(1), LE(10), .why = "the degree of multigrid's Chebyshev smoother",
+                                              .expect = "1 to 10"};
+static const ProblemRange mg_levels = {
+    GE(0), LE(8), .why = "multigrid uses at most this many levels (0: down to order 1)", .expect = "0 to 8"};
+static const ProblemRange coarse_cycles = {GE(1), LE(20), .why = "BoomerAMG V-cycles per coarse solve",
+                                           .expect = "1 to 20"};
+static const ProblemRange krylov_rtol = {
+    GT(0), LT(1), .why = "the Krylov solver stops when the residual falls to this fraction of the first"};
+static const ProblemRange krylov_iterations = {GE(1)};
+static const ProblemRange gmres_restart = {GE(1), .why = "GMRES keeps this many basis vectors"};
+static const ProblemRange thread_count = {GE(0), .why = "a thread count cannot be negative",
+                                          .hint = "0 lets OpenMP choose"};
+
+static const ProblemRange positive_diffusivity = {GT(0), .why = "u spreads down its gradient only with a positive diffusivity"};
+static const ProblemRange reaction_rate = {GE(0), .why = "a negative reaction would feed u instead of consuming it"};
+
+/* ---- Rows */
+
+/* not stored: read by hand (see problem_format_structural) */
+#define REQ(n, t) {.name = n, .type = t, .required = 1}
+#define OPT(n, t) {.name = n, .type = t}
+#define REQN(n, q, ...) {.name = n, .type = PF_NUMBER, .required = 1, .quantity = &q, __VA_ARGS__}
+/* stored at member m of struct T; the rest are designated initializers (.required, .range, .dflt, ...) */
+#define AT(T, m) .stored = 1, .offset = offsetof(T, m)
+#define NAMED(n, T, m) {.name = n, .type = PF_NAME, .required = 1, AT(T, m)}
+#define NUM(n, T, m, ...) {.name = n, .type = PF_NUMBER, AT(T, m), __VA_ARGS__}
+#define INT(n, T, m, ...) {.name = n, .type = PF_INTEGER, AT(T, m), __VA_ARGS__}
+#define BOOL(n, T, m, d) {.name = n, .type = PF_BOOLEAN, AT(T, m), .dflt = (d)}
+#define ENUM(n, words, values, T, m, d)                                                                       \
+    {.name = n, .type = PF_ENUM, .choices = words, .choice_values = values, AT(T, m), .dflt = (d)}
+#define XYZ(T, m, q)                                                                                         \
+    NUM("x", T, m[0], .quantity = &q), NUM("y", T, m[1], .quantity = &q), NUM("z", T, m[2], .quantity = &q)
+/* element destinations */
+#define IN_PROBLEM(m) .dest = PF_DEST_PROBLEM, .offset = offsetof(Problem, m)
+#define RECORD(T) .dest = PF_DEST_RECORD, .size = sizeof(T)
+#define PARENT .dest = PF_DEST_PARENT
+#define OF_PROBLEM .dest = PF_DEST_PROBLEM, .offset = 0
+#define PHYSICS .physics = 1
+#define BY_HAND .dest = PF_DEST_NONE /* nothing stored: the section reader reads it */
 
 const ProblemElementSpec problem_format[] = {
-    {"femto", "mesh! discretization? heat? elasticity? time? solver? output? device?", {{0}}},
+    {"femto", "mesh! discretization? heat? elasticity? reaction-diffusion? time? solver? output? device?", {{0}}, BY_HAND},
     {"femto/mesh",
      "",
-     {REQ("file", PF_STRING), OPT("size", PF_NUMBER), OPT("order", PF_INTEGER), OPT("refine", PF_INTEGER)}},
-    {"femto/discretization", "", {OPT("order", PF_INTEGER), OPT("quadrature-degree", PF_INTEGER)}},
+     {REQ("file", PF_STRING), NUM("size", Problem, mesh_size, .quantity = &length, .range = &cell_size),
+      INT("order", Problem, mesh_order, .range = &geometry_order, .dflt = 1),
+      INT("refine", Problem, mesh_refine, .range = &refinements)},
+     OF_PROBLEM},
+    {"femto/discretization",
+     "",
+     {INT("order", Problem, order, .range = &element_order, .dflt = 1),
+      INT("quadrature-degree", Problem, quadrature_degree, .range = &quadrature_degree)},
+     OF_PROBLEM},
 
-    {"femto/heat", "material+ temperature* flux* convection* radiation* initial?", {{0}}},
+    {"femto/heat", "material+ temperature* flux* convection* radiation* initial?", {{0}}, PHYSICS},
     {"femto/heat/material",
      "conductivity?",
-     {REQ("region", PF_NAME), OPTN("conductivity", conductivity), OPTN("density", density),
-      OPTN("specific-heat", specific_heat), OPTN("source", source)}},
-    {"femto/heat/material/conductivity", "polynomial? table? constant? anisotropy?", {{0}}},
-    {"femto/heat/material/conductivity/polynomial", "", {REQ("coefficients", PF_NUMBERS)}},
-    {"femto/heat/material/conductivity/table", "point+", {{0}}},
+     {REQ("region", PF_NAME),
+      NUM("conductivity", HeatMaterial, k, .quantity = &conductivity, .range = &positive_conductivity),
+      NUM("density", HeatMaterial, density, .quantity = &density, .range = &mass_density),
+      NUM("specific-heat", HeatMaterial, specific_heat, .quantity = &specific_heat, .range = &heat_capacity),
+      NUM("source", HeatMaterial, source, .quantity = &source)},
+     RECORD(HeatMaterial)},
+    {"femto/heat/material/conductivity", "polynomial? table? constant? anisotropy?", {{0}}, PARENT},
+    {"femto/heat/material/conductivity/polynomial", "", {REQ("coefficients", PF_NUMBERS)}, BY_HAND},
+    {"femto/heat/material/conductivity/table", "point+", {{0}}, BY_HAND},
     {"femto/heat/material/conductivity/table/point",
      "",
-     {REQN("temperature", temperature), REQN("value", conductivity)}},
-    {"femto/heat/material/conductivity/constant", "", {REQN("value", conductivity)}},
+     {REQN("temperature", temperature, .range = &absolute_temperature),
+      REQN("value", conductivity, .range = &positive_conductivity)},
+     BY_HAND},
+    {"femto/heat/material/conductivity/constant",
+     "",
+     {NUM("value", HeatMaterial, k, .required = 1, .quantity = &conductivity, .range = &positive_conductivity)},
+     PARENT},
     {"femto/heat/material/conductivity/anisotropy",
      "",
-     {OPTN("xx", ratio), OPTN("yy", ratio), OPTN("zz", ratio), OPTN("xy", ratio), OPTN("yz", ratio),
-      OPTN("xz", ratio)}},
-    {"femto/heat/temperature", "", {REQ("boundary", PF_NAME), REQN("value", temperature)}},
-    {"femto/heat/flux", "", {REQ("boundary", PF_NAME), REQN("value", flux)}},
-    {"femto/heat/convection", "", {REQ("boundary", PF_NAME), REQN("h", htc), REQN("ambient", temperature)}},
+     {NUM("xx", HeatMaterial, k_tensor[0], .quantity = &ratio, .dflt = 1),
+      NUM("yy", HeatMaterial, k_tensor[1], .quantity = &ratio, .dflt = 1),
+      NUM("zz", HeatMaterial, k_tensor[2], .quantity = &ratio, .dflt = 1),
+      NUM("xy", HeatMaterial, k_tensor[3], .quantity = &ratio), NUM("yz", HeatMaterial, k_tensor[4], .quantity = &ratio),
+      NUM("xz", HeatMaterial, k_tensor[5], .quantity = &ratio)},
+     PARENT},
+    {"femto/heat/temperature",
+     "",
+     {REQ("boundary", PF_NAME),
+      NUM("value", HeatBc, value, .required = 1, .quantity = &temperature, .range = &absolute_temperature)},
+     RECORD(HeatBc)},
+    {"femto/heat/flux", "", {REQ("boundary", PF_NAME), NUM("value", HeatBc, value, .required = 1, .quantity = &flux)},
+     RECORD(HeatBc)},
+    {"femto/heat/convection",
+     "",
+     {REQ("boundary", PF_NAME),
+      NUM("h", HeatBc, h, .required = 1, .quantity = &htc, .range = &heat_transfer_coefficient),
+      NUM("ambient", HeatBc, ambient, .required = 1, .quantity = &temperature, .range = &absolute_temperature)},
+     RECORD(HeatBc)},
     {"femto/heat/radiation",
      "",
-     {REQ("boundary", PF_NAME), REQ("emissivity", PF_NUMBER), REQN("ambient", temperature)}},
-    {"femto/heat/initial", "", {REQN("temperature", temperature)}},
+     {REQ("boundary", PF_NAME), NUM("emissivity", HeatBc, emissivity, .required = 1, .range = &emissivity),
+      NUM("ambient", HeatBc, ambient, .required = 1, .quantity = &temperature, .range = &absolute_temperature)},
+     RECORD(HeatBc)},
+    {"femto/heat/initial",
+     "",
+     {NUM("temperature", HeatProblem, initial_temperature, .required = 1, .quantity = &temperature,
+          .range = &absolute_temperature, .dflt = 293.15)},
+     IN_PROBLEM(heat)},
 
     {"femto/elasticity",
      "material+ fixed* displacement* traction* pressure* gravity? temperature?",
-     {ENUM("model", "linear neo-hookean", elastic_models), ENUM("plane", "strain stress", planes)}},
+     {ENUM("model", "linear neo-hookean", elastic_models, ElasticProblem, model, ELASTIC_LINEAR),
+      ENUM("plane", "strain stress", planes, ElasticProblem, plane, PLANE_STRAIN)},
+     IN_PROBLEM(elasticity),
+     PHYSICS},
     {"femto/elasticity/material",
      "",
-     {REQ("region", PF_NAME), OPTN("young", modulus), OPT("poisson", PF_NUMBER), OPTN("lambda", modulus),
-      OPTN("mu", modulus), OPTN("density", density), OPTN("expansion", expansion),
-      OPTN("reference-temperature", temperature)}},
-    {"femto/elasticity/fixed", "", {REQ("boundary", PF_NAME), OPT("components", PF_COMPONENTS)}},
-    {"femto/elasticity/displacement",
+     {REQ("region", PF_NAME), NUM("young", ElasticMaterial, young, .quantity = &modulus, .range = &stiffness),
+      NUM("poisson", ElasticMaterial, poisson, .range = &poisson_ratio),
+      NUM("lambda", ElasticMaterial, lambda, .quantity = &modulus),
+      NUM("mu", ElasticMaterial, mu, .quantity = &modulus, .range = &shear_modulus),
+      NUM("density", ElasticMaterial, density, .quantity = &density, .range = &mass_density),
+      NUM("expansion", ElasticMaterial, expansion, .quantity = &expansion),
+      NUM("reference-temperature", ElasticMaterial, reference_temperature, .quantity = &temperature,
+          .range = &absolute_temperature, .dflt = 293.15)},
+     RECORD(ElasticMaterial)},
+    {"femto/elasticity/fixed",
      "",
-     {REQ("boundary", PF_NAME), OPTN("x", displacement), OPTN("y", displacement), OPTN("z", displacement)}},
-    {"femto/elasticity/traction",
+     {REQ("boundary", PF_NAME),
+      {.name = "components", .type = PF_COMPONENTS, AT(ElasticBc, components), .dflt = 7}},
+     RECORD(ElasticBc)},
+    {"femto/elasticity/displacement", "", {REQ("boundary", PF_NAME), XYZ(ElasticBc, value, displacement)},
+     RECORD(ElasticBc)},
+    {"femto/elasticity/traction", "", {REQ("boundary", PF_NAME), XYZ(ElasticBc, value, stress)}, RECORD(ElasticBc)},
+    {"femto/elasticity/pressure",
      "",
-     {REQ("boundary", PF_NAME), OPTN("x", stress), OPTN("y", stress), OPTN("z", stress)}},
-    {"femto/elasticity/pressure", "", {REQ("boundary", PF_NAME), REQN("value", stress)}},
-    {"femto/elasticity/gravity",
-     "",
-     {OPTN("x", acceleration), OPTN("y", acceleration), OPTN("z", acceleration)}},
+     {REQ("boundary", PF_NAME), NUM("value", ElasticBc, pressure, .required = 1, .quantity = &stress)},
+     RECORD(ElasticBc)},
+    {"femto/elasticity/gravity", "", {XYZ(ElasticProblem, gravity, acceleration)}, IN_PROBLEM(elasticity)},
     {"femto/elasticity/temperature",
      "",
-     {OPTN("value", temperature), ENUM("field", "heat", temperature_fields)}},
+     {NUM("value", ElasticProblem, temperature, .quantity = &temperature, .range = &absolute_temperature),
+      ENUM("field", "heat", temperature_fields, ElasticProblem, coupled_temperature, 0)},
+     IN_PROBLEM(elasticity)},
+
+    {"femto/reaction-diffusion", "material+ value*", {{0}}, .dest = PF_DEST_SECTION, PHYSICS},
+    {"femto/reaction-diffusion/material",
+     "",
+     {NAMED("region", ReactionMaterial, region),
+      NUM("diffusivity", ReactionMaterial, diffusivity, .required = 1, .quantity = &diffusivity,
+          .range = &positive_diffusivity),
+      NUM("reaction", ReactionMaterial, reaction, .quantity = &rate, .range = &reaction_rate),
+      NUM("source", ReactionMaterial, source, .quantity = &rate)},
+     RECORD(ReactionMaterial)},
+    {"femto/reaction-diffusion/value",
+     "",
+     {NAMED("boundary", ReactionValue, boundary), NUM("value", ReactionValue, value, .required = 1)},
+     RECORD(ReactionValue)},
 
     {"femto/time",
      "",
-     {ENUM("scheme", "backward-euler bdf2 crank-nicolson", time_schemes), OPTN("start", seconds),
-      REQN("end", seconds), REQN("step", seconds), OPT("output-every", PF_INTEGER)}},
-    {"femto/solver", "newton? linear?", {{0}}},
+     {ENUM("scheme", "backward-euler bdf2 crank-nicolson", time_schemes, TimeSettings, scheme, TIME_BACKWARD_EULER),
+      NUM("start", TimeSettings, start, .quantity = &seconds),
+      NUM("end", TimeSettings, end, .required = 1, .quantity = &seconds),
+      NUM("step", TimeSettings, step, .required = 1, .quantity = &seconds, .range = &time_step),
+      INT("output-every", TimeSettings, output_every, .range = &output_every, .dflt = 1)},
+     RECORD(TimeSettings)},
+    {"femto/solver", "newton? linear?", {{0}}, BY_HAND},
     {"femto/solver/newton",
      "",
-     {OPT("rtol", PF_NUMBER), OPT("atol", PF_NUMBER), OPT("stol", PF_NUMBER), OPT("max-iterations", PF_INTEGER),
-      OPT("line-search", PF_BOOLEAN), OPT("load-steps", PF_INTEGER)}},
+     {NUM("rtol", SolverSettings, rtol, .range = &newton_rtol, .dflt = NEWTON_DEFAULT_RTOL),
+      NUM("atol", SolverSettings, atol, .range = &residual_norm),
+      NUM("stol", SolverSettings, stol, .range = &newton_stol, .dflt = NEWTON_DEFAULT_STOL),
+      INT("max-iterations", SolverSettings, max_iterations, .range = &newton_iterations,
+          .dflt = NEWTON_DEFAULT_MAX_ITERATIONS),
+      BOOL("line-search", SolverSettings, line_search, 1),
+      INT("load-steps", SolverSettings, load_steps, .range = &load_steps, .dflt = 1)},
+     IN_PROBLEM(solver)},
     {"femto/solver/linear",
      "",
-     {ENUM("type", "auto cg gmres bicgstab", krylovs),
-      ENUM("preconditioner", "multigrid jacobi chebyshev none", preconditioners), OPT("rtol", PF_NUMBER),
-      OPT("max-iterations", PF_INTEGER), OPT("restart", PF_INTEGER), OPT("smoothing-degree", PF_INTEGER),
-      OPT("levels", PF_INTEGER), ENUM("coarse-solver", "auto boomeramg cudss", coarse_solvers),
-      OPT("coarse-cycles", PF_INTEGER)}},
-    {"femto/output", "vtu? hdf5? fields? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)}},
+     {ENUM("type", "auto cg gmres bicgstab", krylovs, SolverSettings, krylov, KRYLOV_AUTO),
+      ENUM("preconditioner", "multigrid jacobi chebyshev none", preconditioners, SolverSettings, precond,
+           PRECOND_MULTIGRID),
+      NUM("rtol", SolverSettings, linear_rtol, .range = &krylov_rtol, .dflt = 1e-8),
+      INT("max-iterations", SolverSettings, linear_max_iterations, .range = &krylov_iterations, .dflt = 2000),
+      INT("restart", SolverSettings, restart, .range = &gmres_restart, .dflt = 50),
+      INT("smoothing-degree", SolverSettings, smoothing_degree, .range = &smoothing_degree, .dflt = 3),
+      INT("levels", SolverSettings, mg_levels, .range = &mg_levels),
+      ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
+      INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3)},
+     IN_PROBLEM(solver)},
+    {"femto/output", "vtu? hdf5? fields? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)}, BY_HAND},
     {"femto/output/vtu",
      "",
-     {OPT("enabled", PF_BOOLEAN), OPT("compress", PF_BOOLEAN), OPT("subdivide", PF_BOOLEAN)}},
-    {"femto/output/hdf5", "", {OPT("enabled", PF_BOOLEAN)}},
+     {BOOL("enabled", OutputSettings, vtu, 1), BOOL("compress", OutputSettings, vtu_compress, 1),
+      BOOL("subdivide", OutputSettings, vtu_subdivide, 0)},
+     IN_PROBLEM(output)},
+    {"femto/output/hdf5", "", {BOOL("enabled", OutputSettings, hdf5, 1)}, IN_PROBLEM(output)},
     {"femto/output/probe",
      "",
-     {REQ("name", PF_NAME), REQ("x", PF_NUMBER), OPT("y", PF_NUMBER), OPT("z", PF_NUMBER)}},
+     {REQ("name", PF_NAME), NUM("x", OutputProbe, x[0], .required = 1), NUM("y", OutputProbe, x[1]),
+      NUM("z", OutputProbe, x[2])},
+     RECORD(OutputProbe)},
     {"femto/output/fields",
      "",
-     {OPT("flux", PF_BOOLEAN), OPT("stress", PF_BOOLEAN), OPT("strain-energy", PF_BOOLEAN)}},
+     {BOOL("flux", OutputSettings, flux, 1), BOOL("stress", OutputSettings, stress, 1),
+      BOOL("strain-energy", OutputSettings, strain_energy, 1)},
+     IN_PROBLEM(output)},
     {"femto/device",
      "",
-     {ENUM("type", "auto cpu cuda", devices), ENUM("assembly", "gather atomic", assemblies),
-      OPT("threads", PF_INTEGER)}},
+     {ENUM("type", "auto cpu cuda", devices, DeviceSettings, kind, DEVICE_AUTO),
+      ENUM("assembly", "gather atomic", assemblies, DeviceSettings, assembly, ASSEMBLY_GATHER),
+      INT("threads", DeviceSettings, threads, .range = &thread_count)},
+     IN_PROBLEM(device)},
+};
+
+/* Read by hand, each for a reason: names are looked up in the mesh later, paths are resolved against the
+ * problem file's directory, coefficients and table points go into arrays whose length the file decides. */
+const char *const problem_format_structural[] = {
+    "femto/mesh@file",
+    "femto/heat/material@region",
+    "femto/heat/material/conductivity/polynomial@coefficients",
+    "femto/heat/material/conductivity/table/point@temperature",
+    "femto/heat/material/conductivity/table/point@value",
+    "femto/heat/temperature@boundary",
+    "femto/heat/flux@boundary",
+    "femto/heat/convection@boundary",
+    "femto/heat/radiation@boundary",
+    "femto/elasticity/material@region",
+    "femto/elasticity/fixed@boundary",
+    "femto/elasticity/displacement@boundary",
+    "femto/elasticity/traction@boundary",
+    "femto/elasticity/pressure@boundary",
+    "femto/output@directory",
+    "femto/output@basename",
+    "femto/output/probe@name",
+    NULL,
 };
 
 const int problem_format_count = (int)(sizeof problem_format / sizeof problem_format[0]);
+
+/* ---- Defaults */
+
+static void store_own_defaults(const ProblemElementSpec *spec, void *base) {
+    for (const ProblemAttrSpec *a = spec->attrs; a->name; a++) {
+        if (!a->stored) continue;
+        char *p = (char *)base + a->offset;
+        if (a->type == PF_NUMBER)
+            *(double *)(void *)p = a->dflt;
+        else if (a->type == PF_NAME || a->type == PF_STRING)
+            p[0] = '\0';
+        else
+            *(int *)(void *)p = (int)a->dflt;
+    }
+}
+
+/* Whether `spec` and each of its ancestors below the first `root_len` bytes of its path store into their
+ * parent's struct. */
+static int stores_into(const ProblemElementSpec *spec, size_t root_len) {
+    char path[256];
+    snprintf(path, sizeof path, "%s", spec->path);
+    for (size_t n = strlen(path); n > root_len; n = strlen(path)) {
+        const ProblemElementSpec *s = problem_format_find(path);
+        if (!s || s->dest != PF_DEST_PARENT) return 0;
+        *strrchr(path, '/') = '\0';
+    }
+    return 1;
+}
+
+void problem_format_store_defaults(const ProblemElementSpec *spec, void *base) {
+    store_own_defaults(spec, base);
+    size_t n = strlen(spec->path);
+    for (int i = 0; i < problem_format_count; i++) {
+        const ProblemElementSpec *s = &problem_format[i];
+        if (strncmp(s->path, spec->path, n) == 0 && s->path[n] == '/' && stores_into(s, n))
+            store_own_defaults(s, base);
+    }
+}
+
+void problem_format_defaults(Problem *pb) {
+    for (int i = 0; i < problem_format_count; i++)
+        if (problem_format[i].dest == PF_DEST_PROBLEM)
+            problem_format_store_defaults(&problem_format[i], (char *)pb + problem_format[i].offset);
+}
+
+/* ---- Physics sections */
+
+unsigned problem_format_physics_bit(const ProblemElementSpec *spec) {
+    unsigned bit = 1;
+    for (int i = 0; i < problem_format_count && &problem_format[i] != spec; i++)
+        if (problem_format[i].physics) bit <<= 1;
+    return spec->physics ? bit : 0u;
+}
+
+void problem_format_physics_names(char *out, size_t cap) {
+    const char *names[32];
+    int n = 0;
+    for (int i = 0; i < problem_format_count && n < 32; i++)
+        if (problem_format[i].physics) names[n++] = strrchr(problem_format[i].path, '/') + 1;
+    size_t k = (size_t)snprintf(out, cap, n == 2 ? "neither" : n == 1 ? "no" : "none of");
+    for (int i = 0; i < n; i++) {
+        const char *sep = i == 0 ? " " : n == 2 ? " nor " : i == n - 1 ? " or " : ", ";
+        k += (size_t)snprintf(out + k, k < cap ? cap - k : 0, "%s<%s>", sep, names[i]);
+    }
+}
+
+int problem_has_physics(const Problem *pb, const char *name) {
+    char path[PROBLEM_NAME_MAX + 8];
+    snprintf(path, sizeof path, "femto/%s", name);
+    const ProblemElementSpec *spec = problem_format_find(path);
+    return spec && (pb->physics & problem_format_physics_bit(spec)) != 0;
+}
 
 const ProblemElementSpec *problem_format_find(const char *path) {
     for (int i = 0; i < problem_format_count; i++)

@@ -1,6 +1,7 @@
 /* The <heat> section: materials (with constant, polynomial or tabulated conductivity, optionally
- * anisotropic), boundary conditions and the initial temperature. Temperatures are absolute (kelvin), so none
- * may be negative.
+ * anisotropic), boundary conditions and the initial temperature. The format table reads and range-checks
+ * every value; this reader adds the checks across values (one conductivity law, a table's increasing
+ * temperatures, a positive definite anisotropy, conditions that clash on one boundary).
  *
  * Boundary conditions on the same boundary: flux, convection and radiation add up, so they may be combined,
  * but each at most once; a fixed temperature leaves no room for any other condition on its boundary. */
@@ -19,14 +20,6 @@ static int read_table(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
         double T, k;
         FEM_TRY(problem_get_number(d, p, "temperature", 0.0, &T));
         FEM_TRY(problem_get_number(d, p, "value", 0.0, &k));
-        if (T < 0)
-            return problem_range_error(d, p, "temperature",
-                                       "an absolute temperature cannot be negative; expected "
-                                       "temperature >= 0 [K]");
-        if (!(k > 0))
-            return problem_range_error(d, p, "value",
-                                       "heat cannot flow through a material whose conductivity is not "
-                                       "positive; expected value > 0 [W/(m K)]");
         if (prev && !(T > m->k_T[m->k_npoints - 1]))
             return problem_range_error(d, p, "temperature",
                                        "not above the previous point's %g K (line %d); expected "
@@ -50,9 +43,7 @@ static int read_table(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
 }
 
 static int read_anisotropy(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
-    static const char *names[6] = {"xx", "yy", "zz", "xy", "yz", "xz"};
-    for (int i = 0; i < 6; i++)
-        FEM_TRY(problem_get_number(d, node, names[i], i < 3 ? 1.0 : 0.0, &m->k_tensor[i]));
+    FEM_TRY(problem_read_values(d, node, m));
     const double *t = m->k_tensor;
     /* Sylvester's criterion on [[xx xy xz] [xy yy yz] [xz yz zz]] */
     double m1 = t[0], m2 = t[0] * t[1] - t[3] * t[3];
@@ -84,11 +75,7 @@ static int read_conductivity(const ProblemDoc *d, xmlNode *node, HeatMaterial *m
         law = c;
         if (problem_is(c, "constant")) {
             m->k_kind = CONDUCTIVITY_CONSTANT;
-            FEM_TRY(problem_get_number(d, c, "value", 0.0, &m->k));
-            if (!(m->k > 0))
-                return problem_range_error(d, c, "value",
-                                           "heat cannot flow through a material whose conductivity is "
-                                           "not positive; expected value > 0 [W/(m K)]");
+            FEM_TRY(problem_read_values(d, c, m));
         } else if (problem_is(c, "polynomial")) {
             m->k_kind = CONDUCTIVITY_POLYNOMIAL;
             FEM_TRY(problem_get_numbers(d, c, "coefficients", m->k_coef, PROBLEM_TABLE_MAX, &m->k_ncoef));
@@ -106,24 +93,8 @@ static int read_conductivity(const ProblemDoc *d, xmlNode *node, HeatMaterial *m
 static int read_material(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
     m->at.line = problem_line(d, node);
     FEM_TRY(problem_get_string(d, node, "region", "", m->region, sizeof m->region));
-    FEM_TRY(problem_get_number(d, node, "conductivity", 0.0, &m->k));
-    FEM_TRY(problem_get_number(d, node, "density", 0.0, &m->density));
-    FEM_TRY(problem_get_number(d, node, "specific-heat", 0.0, &m->specific_heat));
-    FEM_TRY(problem_get_number(d, node, "source", 0.0, &m->source));
+    FEM_TRY(problem_read_values(d, node, m));
     m->k_kind = CONDUCTIVITY_CONSTANT;
-    m->k_tensor[0] = m->k_tensor[1] = m->k_tensor[2] = 1.0;
-    if (problem_has(node, "conductivity") && !(m->k > 0))
-        return problem_range_error(d, node, "conductivity",
-                                   "heat cannot flow through a material whose conductivity "
-                                   "is not positive; expected conductivity > 0 [W/(m K)]");
-    if (m->density < 0)
-        return problem_range_error(d, node, "density",
-                                   "a mass density cannot be negative; expected density >= 0 "
-                                   "[kg/m^3]");
-    if (m->specific_heat < 0)
-        return problem_range_error(d, node, "specific-heat",
-                                   "a heat capacity cannot be negative; expected "
-                                   "specific-heat >= 0 [J/(kg K)]");
     xmlNode *element = problem_first_child(node); /* the table allows only <conductivity> here */
     if (element && problem_has(node, "conductivity"))
         return problem_node_error(d, element,
@@ -139,52 +110,19 @@ static int read_material(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
     return FEM_OK;
 }
 
+/* The element of each HeatBcKind. */
+static const char *const bc_elements[] = {"?", "temperature", "flux", "convection", "radiation"};
+
+static const char *bc_element(HeatBcKind kind) {
+    return bc_elements[kind];
+}
+
 static int read_bc(const ProblemDoc *d, xmlNode *node, HeatBc *bc) {
     bc->at.line = problem_line(d, node);
     FEM_TRY(problem_get_string(d, node, "boundary", "", bc->boundary, sizeof bc->boundary));
-    const char *tk = "an absolute temperature cannot be negative; expected %s >= 0 [K]";
-    if (problem_is(node, "temperature")) {
-        bc->kind = HEAT_BC_TEMPERATURE;
-        FEM_TRY(problem_get_number(d, node, "value", 0.0, &bc->value));
-        if (bc->value < 0) return problem_range_error(d, node, "value", tk, "value");
-    } else if (problem_is(node, "flux")) {
-        bc->kind = HEAT_BC_FLUX;
-        FEM_TRY(problem_get_number(d, node, "value", 0.0, &bc->value));
-    } else if (problem_is(node, "convection")) {
-        bc->kind = HEAT_BC_CONVECTION;
-        FEM_TRY(problem_get_number(d, node, "h", 0.0, &bc->h));
-        FEM_TRY(problem_get_number(d, node, "ambient", 0.0, &bc->ambient));
-        if (bc->h < 0)
-            return problem_range_error(d, node, "h",
-                                       "a negative heat transfer coefficient would pump heat against "
-                                       "the temperature difference; expected h >= 0 [W/(m^2 K)]");
-        if (bc->ambient < 0) return problem_range_error(d, node, "ambient", tk, "ambient");
-    } else {
-        bc->kind = HEAT_BC_RADIATION;
-        FEM_TRY(problem_get_number(d, node, "emissivity", 0.0, &bc->emissivity));
-        FEM_TRY(problem_get_number(d, node, "ambient", 0.0, &bc->ambient));
-        if (!(bc->emissivity > 0 && bc->emissivity <= 1))
-            return problem_range_error(d, node, "emissivity",
-                                       "a surface emits a positive fraction of what a black "
-                                       "body emits, and at most all of it; expected "
-                                       "0 < emissivity <= 1");
-        if (bc->ambient < 0) return problem_range_error(d, node, "ambient", tk, "ambient");
-    }
-    return FEM_OK;
-}
-
-static const char *bc_element(HeatBcKind kind) {
-    switch (kind) {
-    case HEAT_BC_TEMPERATURE:
-        return "temperature";
-    case HEAT_BC_FLUX:
-        return "flux";
-    case HEAT_BC_CONVECTION:
-        return "convection";
-    case HEAT_BC_RADIATION:
-        return "radiation";
-    }
-    return "?";
+    for (int k = HEAT_BC_TEMPERATURE; k <= HEAT_BC_RADIATION; k++)
+        if (problem_is(node, bc_elements[k])) bc->kind = (HeatBcKind)k;
+    return problem_read_values(d, node, bc);
 }
 
 /* The new condition bcs[n] against those before it. */
@@ -224,11 +162,7 @@ int problem_read_heat(const ProblemDoc *d, xmlNode *node, Problem *pb) {
     for (xmlNode *c = problem_first_child(node); c; c = problem_next_child(c)) {
         if (problem_is(c, "initial")) {
             h->initial_at.line = problem_line(d, c);
-            FEM_TRY(problem_get_number(d, c, "temperature", h->initial_temperature, &h->initial_temperature));
-            if (h->initial_temperature < 0)
-                return problem_range_error(d, c, "temperature",
-                                           "an absolute temperature cannot be negative; expected "
-                                           "temperature >= 0 [K]");
+            FEM_TRY(problem_read_values(d, c, pb));
         } else if (problem_is(c, "material")) {
             HeatMaterial *m = &h->materials[h->nmaterials];
             FEM_TRY(read_material(d, c, m));

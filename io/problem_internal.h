@@ -2,12 +2,15 @@
  *
  * The reader works in four stages: problem_xml.c parses the text safely and validates it against the embedded
  * schema; problem_format.c checks the document against femto's table of elements and attributes (which names
- * are allowed where, which are required, what type each value has) and reads typed values; the section files
- * (problem_heat.c, problem_elasticity.c, problem_settings.c) turn the tree into a Problem and check ranges.
+ * are allowed where, which are required, what type each value has); problem_read_values() then reads, checks
+ * (largest magnitude, range), defaults and stores every number, integer, boolean and enumeration through the
+ * table's rows; the section files (problem_heat.c, problem_elasticity.c, problem_settings.c) add names, paths
+ * and the checks that involve more than one value, and problem_sections.c reads whole physics sections that
+ * the table describes alone.
  *
  * The table exists because a schema validator can say that something is wrong but not what would have been
- * right: the table lets every message list the valid names. tests/problem proves that the table and
- * io/problem.xsd describe the same elements and attributes. */
+ * right: the table lets every message list the valid names and give the reason for a range. tests/problem
+ * proves that the table and io/problem.xsd describe the same elements, attributes, types and ranges. */
 #ifndef FEMTO_PROBLEM_INTERNAL_H
 #define FEMTO_PROBLEM_INTERNAL_H
 
@@ -31,36 +34,75 @@ typedef enum {
 
 enum { PROBLEM_MAX_ATTRS = 10 };
 
-/* The largest magnitude a physical quantity may have. A value beyond every real material and load is a units
- * slip or a typo (young="2.1e21" for 2.1e11), and values far beyond them overflow: the solver's norms square
- * the residual, which passes the largest double (1.8e308) once its entries pass 1.3e154, and products such as
- * E times a strain or rho c / dt get there sooner. Each bound sits orders of magnitude above the largest real
- * value (named in `why`) and as far below overflow, so a legitimate problem never meets one. */
+/* A physical quantity: its unit, and the largest magnitude a value may have. A value beyond every real
+ * material and load is a units slip or a typo (young="2.1e21" for 2.1e11), and values far beyond them
+ * overflow: the solver's norms square the residual, which passes the largest double (1.8e308) once its
+ * entries pass 1.3e154, and products such as E times a strain or rho c / dt get there sooner. Each bound sits
+ * orders of magnitude above the largest real value (named in `why`) and as far below overflow, so a
+ * legitimate problem never meets one. */
 typedef struct {
-    double max;
+    double max;       /* the largest magnitude accepted; 0: no bound beyond the value's range */
     const char *unit; /* "Pa"; "" for a ratio */
-    const char
-        *why; /* the real-world extreme, for the message: "diamond, the stiffest solid, has 1.2e12 Pa" */
-} ProblemBound;
+    const char *why;  /* the real-world extreme, for the message: "diamond, the stiffest solid, ..." */
+} ProblemQuantity;
+
+/* One end of a range. */
+typedef enum { PF_OPEN = 0, PF_INCLUSIVE, PF_EXCLUSIVE } ProblemEnd;
+
+/* The values a number or integer may take, and the sentence that refuses any other: "WHY; expected EXPECT",
+ * where EXPECT is "lo <= name < hi [unit]" (or the one-sided form) built from the bounds, unless the range
+ * words it itself. The bounds are those of the attribute's type in io/problem.xsd (tests/problem checks). */
+typedef struct {
+    ProblemEnd lo, hi;
+    double min, max;
+    const char *why; /* the physical or numerical reason; NULL: the message says only what is expected */
+    const char *why_above; /* the reason for a value above max, when it differs from why */
+    const char *expect;    /* the expected values in words, replacing the inequality ("order 1 or 2") */
+    const char *hint;      /* appended in parentheses after the inequality ("0 keeps the .geo's own sizes") */
+} ProblemRange;
 
 typedef struct {
     const char *name;
     ProblemAttrType type;
     int required;
-    const char *choices;       /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
-    const int *choice_values;  /* PF_ENUM: the C enum value of each word */
-    const ProblemBound *bound; /* PF_NUMBER: the largest magnitude accepted, or NULL for none */
+    const char *choices;      /* PF_ENUM: the allowed words, separated by spaces, in documentation order */
+    const int *choice_values; /* PF_ENUM: the C enum value of each word */
+    const ProblemQuantity *quantity; /* PF_NUMBER: unit and largest magnitude, or NULL */
+    const ProblemRange *range;       /* PF_NUMBER, PF_INTEGER: the values allowed, or NULL for any */
+    double dflt;                     /* the value when the attribute is absent (enums: the C value) */
+    int stored;                      /* 1: read into its element's destination at `offset` */
+    size_t offset;                   /* double (numbers), int (integers, booleans, enums, components) or
+                                      * char[PROBLEM_NAME_MAX] (names) */
 } ProblemAttrSpec;
+
+/* Where an element's stored attributes go. */
+typedef enum {
+    PF_DEST_NONE = 0, /* nothing stored: the section reader reads it by hand */
+    PF_DEST_PROBLEM, /* a struct at `offset` in Problem (settings: defaults apply even without the element) */
+    PF_DEST_RECORD,  /* a struct the reader provides (a material, a boundary condition); `size` bytes */
+    PF_DEST_PARENT,  /* the struct of its parent element */
+    PF_DEST_SECTION, /* a physics section read by the table alone (Problem.sections): `size` bytes of its own
+                      * attributes, and its children as arrays of records */
+} ProblemDest;
 
 typedef struct {
     const char *path;     /* "femto/heat/material": element names from the root */
     const char *children; /* "material+ temperature* initial?": a name and how often: ! one, ? at most one,
                            * * any number, + at least one; in the order messages list them */
     ProblemAttrSpec attrs[PROBLEM_MAX_ATTRS]; /* in the order messages list them; ends at name == NULL */
+    ProblemDest dest;
+    size_t offset; /* PF_DEST_PROBLEM: where the struct is in Problem */
+    size_t size;   /* PF_DEST_RECORD, PF_DEST_SECTION: the struct's size */
+    int physics;   /* 1: a physics section; its bit in Problem.physics follows the table's order */
 } ProblemElementSpec;
 
 extern const ProblemElementSpec problem_format[];
 extern const int problem_format_count;
+
+/* Attributes the table declares but stores nowhere, because a section reader reads them by hand (names that
+ * refer to the mesh, paths, lists); "element-path@attribute", NULL-terminated. Every other attribute is
+ * stored through the table. */
+extern const char *const problem_format_structural[];
 
 /* The spec of the element at `path`, or NULL; the spec of one of its attributes, or NULL. */
 const ProblemElementSpec *problem_format_find(const char *path);
@@ -120,6 +162,28 @@ int problem_get_string(const ProblemDoc *d, xmlNode *node, const char *attr, con
 xmlNode *problem_first_child(xmlNode *node);
 xmlNode *problem_next_child(xmlNode *node);
 int problem_is(xmlNode *node, const char *name);
+
+/* Reads every stored attribute of `node` into `dest` through the table: each given value is checked (form,
+ * largest magnitude, range) and stored, each absent one gets its default. Before that, the defaults of the
+ * element's PF_DEST_PARENT descendants are stored too, so a record is complete whichever children it has.
+ * dest: the Problem for a PF_DEST_PROBLEM element, else the record (its parent's for PF_DEST_PARENT). */
+int problem_read_values(const ProblemDoc *d, xmlNode *node, void *dest);
+
+/* Stores the defaults of spec's stored attributes, and of its PF_DEST_PARENT descendants', into `base`. */
+void problem_format_store_defaults(const ProblemElementSpec *spec, void *base);
+
+/* The bit of a physics section in Problem.physics (0 for any other element). */
+unsigned problem_format_physics_bit(const ProblemElementSpec *spec);
+
+/* Stores the default of every attribute of every PF_DEST_PROBLEM element (and its PF_DEST_PARENT
+ * descendants): the settings a file that omits an element gets. */
+void problem_format_defaults(Problem *pb);
+
+/* Reads a PF_DEST_SECTION element and its records into pb->sections (problem_sections.c). */
+int problem_read_section(const ProblemDoc *d, xmlNode *node, Problem *pb);
+
+/* "neither <heat> nor <elasticity>" (two), "none of <a>, <b> or <c>" (more): the physics sections. */
+void problem_format_physics_names(char *out, size_t cap);
 
 /* FEM_ERR_INTERNAL when an element or attribute was never read: the table and the reader disagree. */
 int problem_check_consumed(const ProblemDoc *d);

@@ -344,30 +344,68 @@ int problem_has(xmlNode *node, const char *attr) {
     return xmlHasNsProp(node, (const xmlChar *)attr, NULL) != NULL;
 }
 
+/* "1e+05" as "1e5", "1e-02" as "1e-2". */
+static void short_exponent(double v, char *out, size_t cap) {
+    snprintf(out, cap, "%.0e", v);
+    char *e = strchr(out, 'e') + 1, *digits = e + (*e == '-');
+    if (*e == '+') memmove(e, e + 1, strlen(e)), digits = e;
+    while (digits[0] == '0' && digits[1]) memmove(digits, digits + 1, strlen(digits));
+}
+
+/* The values a range allows, in words: its own, or "lo <= name < hi [unit] (hint)". */
+static void expected_values(const ProblemAttrSpec *spec, char *out, size_t cap) {
+    const ProblemRange *r = spec->range;
+    if (r->expect) {
+        snprintf(out, cap, "%s", r->expect);
+        return;
+    }
+    const char *lo = r->lo == PF_INCLUSIVE ? "<=" : "<", *hi = r->hi == PF_INCLUSIVE ? "<=" : "<";
+    const char *unit = spec->quantity ? spec->quantity->unit : "";
+    size_t n;
+    if (r->lo && r->hi)
+        n = (size_t)snprintf(out, cap, "%g %s %s %s %g", r->min, lo, spec->name, hi, r->max);
+    else if (r->lo)
+        n = (size_t)snprintf(out, cap, "%s %s %g", spec->name, r->lo == PF_INCLUSIVE ? ">=" : ">", r->min);
+    else
+        n = (size_t)snprintf(out, cap, "%s %s %g", spec->name, hi, r->max);
+    if (unit[0]) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, " [%s]", unit);
+    if (r->hint) snprintf(out + n, n < cap ? cap - n : 0, " (%s)", r->hint);
+}
+
+/* A given value against its quantity's largest magnitude and its range, with the table's reason. */
+static int check_range(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec *spec, double v) {
+    const ProblemQuantity *q = spec->quantity;
+    if (q && q->max > 0 && !(fabs(v) <= q->max)) {
+        char max[32];
+        short_exponent(q->max, max, sizeof max);
+        return problem_range_error(d, node, spec->name,
+                                   "beyond any real value (%s); expected |%s| <= %s%s%s%s", q->why,
+                                   spec->name, max, q->unit[0] ? " [" : "", q->unit, q->unit[0] ? "]" : "");
+    }
+    const ProblemRange *r = spec->range;
+    if (!r) return FEM_OK;
+    int below = (r->lo == PF_INCLUSIVE && !(v >= r->min)) || (r->lo == PF_EXCLUSIVE && !(v > r->min));
+    int above = (r->hi == PF_INCLUSIVE && !(v <= r->max)) || (r->hi == PF_EXCLUSIVE && !(v < r->max));
+    if (!below && !above) return FEM_OK;
+    char expected[512];
+    expected_values(spec, expected, sizeof expected);
+    const char *why = above && r->why_above ? r->why_above : r->why;
+    if (!why) return problem_range_error(d, node, spec->name, "expected %s", expected);
+    return problem_range_error(d, node, spec->name, "%s; expected %s", why, expected);
+}
+
 int problem_get_number(const ProblemDoc *d, xmlNode *node, const char *attr, double dflt, double *out) {
     const ProblemAttrSpec *spec;
     xmlChar *v;
     FEM_TRY(fetch(d, node, attr, PF_NUMBER, &spec, &v));
     *out = dflt;
-    int given = v != NULL;
-    if (v) {
-        const char *s;
-        size_t n;
-        trimmed((const char *)v, &s, &n);
-        parse_number(s, n, out);
-    }
+    if (!v) return FEM_OK;
+    const char *s;
+    size_t n;
+    trimmed((const char *)v, &s, &n);
+    parse_number(s, n, out);
     xmlFree(v);
-    const ProblemBound *b = spec->bound;
-    if (given && b && !(fabs(*out) <= b->max)) {
-        char max[32];
-        snprintf(max, sizeof max, "%.0e", b->max); /* "1e+05" as "1e5", "1e-02" as "1e-2" */
-        char *e = strchr(max, 'e') + 1, *digits = e + (*e == '-');
-        if (*e == '+') memmove(e, e + 1, strlen(e)), digits = e;
-        while (digits[0] == '0' && digits[1]) memmove(digits, digits + 1, strlen(digits));
-        return problem_range_error(d, node, attr, "beyond any real value (%s); expected |%s| <= %s%s%s%s",
-                                   b->why, attr, max, b->unit[0] ? " [" : "", b->unit, b->unit[0] ? "]" : "");
-    }
-    return FEM_OK;
+    return check_range(d, node, spec, *out);
 }
 
 int problem_get_numbers(const ProblemDoc *d, xmlNode *node, const char *attr, double *out, int cap,
@@ -397,14 +435,13 @@ int problem_get_integer(const ProblemDoc *d, xmlNode *node, const char *attr, in
     xmlChar *v;
     FEM_TRY(fetch(d, node, attr, PF_INTEGER, &spec, &v));
     *out = dflt;
-    if (v) {
-        const char *s;
-        size_t n;
-        trimmed((const char *)v, &s, &n);
-        parse_integer(s, n, out);
-    }
+    if (!v) return FEM_OK;
+    const char *s;
+    size_t n;
+    trimmed((const char *)v, &s, &n);
+    parse_integer(s, n, out);
     xmlFree(v);
-    return FEM_OK;
+    return check_range(d, node, spec, *out);
 }
 
 int problem_get_boolean(const ProblemDoc *d, xmlNode *node, const char *attr, int dflt, int *out) {
@@ -452,6 +489,44 @@ int problem_get_string(const ProblemDoc *d, xmlNode *node, const char *attr, con
     else if (out != dflt) /* the caller may pass the current value as the default */
         snprintf(out, cap, "%s", dflt);
     xmlFree(v);
+    return FEM_OK;
+}
+
+/* One stored attribute into its place in `base`. */
+static int read_stored(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec *a, char *base) {
+    void *p = base + a->offset;
+    switch (a->type) {
+    case PF_NUMBER:
+        return problem_get_number(d, node, a->name, a->dflt, p);
+    case PF_INTEGER:
+        return problem_get_integer(d, node, a->name, (int)a->dflt, p);
+    case PF_BOOLEAN:
+        return problem_get_boolean(d, node, a->name, (int)a->dflt, p);
+    case PF_ENUM:
+        return problem_get_enum(d, node, a->name, (int)a->dflt, p);
+    case PF_COMPONENTS:
+        return problem_get_components(d, node, a->name, (int)a->dflt, p);
+    case PF_NAME:
+        return problem_get_string(d, node, a->name, "", p, PROBLEM_NAME_MAX);
+    case PF_STRING:
+    case PF_NUMBERS:
+        break;
+    }
+    return fem_fail(FEM_ERR_INTERNAL,
+                    "femto bug: attribute '%s' of <%s> is a %s, which the table cannot store", a->name,
+                    (const char *)node->name, type_name(a->type));
+}
+
+int problem_read_values(const ProblemDoc *d, xmlNode *node, void *dest) {
+    char path[256];
+    node_path(node, path, sizeof path);
+    const ProblemElementSpec *spec = problem_format_find(path);
+    if (!spec || spec->dest == PF_DEST_NONE)
+        return fem_fail(FEM_ERR_INTERNAL, "femto bug: the format table stores nothing of <%s>", path);
+    char *base = (char *)dest + (spec->dest == PF_DEST_PROBLEM ? spec->offset : 0);
+    problem_format_store_defaults(spec, base);
+    for (const ProblemAttrSpec *a = spec->attrs; a->name; a++)
+        if (a->stored) FEM_TRY(read_stored(d, node, a, base));
     return FEM_OK;
 }
 

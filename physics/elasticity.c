@@ -293,7 +293,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
     FEM_TRY(check_temperature(md, T));
     double *all = malloc(sizeof(double) * 8 * (size_t)(sp->nnodes + 1));
     if (!all) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal stresses");
-    EvalField f = {sp, u, T, md->cell_tags, 0};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx);
     int status = eval_nodal(&f, &fn, 1, all);
     for (int64_t n = 0; n < sp->nnodes && !status; n++) {
@@ -307,7 +307,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
 
 int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    EvalField f = {sp, u, T, md->cell_tags, 0};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_energy_out, "elas_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, energy);
 }
@@ -342,7 +342,7 @@ static int applied_force(const Model *md, const Space *sp, const Vec *u, const E
         for (int k = 0; k < 3; k++) one->bc[0].t[k] = bc->value[k];
     else
         one->bc[0].p = bc->pressure;
-    EvalField f = {sp, u, NULL, NULL, 0};
+    EvalField f = {sp, u, NULL, NULL, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_load_out, "elas_load_out", 3, one);
     fn.qf.in[1] = (QfField){0};
     int status = eval_facets(&f, &fn, g, force);
@@ -370,7 +370,7 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
                                             : applied_force(md, sp, u, bc, g, f->force);
     }
     free(claimed);
-    EvalField f = {sp, u, NULL, md->cell_tags, 0};
+    EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
     fn.qf.in[1] = (QfField){0};
     if (!status) status = eval_cells(&f, &fn, NULL, body);

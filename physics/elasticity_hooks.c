@@ -144,7 +144,6 @@ const PhysicsType elasticity_type = {
     .field = "displacement",
     .unit = "m",
     .components = xyz,
-    .present = PHYSICS_ELASTICITY,
     .reads = elas_reads,
     .transient = elas_transient,
     .create = elasticity_model_create,

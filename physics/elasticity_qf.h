@@ -72,9 +72,8 @@ FEM_HD static inline double elas_dT(const ElasCtx *c, const ElasMaterial_ *m, do
 
 /* Cauchy stress sig (3 x 3) and, when W is not NULL, the strain-energy density 1/2 sigma : (eps - eps_th)
  * from the displacement gradient g (dim x dim, g[c * dim + b] = du_c/dx_b) and the thermal strain eth. */
-FEM_HD static inline void elas_linear_stress(const ElasCtx *c, const ElasMaterial_ *m, const double *g,
+FEM_HD static inline void elas_linear_stress(const ElasCtx *c, int d, const ElasMaterial_ *m, const double *g,
                                              double eth, double *sig, double *W) {
-    int d = c->dim;
     double eps[9] = {0};
     for (int a = 0; a < d; a++)
         for (int b = 0; b < d; b++) eps[a * 3 + b] = 0.5 * (g[a * d + b] + g[b * d + a]);
@@ -100,11 +99,11 @@ FEM_HD static inline void elas_linear_stress(const ElasCtx *c, const ElasMateria
 FEM_HD static inline void elas_linear_residual(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasMaterial_ *m = &c->mat[qf_tag(a, i)];
-    int d = c->dim;
+    int d = a->dim;
     double u[3], g[9], sig[9], s[3], f[9];
     qf_cell_in(a, i, u, g);
     double eth = m->alpha * elas_dT(c, m, a->aux ? a->aux[i] : 0.0);
-    elas_linear_stress(c, m, g, eth, sig, NULL);
+    elas_linear_stress(c, d, m, g, eth, sig, NULL);
     for (int p = 0; p < d; p++) {
         s[p] = -c->load * m->rho * c->gravity[p];
         for (int b = 0; b < d; b++) f[p * d + b] = sig[p * 3 + b];
@@ -115,10 +114,10 @@ FEM_HD static inline void elas_linear_residual(const QfArgs *a, int64_t i) {
 FEM_HD static inline void elas_linear_jacobian(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasMaterial_ *m = &c->mat[qf_tag(a, i)];
-    int d = c->dim;
+    int d = a->dim;
     double u[3], g[9], sig[9], s[3] = {0, 0, 0}, f[9];
     qf_cell_in(a, i, u, g);
-    elas_linear_stress(c, m, g, 0.0, sig, NULL);
+    elas_linear_stress(c, d, m, g, 0.0, sig, NULL);
     for (int p = 0; p < d; p++)
         for (int b = 0; b < d; b++) f[p * d + b] = sig[p * 3 + b];
     qf_cell_out(a, i, s, f);
@@ -195,9 +194,8 @@ FEM_HD static inline double elas_nh_plane_stress_h33(const ElasMaterial_ *m, dou
 
 /* H_e = F_e - I (3 x 3) of the displacement gradient g with the thermal stretch theta = 1 + tm1:
  * F_e = F / theta, so H_e = (H - tm1 I) / theta (plane strain: F_33 = 1). */
-FEM_HD static inline void elas_nh_he(const ElasCtx *c, const ElasMaterial_ *m, const double *g, double tm1,
-                                     double *He) {
-    int d = c->dim;
+FEM_HD static inline void elas_nh_he(const ElasCtx *c, int d, const ElasMaterial_ *m, const double *g,
+                                     double tm1, double *He) {
     double theta = 1.0 + tm1;
     for (int k = 0; k < 9; k++) He[k] = 0.0;
     for (int a = 0; a < d; a++)
@@ -210,10 +208,10 @@ FEM_HD static inline void elas_nh_he(const ElasCtx *c, const ElasMaterial_ *m, c
 }
 
 /* dP = theta dP_e(F_e)[X] for X with X_33 = 0 in 2D, condensed on dP_33 = 0 in plane stress. */
-FEM_HD static inline void elas_nh_dP(const ElasCtx *c, const ElasMaterial_ *m, const double *Finv, double lnJ,
-                                     double theta, const double *X, double *dP) {
+FEM_HD static inline void elas_nh_dP(const ElasCtx *c, int d, const ElasMaterial_ *m, const double *Finv,
+                                     double lnJ, double theta, const double *X, double *dP) {
     elas_nh_tangent(m, Finv, lnJ, X, dP);
-    if (c->dim == 2 && c->plane_stress) {
+    if (d == 2 && c->plane_stress) {
         double E33[9] = {0, 0, 0, 0, 0, 0, 0, 0, 1}, Z[9];
         elas_nh_tangent(m, Finv, lnJ, E33, Z);
         double x33 = -dP[8] / Z[8];
@@ -226,11 +224,11 @@ FEM_HD static inline void elas_nh_dP(const ElasCtx *c, const ElasMaterial_ *m, c
 FEM_HD static inline void elas_nh_residual(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasMaterial_ *m = &c->mat[qf_tag(a, i)];
-    int d = c->dim;
+    int d = a->dim;
     double u[3], g[9], He[9], Pe[9], Finv[9], s[3], f[9];
     qf_cell_in(a, i, u, g);
     double tm1 = m->alpha * elas_dT(c, m, a->aux ? a->aux[i] : 0.0), theta = 1.0 + tm1;
-    elas_nh_he(c, m, g, tm1, He);
+    elas_nh_he(c, d, m, g, tm1, He);
     elas_nh_piola(m, He, Pe, Finv);
     double *st = a->state + i * a->nstate;
     for (int k = 0; k < 9; k++) st[k] = He[k];
@@ -245,7 +243,7 @@ FEM_HD static inline void elas_nh_residual(const QfArgs *a, int64_t i) {
 FEM_HD static inline void elas_nh_jacobian(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasMaterial_ *m = &c->mat[qf_tag(a, i)];
-    int d = c->dim;
+    int d = a->dim;
     double u[3], g[9], X[9] = {0}, F[9], Finv[9], dP[9], s[3] = {0, 0, 0}, f[9];
     qf_cell_in(a, i, u, g);
     const double *st = a->state + i * a->nstate;
@@ -254,7 +252,7 @@ FEM_HD static inline void elas_nh_jacobian(const QfArgs *a, int64_t i) {
     double lnJ = log1p(elas_det1pm1(st));
     for (int p = 0; p < d; p++)
         for (int b = 0; b < d; b++) X[p * 3 + b] = g[p * d + b];
-    elas_nh_dP(c, m, Finv, lnJ, st[9], X, dP);
+    elas_nh_dP(c, d, m, Finv, lnJ, st[9], X, dP);
     for (int p = 0; p < d; p++)
         for (int b = 0; b < d; b++) f[p * d + b] = dP[p * 3 + b];
     qf_cell_out(a, i, s, f);
@@ -263,10 +261,10 @@ FEM_HD static inline void elas_nh_jacobian(const QfArgs *a, int64_t i) {
 /* Cauchy stress sig (3 x 3) and energy density per reference volume W of the neo-Hookean law:
  * sigma = J^-1 P F^T = J_e^-1 P_e F_e^T (P = theta^2 P_e, F = theta F_e, J = theta^3 J_e), W = theta^3
  * W(F_e). */
-FEM_HD static inline void elas_nh_stress(const ElasCtx *c, const ElasMaterial_ *m, const double *g,
+FEM_HD static inline void elas_nh_stress(const ElasCtx *c, int d, const ElasMaterial_ *m, const double *g,
                                          double tm1, double *sig, double *W) {
     double He[9], Pe[9], Finv[9];
-    elas_nh_he(c, m, g, tm1, He);
+    elas_nh_he(c, d, m, g, tm1, He);
     double lnJe = elas_nh_piola(m, He, Pe, Finv), Je = exp(lnJe);
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
@@ -288,7 +286,7 @@ FEM_HD static inline void elas_linear_facet_residual(const QfArgs *a, int64_t i)
     const ElasBc_ *bc = &c->bc[qf_tag(a, i)];
     const double *n = qf_facet_geo(a, i) + FGEO_N;
     double s[3];
-    for (int p = 0; p < c->dim; p++) s[p] = c->load * (bc->p * n[p] - bc->t[p]);
+    for (int p = 0; p < a->dim; p++) s[p] = c->load * (bc->p * n[p] - bc->t[p]);
     qf_facet_out(a, i, s);
 }
 
@@ -327,7 +325,7 @@ FEM_HD static inline void elas_nh_facet_residual(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasBc_ *bc = &c->bc[qf_tag(a, i)];
     const double *geo = qf_facet_geo(a, i);
-    int d = c->dim;
+    int d = a->dim;
     double *st = a->state + i * a->nstate, nda[3];
     elas_current_tangents(d, geo, a->du + i * d * (d - 1), st, st + 3);
     elas_area_vector(d, geo[FGEO_WS], st, st + 3, nda);
@@ -339,8 +337,8 @@ FEM_HD static inline void elas_nh_facet_jacobian(const QfArgs *a, int64_t i) {
     const ElasCtx *c = (const ElasCtx *)a->ctx;
     const ElasBc_ *bc = &c->bc[qf_tag(a, i)];
     const double *geo = qf_facet_geo(a, i), *st = a->state + i * a->nstate;
-    const double *du = a->du + i * c->dim * (c->dim - 1);
-    int d = c->dim, rd = d - 1;
+    int d = a->dim, rd = d - 1;
+    const double *du = a->du + i * d * rd;
     double dt1[3] = {0, 0, 0}, dt2[3] = {0, 0, 0}, x1[3], x2[3];
     for (int p = 0; p < d; p++) {
         dt1[p] = du[p * rd];
@@ -364,9 +362,9 @@ FEM_HD static inline void elas_point_stress(const ElasCtx *c, const ElasMaterial
                                             double Tfield, double *sig, double *W) {
     double dT = elas_dT(c, m, Tfield);
     if (c->model == ELAS_NEO_HOOKEAN)
-        elas_nh_stress(c, m, g, m->alpha * dT, sig, W);
+        elas_nh_stress(c, c->dim, m, g, m->alpha * dT, sig, W);
     else
-        elas_linear_stress(c, m, g, m->alpha * dT, sig, W);
+        elas_linear_stress(c, c->dim, m, g, m->alpha * dT, sig, W);
 }
 
 /* von Mises equivalent stress of sig (3 x 3) */

@@ -105,7 +105,6 @@ const PhysicsType heat_type = {
     .field = "temperature",
     .unit = "K",
     .components = NULL,
-    .present = PHYSICS_HEAT,
     .reads = heat_reads,
     .transient = heat_transient,
     .create = heat_model_create,

@@ -7,7 +7,9 @@
  *
  * Adding a physics: its q-functions (a *_qf.h header and entries in physics/qfunctions.h), its model and
  * these hooks (a .c file), one line in registry.c; and, outside physics/, its rows in the problem format's
- * table and its elements in the XSD. */
+ * table (io/problem_format.c) and its elements in the XSD. A section the table reads alone
+ * (PF_DEST_SECTION) reaches the physics through problem_section() and problem_records(), as records whose
+ * structs the physics declares: physics/reaction_diffusion.c is the example. */
 #ifndef FEMTO_PHYSICS_H
 #define FEMTO_PHYSICS_H
 
@@ -50,10 +52,9 @@ typedef struct {
 enum { PHYSICS_MAX_FIELDS = 8 };
 
 typedef struct {
-    const char *name;              /* "heat": the problem file's element and the run's messages */
+    const char *name;              /* "heat": the problem file's section (problem_has_physics) and messages */
     const char *field, *unit;      /* the unknown: "temperature", "K" */
     const char *const *components; /* names of a vector unknown's components; NULL: a scalar */
-    int present;                   /* PHYSICS_* bit of Problem.physics */
     /* the field of an earlier physics this problem reads (NULL: none) */
     const char *(*reads)(const Problem *pb);
     int (*transient)(const Problem *pb); /* time steps (else steady, in load steps when nonlinear) */

@@ -7,8 +7,12 @@
 
 #include "physics/elasticity_qf.h"
 #include "physics/heat_qf.h"
+#include "physics/reaction_diffusion_qf.h"
 
-#define FEMTO_QFUNCTIONS(X)                                                                                  \
+/* The operator's (residual and Jacobian, cells and facets), then the outputs' (fem/evaluate.h); a backend
+ * that specialises only the operator's instantiates the first list alone. */
+#define FEMTO_QFUNCTIONS(X) FEMTO_OPERATOR_QFUNCTIONS(X) FEMTO_OUTPUT_QFUNCTIONS(X)
+#define FEMTO_OPERATOR_QFUNCTIONS(X)                                                                         \
     X(heat_cell_residual)                                                                                    \
     X(heat_cell_jacobian)                                                                                    \
     X(heat_facet_residual)                                                                                   \
@@ -20,7 +24,8 @@
     X(elas_linear_facet_residual)                                                                            \
     X(elas_zero_facet_jacobian)                                                                              \
     X(elas_nh_facet_residual)                                                                                \
-    X(elas_nh_facet_jacobian)                                                                                \
+    X(elas_nh_facet_jacobian)
+#define FEMTO_OUTPUT_QFUNCTIONS(X)                                                                           \
     X(heat_flux_out)                                                                                         \
     X(heat_source_out)                                                                                       \
     X(heat_flow_out)                                                                                         \
@@ -28,7 +33,8 @@
     X(elas_energy_out)                                                                                       \
     X(elas_body_out)                                                                                         \
     X(elas_load_out)                                                                                         \
-    X(elas_gradient_out)
+    X(elas_gradient_out)                                                                                     \
+    X(rd_cell)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };

@@ -6,9 +6,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-extern const PhysicsType heat_type, elasticity_type;
+extern const PhysicsType heat_type, elasticity_type, reaction_diffusion_type;
 
-const PhysicsType *const physics_types[] = {&heat_type, &elasticity_type};
+const PhysicsType *const physics_types[] = {&heat_type, &elasticity_type, &reaction_diffusion_type};
 const int physics_ntypes = (int)(sizeof physics_types / sizeof physics_types[0]);
 
 void report_line(const Report *rep, const char *fmt, ...) {

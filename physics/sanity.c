@@ -56,7 +56,7 @@ int sanity_elasticity(const Space *sp, const Vec *u_dev, const double *u, int li
             nodal[i], x[0], x[1], x[2], size);
     int status = FEM_OK;
     if (linear) { /* the largest |du_i / dx_j| at every node, on the device that solved */
-        EvalField f = {sp, u_dev, NULL, NULL, 0};
+        EvalField f = {sp, u_dev, NULL, NULL, 0, NULL};
         OutputFn fn = {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0};
         status = eval_nodal(&f, &fn, 0, nodal);
     }

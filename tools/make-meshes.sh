@@ -14,3 +14,4 @@ mesh -3 cantilever/cantilever.geo -o cantilever/cantilever.msh
 mesh -3 cantilever-neohookean/beam.geo -o cantilever-neohookean/beam.msh
 mesh -2 -order 2 plate-hole-2d/plate.geo -o plate-hole-2d/plate.msh
 mesh -2 -order 2 cylinder-lame/cylinder.geo -o cylinder-lame/cylinder.msh
+mesh -2 reaction-strip/strip.geo -o reaction-strip/strip.msh

@@ -2,6 +2,7 @@
 #include "coarse.h"
 
 #include "boomeramg.h"
+#include "cholmod_coarse.h"
 #include "fem/error.h"
 
 #include <omp.h>
@@ -15,8 +16,8 @@ struct CoarseSolver {
     CoarseBackend be;
     double *hb, *hx; /* host copies of b and x: a host backend on a GPU device */
     CoarseStats st;
-    char why_not_cudss[200]; /* AUTO fell back to BoomerAMG: cuDSS's reason */
-    char description[512];
+    char why_not[400]; /* AUTO fell back: "instead of SOLVER: REASON" for each solver that failed */
+    char description[700];
 };
 
 static CoarseFactory cudss_factory;
@@ -26,7 +27,10 @@ void coarse_register_cudss(CoarseFactory factory) {
 }
 
 const char *coarse_type_name(CoarseType t) {
-    return t == COARSE_BOOMERAMG ? "BoomerAMG" : t == COARSE_CUDSS ? "cuDSS" : "auto";
+    return t == COARSE_BOOMERAMG ? "BoomerAMG"
+           : t == COARSE_CUDSS   ? "cuDSS"
+           : t == COARSE_CHOLMOD ? "CHOLMOD"
+                                 : "auto";
 }
 
 /* The options with every default filled in, or FEM_ERR_USAGE when they do not fit A. */
@@ -61,6 +65,14 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
                             dev->name);
         return cudss_factory(dev, A, o, be);
     }
+    if (type == COARSE_CHOLMOD) {
+#ifdef FEMTO_HAVE_CHOLMOD
+        return cholmod_coarse_create(A, be);
+#else
+        return fem_fail(FEM_ERR_USAGE, "the CHOLMOD coarse solver is not built in (femto was built without "
+                                       "SuiteSparse: on Debian, apt-get install libsuitesparse-dev)");
+#endif
+    }
 #ifdef FEMTO_HAVE_HYPRE
     return boomeramg_create(A, o, be);
 #else
@@ -70,24 +82,40 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
 #endif
 }
 
-/* AUTO: cuDSS on a CUDA device when registered; should it fail (a factor too large for the GPU, say),
- * BoomerAMG when built in, with cuDSS's reason kept for the description. */
+/* The solvers AUTO tries, best first: cuDSS on a CUDA device when registered; then on the host CHOLMOD for a
+ * matrix small enough to factorise (COARSE_DIRECT_MAX_ROWS), BoomerAMG otherwise; each built-in solver after
+ * the first is the fallback of the one before (a factor too large for the GPU, not enough host memory). */
+static int auto_candidates(const Device *dev, const CsrMatrix *A, CoarseType *list) {
+    int n = 0, hypre = 0, cholmod = 0;
+#ifdef FEMTO_HAVE_HYPRE
+    hypre = 1;
+#endif
+#ifdef FEMTO_HAVE_CHOLMOD
+    cholmod = 1;
+#endif
+    if (dev->kind == DEV_CUDA && cudss_factory) list[n++] = COARSE_CUDSS;
+    if (cholmod && (A->nrows <= COARSE_DIRECT_MAX_ROWS || !hypre)) list[n++] = COARSE_CHOLMOD;
+    if (hypre || n == 0) list[n++] = COARSE_BOOMERAMG; /* (n == 0: its "not built in" sentence) */
+    return n;
+}
+
+/* AUTO: the first candidate that sets up; the reasons of those that failed are kept for the description. */
 static int create_auto(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseSolver *cs) {
-    char *why = cs->why_not_cudss;
-    if (dev->kind == DEV_CUDA && cudss_factory) {
-        int status = create_backend(dev, A, o, COARSE_CUDSS, &cs->be);
+    CoarseType list[3];
+    int n = auto_candidates(dev, A, list), status = FEM_OK;
+    for (int i = 0; i < n; i++) {
+        status = create_backend(dev, A, o, list[i], &cs->be);
         if (!status) {
-            cs->st.type = COARSE_CUDSS;
+            cs->st.type = list[i];
             return FEM_OK;
         }
-#ifndef FEMTO_HAVE_HYPRE
-        return status;
-#endif
-        snprintf(why, sizeof cs->why_not_cudss, "%s", fem_last_error());
+        if (i == n - 1) break;
+        size_t len = strlen(cs->why_not);
+        snprintf(cs->why_not + len, sizeof cs->why_not - len, " instead of %s: %s", coarse_type_name(list[i]),
+                 fem_last_error());
         fem_clear_error();
     }
-    cs->st.type = COARSE_BOOMERAMG;
-    return create_backend(dev, A, o, COARSE_BOOMERAMG, &cs->be);
+    return status;
 }
 
 static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver *cs) {
@@ -101,9 +129,7 @@ static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
         FEM_TRY(create_backend(dev, A, &o, o.type, &cs->be));
     }
     cs->st.setup_seconds = omp_get_wtime() - t0;
-    const char *why = cs->why_not_cudss;
-    snprintf(cs->description, sizeof cs->description, "%s%s%s", cs->be.description,
-             why[0] ? " instead of cuDSS: " : "", why);
+    snprintf(cs->description, sizeof cs->description, "%s%s", cs->be.description, cs->why_not);
     if (!cs->be.device_vectors && dev->kind != DEV_CPU) {
         FEM_ALLOC(cs->hb, cs->n, "the coarse solver's host right-hand side");
         FEM_ALLOC(cs->hx, cs->n, "the coarse solver's host solution");

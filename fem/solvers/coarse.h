@@ -5,12 +5,14 @@
  * a library behind this interface:
  *   - hypre BoomerAMG (algebraic multigrid, on the host; MPI-ready): one symmetric V-cycle per application,
  *     with nodal coarsening and the rigid-body modes for elasticity;
- *   - NVIDIA cuDSS (sparse direct, on the GPU): Cholesky factorisation once, two triangular solves per
- *     application, every vector staying in GPU memory.
- * Each is built in when its library is found (FEMTO_HAVE_HYPRE, FEMTO_HAVE_CUDSS). fem/ never links CUDA:
- * gpu/ registers the cuDSS backend with coarse_register_cudss(), as it registers its Device.
+ *   - SuiteSparse CHOLMOD (sparse direct, on the host): Cholesky factorisation once, two triangular solves
+ *     per application; an exact coarse solve for matrices small enough to factorise;
+ *   - NVIDIA cuDSS (sparse direct, on the GPU): the same, every vector staying in GPU memory.
+ * Each is built in when its library is found (FEMTO_HAVE_HYPRE, FEMTO_HAVE_CHOLMOD, FEMTO_HAVE_CUDSS). fem/
+ * never links CUDA: gpu/ registers the cuDSS backend with coarse_register_cudss(), as it registers its
+ * Device.
  *
- * Dirichlet dofs may be eliminated by identity rows (and zero columns): both solvers handle them. */
+ * Dirichlet dofs may be eliminated by identity rows (and zero columns): every solver handles them. */
 #ifndef FEMTO_SOLVERS_COARSE_H
 #define FEMTO_SOLVERS_COARSE_H
 
@@ -19,7 +21,11 @@
 
 FEM_EXTERN_C_BEGIN
 
-typedef enum { COARSE_AUTO = 0, COARSE_BOOMERAMG = 1, COARSE_CUDSS = 2 } CoarseType;
+typedef enum { COARSE_AUTO = 0, COARSE_BOOMERAMG = 1, COARSE_CUDSS = 2, COARSE_CHOLMOD = 3 } CoarseType;
+
+/* COARSE_AUTO on the host (a CPU device, or a GPU without cuDSS): CHOLMOD up to this many rows, BoomerAMG
+ * above (docs/solvers.md has the measurements behind it). */
+#define COARSE_DIRECT_MAX_ROWS 200000
 
 /* BoomerAMG settings beyond the defaults (all zero: the defaults, which docs/solvers.md justifies). */
 typedef struct {
@@ -32,8 +38,10 @@ typedef struct {
 } CoarseAmgSettings;
 
 typedef struct {
-    CoarseType type; /* AUTO: cuDSS on a CUDA device when built in, else BoomerAMG */
-    int block_size;  /* unknowns per node, interleaved (dof = node * block_size + c); 0 or 1: scalar */
+    CoarseType
+        type;       /* AUTO: cuDSS on a CUDA device when built in, else CHOLMOD for a matrix of at most
+                       COARSE_DIRECT_MAX_ROWS rows, else BoomerAMG; a solver that fails hands over to the next */
+    int block_size; /* unknowns per node, interleaved (dof = node * block_size + c); 0 or 1: scalar */
     const double
         *coords; /* [nrows / block_size][3] node coordinates (host), for elasticity's rigid-body modes */
     int dim;     /* space dimension, 2 or 3 (0: block_size when it is 2 or 3, else 3) */
@@ -46,16 +54,19 @@ typedef struct CoarseSolver CoarseSolver;
 /* Sets up a solver for A (host CSR, square, symmetric positive definite) whose vectors live on dev. opt may
  * be NULL (defaults). A may be destroyed afterwards. A solver that is not built in, or no CUDA device for
  * cuDSS, is FEM_ERR_USAGE with one sentence saying what is missing; a library failure is FEM_ERR_DEVICE
- * (cuDSS) or FEM_ERR_SOLVER (BoomerAMG), out of memory FEM_ERR_INTERNAL or FEM_ERR_DEVICE (GPU memory). */
+ * (cuDSS) or FEM_ERR_SOLVER (BoomerAMG; CHOLMOD, e.g. a matrix that is not positive definite), out of memory
+ * FEM_ERR_INTERNAL or FEM_ERR_DEVICE (GPU memory). */
 int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver **out);
 
 /* x = M^-1 b (b, x: dev's memory, nrows entries; they must not overlap). M^-1 is symmetric positive definite,
- * so CG may use it as a preconditioner; it is A^-1 to rounding for cuDSS. BoomerAMG on a CUDA device
- * downloads b, cycles on the host and uploads x. */
+ * so CG may use it as a preconditioner; it is A^-1 to rounding for cuDSS and CHOLMOD. A host solver
+ * (BoomerAMG, CHOLMOD) on a CUDA device downloads b, solves on the host and uploads x. */
 int coarse_apply(CoarseSolver *cs, const double *b, double *x);
 
 /* One line for the run log, e.g. "BoomerAMG (HMIS, 7 levels, operator complexity 1.62, 3 functions, nodal,
- * 3 rotations as interpolation vectors)" or "cuDSS (Cholesky, nnz(L) = 1.2e8, 1.9 GB on the GPU)". */
+ * 3 rotations as interpolation vectors)", "CHOLMOD (supernodal Cholesky, METIS ordering, nnz(L) = 4.1e+06,
+ * 41 MB)" or "cuDSS (Cholesky, nnz(L) = 1.2e8, 1.9 GB on the GPU)"; a fallback says why ("... instead of
+ * cuDSS: REASON"). */
 const char *coarse_describe(const CoarseSolver *cs);
 
 typedef struct {
@@ -63,7 +74,7 @@ typedef struct {
     double setup_seconds;    /* coarse_create: the library's setup or factorisation */
     int applications;        /* coarse_apply calls */
     double apply_seconds;    /* their total time, transfers included */
-    double transfer_seconds; /* of which host <-> device copies (BoomerAMG on a CUDA device) */
+    double transfer_seconds; /* of which host <-> device copies (a host solver on a CUDA device) */
 } CoarseStats;
 void coarse_stats(const CoarseSolver *cs, CoarseStats *st);
 

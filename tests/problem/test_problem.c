@@ -4,6 +4,7 @@
  *                    stands for the absolute folder of FILE; stdout and stderr must stay silent meanwhile
  *   corpus DIR       every DIR/NAME.xml has a one-line NAME.expected and the reverse; at least 30 of them
  *   schema           io/problem.xsd agrees with femto's format table (test_problem_schema.c)
+ *   table            every attribute of the table is stored through it or listed as read by hand
  *   misc SCRATCH     missing and odd problem files, paths, libxml2 handlers restored, repeated reads
  *   docs MD OUTDIR   every complete example in docs/problem-file.md parses */
 #include "test_problem.h"
@@ -360,6 +361,8 @@ int main(int argc, char **argv) {
         failures = test_corpus(argv[2]);
     else if (strcmp(mode, "schema") == 0)
         failures = test_schema();
+    else if (strcmp(mode, "table") == 0)
+        failures = test_table();
     else if (strcmp(mode, "misc") == 0 && argc == 3)
         failures = test_misc(argv[2]);
     else if (strcmp(mode, "docs") == 0 && argc == 4)
@@ -367,7 +370,7 @@ int main(int argc, char **argv) {
     else {
         fprintf(
             stderr,
-            "usage: test_problem good FILE | bad FILE | corpus DIR | schema | misc SCRATCH | docs MD DIR\n");
+            "usage: test_problem good FILE | bad FILE | corpus DIR | schema | table | misc SCRATCH | docs MD DIR\n");
         return 2;
     }
     if (failures) fprintf(stderr, "%d check(s) failed\n", failures);

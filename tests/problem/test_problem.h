@@ -17,5 +17,6 @@ extern int test_failures;
 
 int test_good(const char *file);
 int test_schema(void);
+int test_table(void);
 
 #endif

@@ -1,7 +1,8 @@
 /* io/problem.xsd and femto's format table (io/problem_format.c) must describe the same file: the same
- * elements at the same places, the same attributes in the same order with the same required flags, types and
- * enumerations, and child multiplicities where the table is at least as strict as the schema (femto checks
- * counts the schema cannot express). A difference would mean messages listing the wrong names, or files the
+ * elements at the same places, the same attributes in the same order with the same required flags, types,
+ * enumerations and ranges (minInclusive/minExclusive/maxInclusive/maxExclusive against the row's range), and
+ * child multiplicities where the table is at least as strict as the schema (femto checks counts the schema
+ * cannot express). A difference would mean messages listing the wrong names, or files the
  * schema accepts and femto does not (or the reverse). This walks the schema text the library embeds. */
 #include "test_problem.h"
 
@@ -54,10 +55,25 @@ static xmlNode *global(const char *kind, const char *name) {
 typedef struct {
     ProblemAttrType type;
     char choices[256];
+    ProblemEnd lo, hi; /* the facets of the type and of the types it restricts */
+    double min, max;
 } XsdType;
+
+static void range_facet(xmlNode *f, XsdType *t) {
+    char v[256];
+    int is_min = is_xs(f, "minInclusive") || is_xs(f, "minExclusive");
+    int is_max = is_xs(f, "maxInclusive") || is_xs(f, "maxExclusive");
+    if (!is_min && !is_max) return;
+    ProblemEnd end = is_xs(f, "minInclusive") || is_xs(f, "maxInclusive") ? PF_INCLUSIVE : PF_EXCLUSIVE;
+    double x = atof(attr(f, "value", "0", v));
+    if (is_min) t->lo = end, t->min = x;
+    if (is_max) t->hi = end, t->max = x;
+}
 
 static int classify(const char *qname, XsdType *t) {
     t->choices[0] = '\0';
+    t->lo = t->hi = PF_OPEN;
+    t->min = t->max = 0.0;
     if (strcmp(qname, "xs:double") == 0) return t->type = PF_NUMBER, 1;
     if (strcmp(qname, "xs:int") == 0 || strcmp(qname, "xs:integer") == 0) return t->type = PF_INTEGER, 1;
     if (strcmp(qname, "xs:boolean") == 0) return t->type = PF_BOOLEAN, 1;
@@ -71,6 +87,7 @@ static int classify(const char *qname, XsdType *t) {
     if (!r || !classify(attr(r, "base", "", base), t)) return 0;
     size_t n = 0;
     for (xmlNode *f = r->children; f; f = f->next) {
+        range_facet(f, t);
         if (is_xs(f, "enumeration")) {
             t->type = PF_ENUM;
             n += (size_t)snprintf(t->choices + n, sizeof t->choices - n, "%s%s", n ? " " : "",
@@ -104,6 +121,26 @@ static xmlNode *element_type(xmlNode *decl) {
 
 static void compare_element(const char *path, xmlNode *ct);
 
+static const char *end_name(ProblemEnd e, int lower) {
+    return e == PF_OPEN        ? "none"
+           : e == PF_INCLUSIVE ? (lower ? "minInclusive" : "maxInclusive")
+                               : (lower ? "minExclusive" : "maxExclusive");
+}
+
+/* The row's range is the schema type's: the same ends, inclusive or exclusive alike, at the same values. */
+static void compare_range(const char *path, const ProblemAttrSpec *as, const XsdType *t) {
+    const ProblemRange *r = as->range;
+    ProblemEnd lo = r ? r->lo : PF_OPEN, hi = r ? r->hi : PF_OPEN;
+    if (r && as->type != PF_NUMBER && as->type != PF_INTEGER)
+        FAIL("%s@%s: the table gives a range to a value that is not a number", path, as->name);
+    if (lo != t->lo || (lo != PF_OPEN && r->min != t->min))
+        FAIL("%s@%s: lower bound %s %g in the schema, %s %g in the table", path, as->name, end_name(t->lo, 1),
+             t->min, end_name(lo, 1), r ? r->min : 0.0);
+    if (hi != t->hi || (hi != PF_OPEN && r->max != t->max))
+        FAIL("%s@%s: upper bound %s %g in the schema, %s %g in the table", path, as->name, end_name(t->hi, 0),
+             t->max, end_name(hi, 0), r ? r->max : 0.0);
+}
+
 static void compare_attributes(const char *path, const ProblemElementSpec *spec, xmlNode *ct) {
     int i = 0;
     for (xmlNode *a = ct->children; a; a = a->next) {
@@ -132,6 +169,7 @@ static void compare_attributes(const char *path, const ProblemElementSpec *spec,
             FAIL("%s@%s: the types differ (schema %d, table %d)", path, name, t.type, as->type);
         if (t.type == PF_ENUM && strcmp(t.choices, as->choices) != 0)
             FAIL("%s@%s: values '%s' in the schema, '%s' in the table", path, name, t.choices, as->choices);
+        compare_range(path, as, &t);
     }
     if (i < PROBLEM_MAX_ATTRS && spec->attrs[i].name)
         FAIL("%s: the table has attribute '%s', which the schema lacks", path, spec->attrs[i].name);
@@ -229,5 +267,69 @@ int test_schema(void) {
                  visited[i]);
     free(visited);
     xmlFreeDoc(doc);
+    return test_failures;
+}
+
+/* ---- The table on its own */
+
+static int structural(const char *path, const char *name) {
+    char key[600];
+    snprintf(key, sizeof key, "%s@%s", path, name);
+    for (const char *const *p = problem_format_structural; *p; p++)
+        if (strcmp(*p, key) == 0) return 1;
+    return 0;
+}
+
+static size_t stored_size(ProblemAttrType t) {
+    return t == PF_NUMBER ? sizeof(double) : t == PF_NAME ? (size_t)PROBLEM_NAME_MAX : sizeof(int);
+}
+
+/* Words replacing a range's inequality ("1 to 10") must name its bounds, so that they cannot drift apart. */
+static void check_words(const char *path, const ProblemAttrSpec *a) {
+    const ProblemRange *r = a->range;
+    if (!r || !r->expect) return;
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%g", r->min);
+    snprintf(hi, sizeof hi, "%g", r->max);
+    if ((r->lo && !strstr(r->expect, lo)) || (r->hi && !strstr(r->expect, hi)))
+        FAIL("%s@%s: the words '%s' do not name the range's bounds %s and %s", path, a->name, r->expect, lo,
+             hi);
+}
+
+/* Every attribute is either stored through the table (into an element that has a destination, inside the
+ * record's size where the table knows it) or on the documented list of attributes read by hand; the list
+ * names only attributes that exist and are not stored. */
+int test_table(void) {
+    int nstored = 0, nlisted = 0;
+    for (int i = 0; i < problem_format_count; i++) {
+        const ProblemElementSpec *e = &problem_format[i];
+        for (const ProblemAttrSpec *a = e->attrs; a->name; a++) {
+            check_words(e->path, a);
+            int listed = structural(e->path, a->name);
+            nlisted += listed;
+            if (!a->stored) {
+                if (!listed)
+                    FAIL("%s@%s: neither stored through the table nor listed as read by hand", e->path,
+                         a->name);
+                continue;
+            }
+            nstored++;
+            if (listed) FAIL("%s@%s: stored through the table, yet listed as read by hand", e->path, a->name);
+            if (e->dest == PF_DEST_NONE)
+                FAIL("%s@%s: stored, but <%s> has no destination", e->path, a->name, e->path);
+            if (a->type == PF_STRING || a->type == PF_NUMBERS)
+                FAIL("%s@%s: the table cannot store a value of this type", e->path, a->name);
+            int sized = e->dest == PF_DEST_RECORD || e->dest == PF_DEST_SECTION;
+            if (sized && a->offset + stored_size(a->type) > e->size)
+                FAIL("%s@%s: stored at byte %zu, beyond the record's %zu bytes", e->path, a->name, a->offset,
+                     e->size);
+        }
+    }
+    int n = 0;
+    while (problem_format_structural[n]) n++;
+    if (n != nlisted)
+        FAIL("%d entries of the list of attributes read by hand name no attribute of the table", n - nlisted);
+    printf("%d attributes stored through the table, %d read by hand\n", nstored, nlisted);
+    CHECK(nstored >= 60); /* every number, integer, boolean and enumeration of today's format */
     return test_failures;
 }

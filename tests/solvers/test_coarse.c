@@ -7,14 +7,19 @@
  *                           the rigid-body rotations).
  *   rbm N RATIO             on the beam, the default (nodal + rotations) takes at most RATIO times the
  *                           iterations of unknown-based (scalar) coarsening without the modes.
- *   symmetric               x.M^-1 y = y.M^-1 x to 1e-12 relative and x.M^-1 x > 0 for random x, y, on the
- *                           Poisson cube and the beam, 1 and 2 V-cycles.
- *   dirichlet               identity rows: M^-1 maps a vector that lives on the fixed dofs to itself (to
- * 1e-14), and CG leaves prescribed values there. errors                  what is missing or wrong is one
- * sentence and the documented status. gpu                     (CUDA device; else 77) cuDSS solves the beam to
- * 1e-10 relative residual, CG with it converges in 1 iteration, AUTO picks it; BoomerAMG on the GPU device
- * (host cycles) takes the CPU's iteration count. bench poisson|beam N [THETA AGG COARSEN UNKNOWN NO_RBM
- * CYCLES] prints assembly, setup and V-cycle times and the iterations (not a CTest test). */
+ *   symmetric SOLVER        x.M^-1 y = y.M^-1 x to 1e-12 relative and x.M^-1 x > 0 for random x, y, on the
+ *                           Poisson cube and the beam (BoomerAMG: 1 and 2 V-cycles); SOLVER
+ * boomeramg|cholmod. dirichlet SOLVER        identity rows: M^-1 maps a vector that lives on the fixed dofs
+ * to itself (to 1e-14), and CG leaves prescribed values there. direct                  CHOLMOD solves the
+ * Poisson cube and the beam with backward error <= 1e-15, and CG preconditioned by it converges in 1
+ * iteration. auto                    AUTO on the CPU: CHOLMOD up to COARSE_DIRECT_MAX_ROWS rows, BoomerAMG
+ * above. errors                  what is missing or wrong is one sentence and the documented status; a matrix
+ * that is not positive definite is CHOLMOD's sentence, and AUTO falls back to BoomerAMG. gpu cudss|boomeramg
+ * (CUDA device; else 77) cuDSS solves the beam to 1e-10 relative residual, CG with it converges in 1
+ * iteration, AUTO picks it; BoomerAMG on the GPU device (host cycles) takes the CPU's iteration count. bench
+ * poisson|beam N [THETA AGG COARSEN UNKNOWN NO_RBM CYCLES] and bench-direct poisson|beam N print the
+ *                           assembly, setup and application times and the iterations of BoomerAMG or CHOLMOD
+ *                           (not CTest tests). */
 #include "box_problem.h"
 #include "common/femto_test.h"
 #include "fem/error.h"
@@ -42,6 +47,20 @@ static double true_residual(const CsrMatrix *A, const double *b, const double *x
     CHECK_OK(csr_matvec(A, x, work));
     for (int64_t i = 0; i < A->nrows; i++) work[i] = b[i] - work[i];
     return sqrt(dot(A->nrows, work, work) / dot(A->nrows, b, b));
+}
+
+/* The normwise backward error of x: |b - A x|_inf / (|A|_inf |x|_inf + |b|_inf), what a backward stable solve
+ * keeps near the unit roundoff whatever the condition of A. */
+static double backward_error(const CsrMatrix *A, const double *b, const double *x, double *work) {
+    CHECK_OK(csr_matvec(A, x, work));
+    double r = 0, anorm = 0, xnorm = 0, bnorm = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        double row = 0;
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) row += fabs(A->vals[k]);
+        r = fmax(r, fabs(b[i] - work[i])), anorm = fmax(anorm, row);
+        xnorm = fmax(xnorm, fabs(x[i])), bnorm = fmax(bnorm, fabs(b[i]));
+    }
+    return r / (anorm * xnorm + bnorm);
 }
 
 /* Preconditioned CG on the host from x = 0 to |r| <= rtol |b| (at most 1000 iterations). */
@@ -98,8 +117,8 @@ static CoarseOptions options(const BoxProblem *p, CoarseType type) {
     return o;
 }
 
-/* BoomerAMG-CG on one problem; prints one line; returns the iterations. */
-static int amg_cg(Device *cpu, const BoxProblem *p, const CoarseOptions *o, const char *label) {
+/* CG preconditioned by a coarse solver on one problem; prints one line; returns the iterations. */
+static int coarse_cg(Device *cpu, const BoxProblem *p, const CoarseOptions *o, const char *label) {
     CoarseSolver *cs;
     double cpu0 = thread_seconds();
     CHECK_OK(coarse_create(cpu, &p->A, o, &cs));
@@ -109,11 +128,10 @@ static int amg_cg(Device *cpu, const BoxProblem *p, const CoarseOptions *o, cons
     CgRun run = pcg(&p->A, apply_host_timed, cs, p->b, x, 1e-8);
     CoarseStats st;
     coarse_stats(cs, &st);
-    printf(
-        "%-10s %9lld dofs: %3d iterations, true residual %.1e, setup %.3f s (%.3f s CPU), %.4f s per V-cycle "
-        "(%.4f s CPU); %s\n",
-        label, (long long)p->ndofs, run.iterations, run.relres, st.setup_seconds, setup_cpu,
-        st.apply_seconds / st.applications, apply_cpu_seconds / st.applications, coarse_describe(cs));
+    printf("%-10s %9lld dofs: %3d iterations, true residual %.1e, setup %.3f s (%.3f s CPU), %.4f s per "
+           "application (%.4f s CPU); %s\n",
+           label, (long long)p->ndofs, run.iterations, run.relres, st.setup_seconds, setup_cpu,
+           st.apply_seconds / st.applications, apply_cpu_seconds / st.applications, coarse_describe(cs));
     CHECK(run.relres < 2e-8, "%s: true relative residual %.2e after CG to 1e-8", label, run.relres);
     free(x);
     coarse_destroy(&cs);
@@ -130,7 +148,7 @@ static void test_scaling(Device *cpu, int beam, int maxits, int argc, char **arg
         CoarseOptions o = options(&p, COARSE_BOOMERAMG);
         char label[32];
         snprintf(label, sizeof label, "%s %d", beam ? "beam" : "poisson", n);
-        int its = amg_cg(cpu, &p, &o, label);
+        int its = coarse_cg(cpu, &p, &o, label);
         CHECK(its <= maxits, "%s: %d iterations, expected at most %d", label, its, maxits);
         CHECK(!prev || its <= 1.5 * prev, "%s: %d iterations after %d on the coarser mesh (more than 1.5x)",
               label, its, prev);
@@ -143,11 +161,11 @@ static void test_rbm(Device *cpu, int n, double ratio) {
     BoxProblem p;
     CHECK_OK(box_beam(n, &p));
     CoarseOptions o = options(&p, COARSE_BOOMERAMG);
-    int nodal = amg_cg(cpu, &p, &o, "nodal+rbm");
+    int nodal = coarse_cg(cpu, &p, &o, "nodal+rbm");
     o.amg.no_rigid_body_modes = 1;
-    int plain = amg_cg(cpu, &p, &o, "nodal");
+    int plain = coarse_cg(cpu, &p, &o, "nodal");
     o.amg.unknown_based = 1;
-    int scalar = amg_cg(cpu, &p, &o, "unknown");
+    int scalar = coarse_cg(cpu, &p, &o, "unknown");
     printf("nodal coarsening with the rotations: %d iterations; nodal without: %d; unknown-based: %d\n",
            nodal, plain, scalar);
     CHECK(nodal <= ratio * scalar,
@@ -157,8 +175,8 @@ static void test_rbm(Device *cpu, int n, double ratio) {
 }
 
 /* x.M^-1 y against y.M^-1 x for random x, y, and x.M^-1 x > 0. */
-static void check_symmetric(Device *cpu, const BoxProblem *p, int cycles) {
-    CoarseOptions o = options(p, COARSE_BOOMERAMG);
+static void check_symmetric(Device *cpu, const BoxProblem *p, CoarseType type, int cycles) {
+    CoarseOptions o = options(p, type);
     o.cycles = cycles;
     CoarseSolver *cs;
     CHECK_OK(coarse_create(cpu, &p->A, &o, &cs));
@@ -182,16 +200,14 @@ static void check_symmetric(Device *cpu, const BoxProblem *p, int cycles) {
     coarse_destroy(&cs);
 }
 
-static void test_symmetric(Device *cpu) {
-    BoxProblem p;
-    CHECK_OK(box_poisson(12, &p));
-    check_symmetric(cpu, &p, 1);
-    check_symmetric(cpu, &p, 2);
-    box_destroy(&p);
-    CHECK_OK(box_beam(4, &p));
-    check_symmetric(cpu, &p, 1);
-    check_symmetric(cpu, &p, 2);
-    box_destroy(&p);
+static void test_symmetric(Device *cpu, CoarseType type) {
+    for (int beam = 0; beam < 2; beam++) {
+        BoxProblem p;
+        CHECK_OK(beam ? box_beam(4, &p) : box_poisson(12, &p));
+        check_symmetric(cpu, &p, type, 1);
+        if (type == COARSE_BOOMERAMG) check_symmetric(cpu, &p, type, 2);
+        box_destroy(&p);
+    }
 }
 
 /* On every fixed dof the result of M^-1 (or of a solve) must be the right-hand side itself. */
@@ -203,11 +219,11 @@ static void check_fixed_rows(const BoxProblem *p, const double *rhs, const doubl
     CHECK(worst <= tol, "%s: a fixed dof differs from its prescribed value by %.2e", what, worst);
 }
 
-static void test_dirichlet(Device *cpu) {
+static void test_dirichlet(Device *cpu, CoarseType type) {
     for (int beam = 0; beam < 2; beam++) {
         BoxProblem p;
         CHECK_OK(beam ? box_beam(4, &p) : box_poisson(10, &p));
-        CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+        CoarseOptions o = options(&p, type);
         CoarseSolver *cs;
         CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
         double *v = calloc(p.ndofs, sizeof(double)), *Mv = malloc(sizeof(double) * p.ndofs);
@@ -254,21 +270,125 @@ static void test_errors(Device *cpu) {
     expect_failure(coarse_create(cpu, &wide, &o, &cs), FEM_ERR_USAGE, "square", "a non-square matrix");
     o.dim = 4;
     expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "dimension", "dimension 4");
-    o = options(&p, COARSE_AUTO); /* on the CPU, AUTO is BoomerAMG */
-#ifdef FEMTO_HAVE_HYPRE
-    CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
-    CoarseStats st;
-    coarse_stats(cs, &st);
-    CHECK(st.type == COARSE_BOOMERAMG && strstr(coarse_describe(cs), "BoomerAMG") &&
-              strstr(coarse_describe(cs), "3 rigid-body rotations"),
-          "AUTO on the CPU: %s, \"%s\"", coarse_type_name(st.type), coarse_describe(cs));
-    coarse_destroy(&cs);
-#else
+    o = options(&p, COARSE_BOOMERAMG);
+#ifndef FEMTO_HAVE_HYPRE
     expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE,
                    "BoomerAMG coarse solver is not built in", "a build without hypre");
 #endif
+    o = options(&p, COARSE_CHOLMOD);
+#ifdef FEMTO_HAVE_CHOLMOD
+    for (int64_t k = 0; k < p.A.nnz; k++) p.A.vals[k] = -p.A.vals[k]; /* negative definite */
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_SOLVER, "not positive definite (pivot 1 of 567",
+                   "CHOLMOD on a negative definite matrix");
+    CHECK(cs == NULL, "a failed coarse_create leaves *out NULL");
+    o.type = COARSE_AUTO;
+#ifdef FEMTO_HAVE_HYPRE
+    CHECK_OK(coarse_create(cpu, &p.A, &o, &cs)); /* BoomerAMG sets up on it; the log line says why */
+    printf("AUTO on a negative definite matrix: %s\n", coarse_describe(cs));
+    CHECK(strstr(coarse_describe(cs), "BoomerAMG") == coarse_describe(cs) &&
+              strstr(coarse_describe(cs),
+                     " instead of CHOLMOD: CHOLMOD could not factorise the coarse matrix: it "
+                     "is not positive definite") &&
+              strstr(coarse_describe(cs), "CHOLMOD status 1)"),
+          "AUTO after CHOLMOD failed: \"%s\"", coarse_describe(cs));
+    coarse_destroy(&cs);
+#endif
+#else
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "CHOLMOD coarse solver is not built in",
+                   "a build without SuiteSparse");
+#endif
     coarse_destroy(&cs); /* a NULL handle is fine */
     box_destroy(&p);
+}
+
+/* The 1D Laplacian tridiag(-1, 2, -1) of n rows: symmetric positive definite, and cheap at any size. */
+static void laplacian_1d(int64_t n, CsrMatrix *A) {
+    *A = (CsrMatrix){.nrows = n, .ncols = n, .nnz = 3 * n - 2};
+    A->rowptr = malloc(sizeof *A->rowptr * (n + 1));
+    A->cols = malloc(sizeof *A->cols * A->nnz);
+    A->vals = malloc(sizeof *A->vals * A->nnz);
+    int64_t k = 0;
+    for (int64_t r = 0; r < n; r++) {
+        A->rowptr[r] = k;
+        for (int64_t c = r - 1; c <= r + 1; c++)
+            if (c >= 0 && c < n) A->cols[k] = (int32_t)c, A->vals[k++] = c == r ? 2.0 : -1.0;
+    }
+    A->rowptr[n] = k;
+}
+
+static CoarseType auto_choice(Device *cpu, const CsrMatrix *A, int block_size) {
+    CoarseOptions o = {.type = COARSE_AUTO, .block_size = block_size};
+    CoarseSolver *cs;
+    CHECK_OK(coarse_create(cpu, A, &o, &cs));
+    CoarseStats st;
+    coarse_stats(cs, &st);
+    printf("AUTO on the CPU, %lld rows: %s\n", (long long)A->nrows, coarse_describe(cs));
+    coarse_destroy(&cs);
+    return st.type;
+}
+
+/* AUTO on the CPU: CHOLMOD up to COARSE_DIRECT_MAX_ROWS rows (the beam, a 1D Laplacian of exactly that many),
+ * BoomerAMG beyond (one row more) when it is built in. */
+static void test_auto(Device *cpu) {
+    BoxProblem p;
+    CHECK_OK(box_beam(2, &p));
+    CoarseType small = auto_choice(cpu, &p.A, 3);
+    box_destroy(&p);
+    CsrMatrix A;
+    laplacian_1d(COARSE_DIRECT_MAX_ROWS, &A);
+    CoarseType at = auto_choice(cpu, &A, 1);
+    csr_destroy(&A);
+    laplacian_1d(COARSE_DIRECT_MAX_ROWS + 1, &A);
+    CoarseType above = auto_choice(cpu, &A, 1);
+    csr_destroy(&A);
+#if defined(FEMTO_HAVE_CHOLMOD)
+    const CoarseType below_expected = COARSE_CHOLMOD;
+#else
+    const CoarseType below_expected = COARSE_BOOMERAMG;
+#endif
+#if defined(FEMTO_HAVE_HYPRE)
+    const CoarseType above_expected = COARSE_BOOMERAMG;
+#else
+    const CoarseType above_expected = COARSE_CHOLMOD;
+#endif
+    CHECK(small == below_expected && at == below_expected,
+          "AUTO on the CPU below the threshold: %s and %s, expected %s", coarse_type_name(small),
+          coarse_type_name(at), coarse_type_name(below_expected));
+    CHECK(above == above_expected, "AUTO on the CPU above %d rows: %s, expected %s", COARSE_DIRECT_MAX_ROWS,
+          coarse_type_name(above), coarse_type_name(above_expected));
+}
+
+/* CHOLMOD: one application is a solve to rounding, so CG preconditioned by it takes one iteration. */
+static void test_direct(Device *cpu) {
+    for (int beam = 0; beam < 2; beam++) {
+        BoxProblem p;
+        CHECK_OK(beam ? box_beam(6, &p) : box_poisson(20, &p));
+        CoarseOptions o = options(&p, COARSE_CHOLMOD);
+        CoarseSolver *cs;
+        CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
+        double *x = malloc(sizeof(double) * p.ndofs), *work = malloc(sizeof(double) * p.ndofs);
+        CHECK_OK(coarse_apply(cs, p.b, x));
+        double relres = true_residual(&p.A, p.b, x, work), omega = backward_error(&p.A, p.b, x, work);
+        printf("%s, %lld dofs: CHOLMOD solve, relative residual %.2e, backward error %.2e; %s\n",
+               beam ? "beam" : "poisson", (long long)p.ndofs, relres, omega, coarse_describe(cs));
+        CHECK(omega <= 1e-15, "CHOLMOD solve: backward error %.2e, expected <= 1e-15", omega);
+        /* the slender clamped beam is far worse conditioned than the cube: the residual of a solve with
+         * backward error 2e-16 is 1.6e-10 */
+        CHECK(relres <= (beam ? 1e-9 : 1e-12), "CHOLMOD solve: relative residual %.2e", relres);
+        CHECK(strstr(coarse_describe(cs), "CHOLMOD (") == coarse_describe(cs), "description \"%s\"",
+              coarse_describe(cs));
+        CgRun run = pcg(&p.A, apply_host, cs, p.b, x, 1e-8);
+        CHECK(run.iterations == 1 && run.relres <= 1e-8,
+              "CG preconditioned by CHOLMOD: %d iterations to relative residual %.1e, expected 1",
+              run.iterations, run.relres);
+        CoarseStats st;
+        coarse_stats(cs, &st);
+        CHECK(st.type == COARSE_CHOLMOD && st.applications == 3, "stats: %s, %d applications",
+              coarse_type_name(st.type), st.applications);
+        free(x), free(work);
+        coarse_destroy(&cs);
+        box_destroy(&p);
+    }
 }
 
 /* A coarse solver on a GPU device used by the host CG: r goes up, z comes down. */
@@ -358,7 +478,7 @@ static int test_gpu_boomeramg(Device *cpu) {
     GpuPrecond g;
     if (gpu_setup(&gpu, &p, &g)) return TEST_SKIP;
     CoarseOptions o = options(&p, COARSE_BOOMERAMG);
-    int cpu_its = amg_cg(cpu, &p, &o, "cpu");
+    int cpu_its = coarse_cg(cpu, &p, &o, "cpu");
     CgRun run = gpu_cg(&g, &p, COARSE_BOOMERAMG, 1e-8, "CG + BoomerAMG on GPU:");
     CHECK(run.iterations == cpu_its, "BoomerAMG through the GPU device: %d iterations, on the CPU %d",
           run.iterations, cpu_its);
@@ -366,15 +486,15 @@ static int test_gpu_boomeramg(Device *cpu) {
     return 0;
 }
 
-/* Timings of one problem: assembly, setup, V-cycle, CG iterations. */
-static void bench(Device *cpu, const char *kind, int n, int argc, char **argv) {
+/* Timings of one problem: assembly, setup, V-cycle (or CHOLMOD's solves), CG iterations. */
+static void bench(Device *cpu, CoarseType type, const char *kind, int n, int argc, char **argv) {
     BoxProblem p;
     CHECK_OK(!strcmp(kind, "beam") ? box_beam(n, &p) : box_poisson(n, &p));
     printf("%s %d: %lld dofs, %lld triplets (element loop %.2f s), csr_from_triplets %.2f s (%.2f s CPU), "
            "nnz %lld\n",
            kind, n, (long long)p.ndofs, (long long)p.ntriplets, p.assemble_seconds, p.csr_seconds,
            p.csr_cpu_seconds, (long long)p.A.nnz);
-    CoarseOptions o = options(&p, COARSE_BOOMERAMG);
+    CoarseOptions o = options(&p, type);
     /* optional settings: THETA AGG_LEVELS COARSEN_TYPE UNKNOWN_BASED NO_RBM CYCLES */
     if (argc > 0) o.amg.strong_threshold = atof(argv[0]);
     if (argc > 1) o.amg.agg_levels = atoi(argv[1]);
@@ -382,7 +502,7 @@ static void bench(Device *cpu, const char *kind, int n, int argc, char **argv) {
     if (argc > 3) o.amg.unknown_based = atoi(argv[3]);
     if (argc > 4) o.amg.no_rigid_body_modes = atoi(argv[4]);
     if (argc > 5) o.cycles = atoi(argv[5]);
-    amg_cg(cpu, &p, &o, kind);
+    coarse_cg(cpu, &p, &o, kind);
     box_destroy(&p);
 }
 
@@ -395,22 +515,27 @@ int main(int argc, char **argv) {
         test_scaling(&cpu, !strcmp(mode, "elasticity"), atoi(argv[2]), argc - 3, argv + 3);
     else if (!strcmp(mode, "rbm") && argc > 3)
         test_rbm(&cpu, atoi(argv[2]), atof(argv[3]));
-    else if (!strcmp(mode, "symmetric"))
-        test_symmetric(&cpu);
-    else if (!strcmp(mode, "dirichlet"))
-        test_dirichlet(&cpu);
+    else if ((!strcmp(mode, "symmetric") || !strcmp(mode, "dirichlet")) && argc > 2) {
+        CoarseType type = !strcmp(argv[2], "cholmod") ? COARSE_CHOLMOD : COARSE_BOOMERAMG;
+        (!strcmp(mode, "symmetric") ? test_symmetric : test_dirichlet)(&cpu, type);
+    } else if (!strcmp(mode, "direct"))
+        test_direct(&cpu);
+    else if (!strcmp(mode, "auto"))
+        test_auto(&cpu);
     else if (!strcmp(mode, "errors"))
         test_errors(&cpu);
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss"))
         status = test_gpu_cudss();
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "boomeramg"))
         status = test_gpu_boomeramg(&cpu);
-    else if (!strcmp(mode, "bench") && argc > 3)
-        bench(&cpu, argv[2], atoi(argv[3]), argc - 4, argv + 4);
+    else if ((!strcmp(mode, "bench") || !strcmp(mode, "bench-direct")) && argc > 3)
+        bench(&cpu, !strcmp(mode, "bench") ? COARSE_BOOMERAMG : COARSE_CHOLMOD, argv[2], atoi(argv[3]),
+              argc - 4, argv + 4);
     else {
         fprintf(stderr,
-                "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric | dirichlet | "
-                "errors | gpu cudss|boomeramg | bench poisson|beam N ...\n");
+                "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric|dirichlet "
+                "boomeramg|cholmod | direct | auto | errors | gpu cudss|boomeramg | bench|bench-direct "
+                "poisson|beam N ...\n");
         return 2;
     }
     device_destroy(&cpu);

@@ -1,0 +1,267 @@
+/* One chunk of the fused CPU operator (cpu/fused.h): batches of FUSED_LANES elements through gather,
+ * interpolation, the physics' point function, integration and assembly.
+ *
+ * Element-level arrays of a batch keep the element innermost ([component][dof][lane], [component][q][lane]),
+ * as GCC vectors of FUSED_LANES doubles (Lanes), so that interpolation and integration, where the flops are,
+ * run as SIMD instructions across the elements of the batch, each lane doing what the default kernels do for
+ * one element (fem/elem_ops.h: the same sums in the same order, with fused multiply-adds). The point
+ * functions read and write q-point records [lane][q][component] (the QfArgs layout); interpolation stores
+ * into that layout, integration transposes out of it (a few values per q-point against the table products
+ * per q-point and dof). The geometry, the bulk of what the point functions read, is kept in processing order
+ * (cpu/fused.c), so that a batch's is one contiguous slice of it; the rest (state, tags, sources, the
+ * auxiliary field) is copied into the batch, since the batch's elements are not neighbours in the block's
+ * arrays.
+ *
+ * fused_chunk is compiled for several x86-64 levels (FUSED_CLONES); the AVX2 and AVX-512 versions give
+ * bitwise the same results (the same operations lane by lane; the vector width does not change a sum's
+ * order). */
+#include "cpu/fused.h"
+
+#include <string.h>
+
+#define L FUSED_LANES
+#define FUSED_INLINE static inline __attribute__((always_inline))
+
+/* The values of one quantity for the L elements of a batch: a GCC/Clang vector, which the compiler keeps in
+ * SIMD registers (L / 4 AVX2 registers, L / 8 AVX-512 ones) and operates on lane by lane. */
+typedef double Lanes __attribute__((vector_size(8 * L)));
+/* The same over scratch arrays of doubles (aliasing them, 8-byte aligned). */
+typedef double LanesMem __attribute__((vector_size(8 * L), aligned(8), may_alias));
+#define lanes_load(p) ((Lanes)(*(const LanesMem *)(p)))
+#define lanes_store(p, x) (*(LanesMem *)(p) = (x))
+
+/* A batch's scratch: element ids and tags, element values and vectors, the point function's q-point records
+ * and their transposes, and the per-element data the point function reads, copied in. */
+typedef struct {
+    int64_t *eid;
+    int32_t *tag;
+    double *ue, *re, *qu, *qs, *sT, *qd, *qf, *fT;
+    double *state, *x, *aux, *src;
+} Batch;
+
+/* The sizes (doubles per lane) of the batch's arrays, in the order batch_scratch lays them out. */
+static void batch_sizes(const FusedJob *job, size_t n[14]) {
+    const ElemView *v = job->v;
+    const QfArgs *a = &job->a;
+    size_t nc = (size_t)v->ncomp, nd = (size_t)v->ndof, nq = (size_t)v->nq, d = (size_t)v->dim;
+    /* eid, tag, ue, re, qu, qs, sT, qd, qf, fT, state, x, aux, src */
+    size_t sizes[14] = {1,
+                        1,
+                        nc * nd,
+                        nc * nd,
+                        nq * nc,
+                        nq * nc,
+                        nq * nc,
+                        nq * nc * d,
+                        nq * nc * d,
+                        nq * nc * d,
+                        nq * (size_t)a->nstate,
+                        a->x ? nq * 3 : 0,
+                        a->aux ? nq : 0,
+                        a->src ? nq * nc : 0};
+    memcpy(n, sizes, sizeof sizes);
+}
+
+size_t fused_scratch_doubles(const FusedJob *job) {
+    size_t n[14], total = 0;
+    batch_sizes(job, n);
+    for (int k = 0; k < 14; k++) total += L * n[k];
+    return total;
+}
+
+static Batch batch_scratch(const FusedJob *job, double *w) {
+    size_t n[15];
+    double *p[14];
+    batch_sizes(job, n);
+    for (int k = 0; k < 14; k++) p[k] = w, w += L * n[k];
+    return (Batch){(int64_t *)p[0], (int32_t *)p[1], p[2],  p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+                   p[10],           p[11],           p[12], p[13]};
+}
+
+/* ue[c][i][l] = in[dofs of element eid[l]] (lanes past nb: zero). */
+static inline void gather(const ElemView *v, const double *in, const int64_t *eid, int nb,
+                          double *restrict ue) {
+    const int nd = v->ndof, nc = v->ncomp;
+    for (int l = 0; l < nb; l++) {
+        const fem_idx *dofs = v->dofs + eid[l] * nd;
+        for (int i = 0; i < nd; i++)
+            for (int c = 0; c < nc; c++) ue[(c * nd + i) * L + l] = in[(int64_t)dofs[i] * nc + c];
+    }
+    for (int l = nb; l < L; l++)
+        for (int k = 0; k < nc * nd; k++) ue[k * L + l] = 0.0;
+}
+
+/* Asks for the input and output values of the elements eid[0 .. nb) ahead of their use: in the curve order
+ * the batch's nodes are neighbours in space but not in memory, and their cache misses are what a batch waits
+ * on. */
+static inline void prefetch(const ElemView *v, const double *in, const double *out, const int64_t *eid,
+                            int nb) {
+    const int nd = v->ndof, nc = v->ncomp;
+    for (int l = 0; l < nb; l++) {
+        const fem_idx *dofs = v->dofs + eid[l] * nd;
+        for (int i = 0; i < nd; i++) {
+            __builtin_prefetch(in + (int64_t)dofs[i] * nc, 0, 3);
+            __builtin_prefetch(out + (int64_t)dofs[i] * nc, 1, 3);
+        }
+    }
+}
+
+/* out[dofs of element eid[l]] += re[c][i][l], element by element. */
+static inline void scatter(const ElemView *v, const double *restrict re, const int64_t *eid, int nb,
+                           double *out) {
+    const int nd = v->ndof, nc = v->ncomp;
+    for (int l = 0; l < nb; l++) {
+        const fem_idx *dofs = v->dofs + eid[l] * nd;
+        for (int i = 0; i < nd; i++)
+            for (int c = 0; c < nc; c++) out[(int64_t)dofs[i] * nc + c] += re[(c * nd + i) * L + l];
+    }
+}
+
+/* The records of per_elem doubles of each batch element: from the block's array ([nelem][per_elem]) into the
+ * batch's ([lane][per_elem]), and back. */
+static inline void records_in(const int64_t *eid, int nb, size_t per_elem, const double *restrict block,
+                              double *restrict batch) {
+    for (int l = 0; l < nb; l++)
+        for (size_t k = 0; k < per_elem; k++) batch[l * per_elem + k] = block[eid[l] * per_elem + k];
+}
+
+static inline void records_out(const int64_t *eid, int nb, size_t per_elem, const double *restrict batch,
+                               double *restrict block) {
+    for (int l = 0; l < nb; l++)
+        for (size_t k = 0; k < per_elem; k++) block[eid[l] * per_elem + k] = batch[l * per_elem + k];
+}
+
+/* The point function's arguments for the batch of the elements order[k .. k + nb): its q-point records and
+ * its elements' data. */
+static QfArgs batch_args(const FusedJob *job, int64_t k, int nb, const Batch *b) {
+    const int64_t *eid = job->order + k;
+    const QfArgs *a = &job->a;
+    const size_t nq = (size_t)a->nq;
+    QfArgs la = *a;
+    la.n = (int64_t)nb * a->nq;
+    la.threads = 1;
+    la.u = b->qu;
+    la.du = b->qd;
+    la.s = b->qs;
+    la.f = job->facet ? NULL : b->qf;
+    la.geo = job->geo + k * a->nq * job->geo_stride;
+    if (a->tag) {
+        for (int l = 0; l < nb; l++) b->tag[l] = a->tag[eid[l]];
+        la.tag = b->tag;
+    }
+    if (a->nstate > 0) {
+        la.state = b->state;
+        if (!a->residual) records_in(eid, nb, nq * a->nstate, a->state, b->state);
+    }
+    if (a->x) records_in(eid, nb, nq * 3, a->x, b->x), la.x = b->x;
+    if (a->aux) records_in(eid, nb, nq, a->aux, b->aux), la.aux = b->aux;
+    if (a->src) records_in(eid, nb, nq * a->ncomp, a->src, b->src), la.src = b->src;
+    return la;
+}
+
+/* ---------------------------------------------------------------- full tables (any shape) */
+
+/* qu[l][q][c] = sum_i B[q][i] ue[c][i][l] and, with G, qd[l][q][c][r] = sum_i G[q][i][r] ue[c][i][l]. */
+FUSED_INLINE void interp_full(const ElemView *v, const int D, const int G, const double *restrict ue,
+                              double *restrict qu, double *restrict qd) {
+    const int nd = v->ndof, nq = v->nq, nc = v->ncomp;
+    for (int c = 0; c < nc; c++)
+        for (int q = 0; q < nq; q++) {
+            Lanes val = {0}, g0 = {0}, g1 = {0}, g2 = {0};
+            const double *Bq = v->B + q * nd, *Gq = v->G + q * nd * D;
+            for (int i = 0; i < nd; i++) {
+                const Lanes u = lanes_load(ue + (c * nd + i) * L);
+                val += Bq[i] * u;
+                if (G) g0 += Gq[i * D] * u;
+                if (G && D > 1) g1 += Gq[i * D + 1] * u;
+                if (G && D > 2) g2 += Gq[i * D + 2] * u;
+            }
+            for (int l = 0; l < L; l++) {
+                int64_t k = ((int64_t)l * nq + q) * nc + c;
+                qu[k] = val[l];
+                if (G) qd[k * D] = g0[l];
+                if (G && D > 1) qd[k * D + 1] = g1[l];
+                if (G && D > 2) qd[k * D + 2] = g2[l];
+            }
+        }
+}
+
+/* sT[c][q][l] = qs[l][q][c] and, with F, fT[c][q][r][l] = qf[l][q][c][r] (lanes past nb: zero). */
+FUSED_INLINE void transpose_out(const ElemView *v, const int D, const int F, int nb,
+                                const double *restrict qs, const double *restrict qf, double *restrict sT,
+                                double *restrict fT) {
+    const int nq = v->nq, nc = v->ncomp;
+    for (int c = 0; c < nc; c++)
+        for (int q = 0; q < nq; q++)
+            for (int l = 0; l < L; l++) {
+                int64_t k = ((int64_t)l * nq + q) * nc + c, t = (int64_t)c * nq + q;
+                sT[t * L + l] = l < nb ? qs[k] : 0.0;
+                for (int r = 0; F && r < D; r++) fT[(t * D + r) * L + l] = l < nb ? qf[k * D + r] : 0.0;
+            }
+}
+
+/* re[c][i][l] = sum_q B[q][i] sT[c][q][l] (+ with F: sum_r G[q][i][r] fT[c][q][r][l]), four dofs per pass
+ * so that the sums of a pass are independent chains. */
+FUSED_INLINE void integ_full(const ElemView *v, const int D, const int F, const double *restrict sT,
+                             const double *restrict fT, double *restrict re) {
+    enum { NI = 4 };
+    const int nd = v->ndof, nq = v->nq, nc = v->ncomp;
+    for (int c = 0; c < nc; c++)
+        for (int i0 = 0; i0 < nd; i0 += NI) {
+            Lanes acc[NI] = {{0}};
+            const int ni = nd - i0 < NI ? nd - i0 : NI;
+            for (int q = 0; q < nq; q++) {
+                const double *sq = sT + ((int64_t)c * nq + q) * L, *fq = fT + ((int64_t)c * nq + q) * D * L;
+                const Lanes s = lanes_load(sq);
+                const Lanes f0 = F ? lanes_load(fq) : s, f1 = F && D > 1 ? lanes_load(fq + L) : s;
+                const Lanes f2 = F && D > 2 ? lanes_load(fq + 2 * L) : s;
+                for (int k = 0; k < NI; k++) {
+                    const int i = i0 + (k < ni ? k : 0);
+                    const double *gi = v->G + (q * nd + i) * D;
+                    Lanes t = acc[k] + v->B[q * nd + i] * s;
+                    if (F) t += gi[0] * f0;
+                    if (F && D > 1) t += gi[1] * f1;
+                    if (F && D > 2) t += gi[2] * f2;
+                    acc[k] = t;
+                }
+            }
+            for (int k = 0; k < ni; k++) lanes_store(re + (c * nd + i0 + k) * L, acc[k]);
+        }
+}
+
+/* ---------------------------------------------------------------- a chunk */
+
+/* D: the tables' dimension; G: interpolate gradients; F: integrate against test gradients (cells). */
+FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, const int F, int64_t k0,
+                             int64_t k1, double *w) {
+    const ElemView *v = job->v;
+    const QfArgs *a = &job->a;
+    Batch b = batch_scratch(job, w);
+    for (int64_t k = k0; k < k1; k += L) {
+        const int nb = k1 - k < L ? (int)(k1 - k) : L;
+        const int64_t *eid = job->order + k;
+        if (k + L < k1) prefetch(v, job->in, job->out, eid + L, k1 - k - L < L ? (int)(k1 - k - L) : L);
+        gather(v, job->in, eid, nb, b.ue);
+        interp_full(v, D, G, b.ue, b.qu, b.qd);
+        QfArgs la = batch_args(job, k, nb, &b);
+        job->points(&la);
+        if (a->residual && a->nstate > 0) records_out(eid, nb, (size_t)a->nq * a->nstate, b.state, a->state);
+        transpose_out(v, D, F, nb, b.qs, b.qf, b.sT, b.fT);
+        integ_full(v, D, F, b.sT, b.fT, b.re);
+        scatter(v, b.re, eid, nb, job->out);
+    }
+}
+
+FUSED_CLONES void fused_chunk(const FusedJob *job, int64_t k0, int64_t k1, double *w) {
+    const int dim = job->v->dim;
+    if (!job->facet && dim == 3)
+        chunk_full(job, 3, 1, 1, k0, k1, w);
+    else if (!job->facet)
+        chunk_full(job, 2, 1, 1, k0, k1, w);
+    else if (!job->grads)
+        chunk_full(job, 1, 0, 0, k0, k1, w);
+    else if (dim == 2)
+        chunk_full(job, 2, 1, 0, k0, k1, w);
+    else
+        chunk_full(job, 1, 1, 0, k0, k1, w);
+}

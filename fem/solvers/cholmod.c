@@ -1,0 +1,153 @@
+/* SuiteSparse CHOLMOD as the coarse solver (see coarse.h, cholmod_coarse.h).
+ *
+ * The coarse matrix is factorised once, P A P^T = L L^T, with the fill-reducing ordering CHOLMOD picks (AMD,
+ * or METIS nested dissection when AMD fills in much: the 3D matrices of femto get METIS) and, for the 3D
+ * matrices that matter, the supernodal method, whose dense blocks go to BLAS and LAPACK (OpenBLAS through
+ * Debian's alternatives, threaded with OpenMP). One application is a forward and a backward solve: A^-1 to
+ * rounding, symmetric positive definite, so CG converges in one iteration when it is the whole
+ * preconditioner. Identity rows (eliminated Dirichlet dofs) are columns of L with a single 1 on the diagonal:
+ * x = b there, exactly. The 64-bit interface (cholmod_l_*) is used, so a factor with more than 2^31 entries
+ * is no limit. */
+#include "cholmod_coarse.h"
+
+#ifdef FEMTO_HAVE_CHOLMOD
+
+#include "fem/error.h"
+
+#include <cholmod.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    cholmod_common c;
+    cholmod_factor *L;
+    cholmod_dense *X, *Y, *E; /* the solves' result and workspace, kept from one application to the next */
+    int64_t n;
+} Direct;
+
+/* CHOLMOD's status after a failed call as one sentence (its status code included), and femto's status; `what`
+ * is what it was doing ("factorising the coarse matrix"). */
+static int failure(const Direct *d, const char *what) {
+    int s = d->c.status;
+    if (s == CHOLMOD_OUT_OF_MEMORY)
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "CHOLMOD ran out of host memory while %s (%lld rows; CHOLMOD status %d)", what,
+                        (long long)d->n, s);
+    if (s == CHOLMOD_NOT_POSDEF)
+        return fem_fail(
+            FEM_ERR_SOLVER,
+            "CHOLMOD could not factorise the coarse matrix: it is not positive definite (pivot %zu "
+            "of %lld in its ordering is not positive; CHOLMOD status %d)",
+            d->L ? d->L->minor + 1 : (size_t)0, (long long)d->n, s);
+    const char *why = s == CHOLMOD_TOO_LARGE ? "a size overflows its integers"
+                      : s == CHOLMOD_INVALID ? "invalid input"
+                                             : "an error";
+    return fem_fail(FEM_ERR_SOLVER, "CHOLMOD failed while %s: %s (CHOLMOD status %d)", what, why, s);
+}
+
+/* The lower triangle of A in CHOLMOD's compressed-column form: A is symmetric, so row r of its upper triangle
+ * (the columns c >= r of the CSR row, sorted) is column r of the lower triangle. */
+static cholmod_sparse *lower_triangle(const CsrMatrix *A, Direct *d) {
+    int64_t n = A->nrows, nnz = 0;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) nnz += A->cols[k] >= r;
+    cholmod_sparse *S =
+        cholmod_l_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, -1, CHOLMOD_REAL, &d->c);
+    if (!S) return NULL;
+    SuiteSparse_long *p = S->p, *i = S->i;
+    double *x = S->x;
+    int64_t q = 0;
+    p[0] = 0;
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
+            if (A->cols[k] >= r) i[q] = A->cols[k], x[q++] = A->vals[k];
+        p[r + 1] = q;
+    }
+    return S;
+}
+
+static const char *ordering_name(int ordering) {
+    switch (ordering) {
+    case CHOLMOD_AMD:
+        return "AMD";
+    case CHOLMOD_METIS:
+        return "METIS";
+    case CHOLMOD_NESDIS:
+        return "nested dissection";
+    case CHOLMOD_NATURAL:
+        return "natural";
+    default:
+        return "CHOLMOD's";
+    }
+}
+
+static int factorise(Direct *d, const CsrMatrix *A) {
+    cholmod_sparse *S = lower_triangle(A, d);
+    if (!S) return failure(d, "receiving the coarse matrix");
+    d->L = cholmod_l_analyze(S, &d->c);
+    int ok = d->L != NULL;
+    /* DSMALL (a tiny pivot) is a warning: the factor is complete and the solve well defined */
+    if (ok)
+        ok = cholmod_l_factorize(S, d->L, &d->c) &&
+             (d->c.status == CHOLMOD_OK || d->c.status == CHOLMOD_DSMALL);
+    cholmod_l_free_sparse(&S, &d->c);
+    return ok ? FEM_OK : failure(d, d->L ? "factorising the coarse matrix" : "ordering the coarse matrix");
+}
+
+static void describe(const Direct *d, char *out, size_t len) {
+    const cholmod_factor *L = d->L;
+    double entries = L->is_super ? (double)L->xsize : (double)L->nzmax;
+    snprintf(out, len, "CHOLMOD (%s Cholesky, %s ordering, nnz(L) = %.2g, %.0f MB)",
+             L->is_super ? "supernodal" : "simplicial", ordering_name(L->ordering), entries,
+             (double)d->c.memory_inuse / 1e6);
+}
+
+static int direct_apply(void *impl, const double *b, double *x) {
+    Direct *d = impl;
+    /* a view of b: cholmod_l_solve2 reads its right-hand side and never writes or frees it */
+    cholmod_dense B = {.nrow = (size_t)d->n,
+                       .ncol = 1,
+                       .nzmax = (size_t)d->n,
+                       .d = (size_t)d->n,
+                       .x = (void *)b,
+                       .xtype = CHOLMOD_REAL,
+                       .dtype = CHOLMOD_DOUBLE};
+    if (!cholmod_l_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->c))
+        return failure(d, "solving with the coarse factor");
+    memcpy(x, d->X->x, sizeof(double) * (size_t)d->n);
+    return FEM_OK;
+}
+
+static void direct_destroy(void *impl) {
+    Direct *d = impl;
+    if (!d) return;
+    cholmod_l_free_factor(&d->L, &d->c);
+    cholmod_l_free_dense(&d->X, &d->c);
+    cholmod_l_free_dense(&d->Y, &d->c);
+    cholmod_l_free_dense(&d->E, &d->c);
+    cholmod_l_finish(&d->c);
+    free(d);
+}
+
+int cholmod_coarse_create(const CsrMatrix *A, CoarseBackend *out) {
+    memset(out, 0, sizeof *out);
+    Direct *d = fem_calloc(1, sizeof *d, "the CHOLMOD solver");
+    if (!d) return FEM_ERR_INTERNAL;
+    d->n = A->nrows;
+    cholmod_l_start(&d->c);
+    d->c.print = 0; /* errors become femto's sentences, never CHOLMOD's lines on the terminal */
+    int status = factorise(d, A);
+    if (status) {
+        direct_destroy(d);
+        return status;
+    }
+    describe(d, out->description, sizeof out->description);
+    out->impl = d;
+    out->device_vectors = 0;
+    out->apply = direct_apply;
+    out->destroy = direct_destroy;
+    return FEM_OK;
+}
+
+#endif /* FEMTO_HAVE_CHOLMOD */
