@@ -171,6 +171,7 @@ typedef struct {
     int vtu_compress; /* default 1 (zlib) */
     int vtu_subdivide;/* default 0: Lagrange cells; 1: linear sub-cells */
     int hdf5;         /* default 1 */
+    int hdf5_compress; /* default 1: shuffle + deflate level 1, chunks compressed on all threads */
     int flux;         /* heat flux -k grad T at nodes, default 1 */
     int stress;       /* Cauchy stress (6 components) and von Mises, default 1 */
     int strain_energy;/* strain-energy density, default 1 */
