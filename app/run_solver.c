@@ -53,7 +53,8 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
 }
 
 void run_report(void *ctx, const NewtonStep *st) {
-    const Run *r = ctx;
+    Run *r = ctx;
+    if (r->series) run_series_iteration(r->series, st);
     app_say(r->o, r->single_solve ? 1 : 2, "    Newton %2d: |R| = %.3e (%.1e of scale), %4d linear iterations%s, step %.3g, %.2f s\n",
             st->iteration, st->rnorm, st->rnorm / st->scale, st->linear_iterations,
             st->linear_converged ? "" : " (not converged)", st->step, st->seconds);
