@@ -61,80 +61,87 @@ static void integ_one(const ElemView *v, const double *sq, int ss, const double 
     }
 }
 
-int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
-    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
-    size_t nw = scratch_doubles(v);
-#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
-    {
-        double *ue = malloc(sizeof(double) * nw);
-        if (!ue) {
-#pragma omp atomic write
-            failed = 1;
-        } else {
-            double *w = ue + (size_t)nc * nd;
-#pragma omp for schedule(static)
-            for (int64_t e = 0; e < v->nelem; e++) {
-                const fem_idx *dofs = &v->dofs[e * nd];
-                for (int c = 0; c < nc; c++)
-                    for (int i = 0; i < nd; i++) ue[c * nd + i] = u[(int64_t)dofs[i] * nc + c];
-                for (int c = 0; c < nc; c++)
-                    interp_one(v, &ue[c * nd], uq ? &uq[e * nq * nc + c] : NULL, nc,
-                               duq ? &duq[(e * nq * nc + c) * dim] : NULL, nc * dim, w);
-            }
-        }
-        free(ue);
-    }
-    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in interpolation") : FEM_OK;
+/* One scratch area of nw doubles per thread of the team, allocated before the parallel region: a failure is
+ * then one status for the call, where a thread that failed on its own could not skip the worksharing loop
+ * that every thread of the team must reach. */
+static double *thread_scratch(const Device *d, size_t nw, const char *what) {
+    return fem_malloc(sizeof(double) * nw * (size_t)(d->threads > 1 ? d->threads : 1), what);
 }
 
-int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r,
-                         double *evec) {
-    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
-    int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
+/* Node sums of the element slots into r: each node sums its slots in a fixed order, so the result is bitwise
+ * reproducible. An orphaned worksharing loop: inside a parallel region the team shares the nodes. */
+static void gather_nodes(const ElemView *v, const double *evec, double *r) {
+    int nc = v->ncomp, nd = v->ndof;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < v->nnodes; n++)
+        for (int c = 0; c < nc; c++) {
+            double s = 0.0;
+            for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
+                int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
+                s += evec[(e * nc + c) * nd + i];
+            }
+            r[n * nc + c] += s;
+        }
+}
+
+int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
     size_t nw = scratch_doubles(v);
+    double *scratch = thread_scratch(d, nw, "interpolation scratch");
+    if (!scratch) return FEM_ERR_INTERNAL;
 #pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
     {
-        double *re = malloc(sizeof(double) * nw);
-        if (!re) {
-#pragma omp atomic write
-            failed = 1;
-        } else {
-            double *w = re + (size_t)nc * nd;
+        double *ue = scratch + nw * (size_t)omp_get_thread_num(), *w = ue + (size_t)nc * nd;
 #pragma omp for schedule(static)
-            for (int64_t e = 0; e < v->nelem; e++) {
-                double *out = gather ? &evec[e * nc * nd] : re;
-                for (int c = 0; c < nc; c++)
-                    integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc,
-                              fq ? &fq[(e * nq * nc + c) * dim] : NULL, nc * dim, &out[c * nd], w);
-                if (gather) continue;
-                const fem_idx *dofs = &v->dofs[e * nd];
-                for (int c = 0; c < nc; c++)
-                    for (int i = 0; i < nd; i++) {
-                        if (d->threads > 1) {
+        for (int64_t e = 0; e < v->nelem; e++) {
+            const fem_idx *dofs = &v->dofs[e * nd];
+            for (int c = 0; c < nc; c++)
+                for (int i = 0; i < nd; i++) ue[c * nd + i] = u[(int64_t)dofs[i] * nc + c];
+            for (int c = 0; c < nc; c++)
+                interp_one(v, &ue[c * nd], uq ? &uq[e * nq * nc + c] : NULL, nc,
+                           duq ? &duq[(e * nq * nc + c) * dim] : NULL, nc * dim, w);
+        }
+    }
+    free(scratch);
+    return FEM_OK;
+}
+
+/* re (one element's residual, [c][i]) added into r at the element's dofs; atomically on several threads. */
+static void scatter_add(const Device *d, const ElemView *v, int64_t e, const double *re, double *r) {
+    int nc = v->ncomp, nd = v->ndof;
+    const fem_idx *dofs = &v->dofs[e * nd];
+    for (int c = 0; c < nc; c++)
+        for (int i = 0; i < nd; i++) {
+            if (d->threads > 1) {
 #pragma omp atomic
-                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
-                        } else {
-                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
-                        }
-                    }
-            }
-            if (gather) {
-                /* each node sums its element slots in a fixed order: bitwise reproducible */
-#pragma omp for schedule(static)
-                for (int64_t n = 0; n < v->nnodes; n++)
-                    for (int c = 0; c < nc; c++) {
-                        double s = 0.0;
-                        for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
-                            int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
-                            s += evec[(e * nc + c) * nd + i];
-                        }
-                        r[n * nc + c] += s;
-                    }
+                r[(int64_t)dofs[i] * nc + c] += re[c * nd + i];
+            } else {
+                r[(int64_t)dofs[i] * nc + c] += re[c * nd + i];
             }
         }
-        free(re);
+}
+
+int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec) {
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
+    int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
+    size_t nw = scratch_doubles(v);
+    double *scratch = thread_scratch(d, nw, "integration scratch");
+    if (!scratch) return FEM_ERR_INTERNAL;
+#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
+    {
+        double *re = scratch + nw * (size_t)omp_get_thread_num(), *w = re + (size_t)nc * nd;
+#pragma omp for schedule(static)
+        for (int64_t e = 0; e < v->nelem; e++) {
+            double *out = gather ? &evec[e * nc * nd] : re;
+            for (int c = 0; c < nc; c++)
+                integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc, fq ? &fq[(e * nq * nc + c) * dim] : NULL,
+                          nc * dim, &out[c * nd], w);
+            if (!gather) scatter_add(d, v, e, out, r);
+        }
+        if (gather) gather_nodes(v, evec, r);
     }
-    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in integration") : FEM_OK;
+    free(scratch);
+    return FEM_OK;
 }
 
 int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
@@ -159,17 +166,8 @@ int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, c
 }
 
 int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
-    int nc = v->ncomp, nd = v->ndof;
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nnodes > 20000)
-    for (int64_t n = 0; n < v->nnodes; n++)
-        for (int c = 0; c < nc; c++) {
-            double s = 0.0;
-            for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
-                int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
-                s += evec[(e * nc + c) * nd + i];
-            }
-            r[n * nc + c] += s;
-        }
+#pragma omp parallel num_threads(d->threads) if (v->nnodes > 20000)
+    gather_nodes(v, evec, r);
     return FEM_OK;
 }
 
