@@ -213,6 +213,7 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
         summary_add(&r.summary, "linear_solves_capped", r.capped, "");
         summary_add(&r.summary, "warnings", r.warnings.count, "");
+        summary_add(&r.summary, "plots", r.plots, "");
         summary_add(&r.summary, "mesh_seconds", r.t_mesh, "s");
         summary_add(&r.summary, "setup_seconds", setup, "s");
         summary_add(&r.summary, "solve_seconds", r.t_solve, "s");

@@ -9,8 +9,10 @@
 #include "io/mesh_read.h"
 #include "io/results.h"
 #include "io/resultset.h"
+#include "io/series.h"
 #include "physics/physics.h"
 #include "physics/sanity.h"
+#include "fem/solvers/stepper.h"
 
 /* Key numbers of a run, printed in the summary and written to OUTPUT/NAME_summary.txt ("key value unit"
  * per line), which the sample regression tests compare with inputs/<sample>/expected.txt. */
@@ -32,6 +34,17 @@ typedef struct {
     double *host;     /* owned */
 } RunField;
 enum { RUN_MAX_FIELDS = 4 };
+
+/* A physics' time series (app/run_series.c): the probes at every output time, Newton's history. */
+typedef struct {
+    int transient;            /* the x column is the time [s]; else the load factor */
+    const char *field, *unit; /* the physics' unknown */
+    Series probes;            /* x, then every probe's value (each component of a vector) */
+    Series conv;     /* step, x, Newton iteration, residual norm, linear iterations, seconds, accepted */
+    int64_t pending; /* the first row of conv whose solve has not been reported yet */
+    int solves;
+    int status; /* the first failure while recording (out of memory) */
+} RunSeries;
 
 /* Where a run's time goes, phase by phase (the -v "phases:" line and the *_seconds keys of the summary). */
 typedef enum {
@@ -66,6 +79,9 @@ typedef struct {
     FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */
     int nfields;
     RunField fields[RUN_MAX_FIELDS];
+    RunSeries *series; /* the series of the physics being solved: Newton's iterations go there */
+    int plots;         /* PNG plots written */
+    int plots_noted;   /* the summary said that none are drawn */
 } Run;
 
 double app_seconds(void);
@@ -80,6 +96,20 @@ void run_release_fields(Run *r);
 /* Newton settings from the problem file; symmetric picks CG for the automatic choice, else GMRES. The
  * Krylov solver reports its progress to r (a line every few seconds with -v). */
 NewtonSettings run_newton_settings(Run *r, int symmetric, int linear);
+/* The time series of physics t on space sp: columns for the problem's probes and Newton's history. */
+int run_series_open(RunSeries *rs, const Run *r, const PhysicsType *t, const Space *sp);
+void run_series_destroy(RunSeries *rs);
+/* A Newton iteration of the solve under way. */
+void run_series_iteration(RunSeries *rs, const NewtonStep *st);
+/* The solve whose iterations were recorded is over (s: the stepper's report; x: its time or load factor). */
+void run_series_solve(RunSeries *rs, const StepReport *s, double x);
+/* The probes' values in the solution u (host) at time or load factor x: one row. */
+int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double *u, double x);
+/* The CSV files into the result set, and their plots unless the problem turns them off (a plot that cannot
+ * be drawn is a line of the summary, not a failure). series: NULL for the run's first physics, else the name
+ * its files carry after NAME_. */
+int run_series_write(RunSeries *rs, Run *r, const char *series);
+
 /* Prints Newton's per-iteration line (a NewtonReport; ctx is the Run). */
 void run_report(void *ctx, const NewtonStep *st);
 /* After a solve: adds its counts to the run's, warns about linear solves stopped at their cap, and with -v

@@ -23,6 +23,9 @@ typedef struct {
     const double *aux;  /* the field read from an earlier physics (host), or NULL */
     ResultSeries rs;
     OutFrame frame;
+    RunSeries series; /* probes and convergence as CSV (app/run_series.c) */
+    PhysicsTrack track;
+    int hook_status; /* the first failure inside the stepper's report hook, which cannot return one */
     int have_model, opened;
 } PhysicsRun;
 
@@ -33,7 +36,8 @@ static const RunField *find_field(const Run *r, const char *name) {
 }
 
 static PhysicsState state_of(PhysicsRun *p) {
-    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, &p->u, p->host, p->aux};
+    PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
+    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, &p->u, p->host, p->aux, track};
 }
 
 /* ---------------------------------------------------------------- output */
@@ -53,8 +57,15 @@ static int add_unknown(PhysicsRun *p) {
     return status;
 }
 
+/* The x of the time series: the time of a transient run, else the load factor (a steady solve without load
+ * steps is the full load, written by the stepper at time 0). */
+static double series_x(const PhysicsRun *p, double t) {
+    return p->t->transient(&p->r->pb) || p->t->set_load ? t : 1.0;
+}
+
 static int write_frame(PhysicsRun *p, double time) {
     FEM_TRY(vec_download(&p->u, p->host));
+    FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
     if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
     NodalField fields[PHYSICS_MAX_FIELDS];
     int n = 0;
@@ -99,11 +110,21 @@ static int time_hook(void *ctx, double a, double theta) {
     return FEM_OK;
 }
 
+/* After a time step: what the physics accumulates over time (heat through its boundaries). */
+static int track_step(PhysicsRun *p, const StepReport *s) {
+    if (s->kind != STEP_TIME || !p->t->step) return FEM_OK;
+    FEM_TRY(vec_download(&p->u, p->host));
+    PhysicsState st = state_of(p);
+    return p->t->step(&st, s->t);
+}
+
 /* One line per solve: what was solved, Newton's iterations and residuals, the linear iterations, seconds. */
 static void step_hook(void *ctx, const StepReport *s) {
     PhysicsRun *p = ctx;
     const NewtonResult *res = s->newton;
     run_account(p->r, res, &p->nw.set);
+    run_series_solve(&p->series, s, series_x(p, s->t));
+    if (!p->hook_status && !s->failed) p->hook_status = track_step(p, s);
     char what[96];
     if (s->kind == STEP_TIME)
         snprintf(what, sizeof what, "step %d/%d, t = %.6g s", s->index, s->count, s->t);
@@ -178,7 +199,7 @@ static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     FEM_TRY(results_open(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame));
     p->opened = 1;
     run_tick(r, PHASE_RESULTS, t0);
-    return FEM_OK;
+    return run_series_open(&p->series, r, p->t, p->sp);
 }
 
 static int solve(PhysicsRun *p) {
@@ -199,6 +220,7 @@ static int solve(PhysicsRun *p) {
         status = stepper_steady(&p->st, pb->solver.load_steps);
     }
     r->t_solve += p->st.solve_seconds;
+    if (!status) status = p->hook_status;
     if (status != FEM_ERR_SOLVER) return status;
     /* the failing solve was not reported: its counts and warnings now, and the physics named */
     run_account(r, &p->st.last, &p->nw.set);
@@ -234,6 +256,14 @@ static void summary(PhysicsRun *p, const char *model) {
     run_report_probes(r, p->sp, p->host, p->t->field, p->t->components, p->t->unit);
 }
 
+/* The time series' files, timed as output. */
+static int write_series(PhysicsRun *p, int series) {
+    double t0 = app_seconds();
+    int status = run_series_write(&p->series, p->r, series ? p->t->name : NULL);
+    p->r->t_output += app_seconds() - t0;
+    return status;
+}
+
 /* A later physics reads this one's field: the Run keeps it (device and host) and its space. */
 static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
@@ -258,6 +288,8 @@ static int read_later(const Run *r, const PhysicsType *t) {
 }
 
 static void release(PhysicsRun *p) {
+    if (p->r->series == &p->series) p->r->series = NULL;
+    run_series_destroy(&p->series);
     outframe_destroy(&p->frame);
     stepper_destroy(&p->st);
     newton_destroy(&p->nw);
@@ -282,6 +314,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n", t->name, model,
             r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     status = build(&p, &ns, series);
+    r->series = &p.series;
     if (!status) status = solve(&p);
     if (p.opened) {
         int cs = results_close(&p.rs, status == FEM_OK);
@@ -290,6 +323,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     double t0 = app_seconds();
     if (!status) summary(&p, model);
     run_tick(r, PHASE_SUMMARY, t0);
+    if (!status) status = write_series(&p, series);
     if (!status && read_later(r, t)) status = keep_field(&p);
     release(&p);
     return status;

@@ -53,7 +53,8 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
 }
 
 void run_report(void *ctx, const NewtonStep *st) {
-    const Run *r = ctx;
+    Run *r = ctx;
+    if (r->series) run_series_iteration(r->series, st);
     app_say(r->o, r->single_solve ? 1 : 2, "    Newton %2d: |R| = %.3e (%.1e of scale), %4d linear iterations%s, step %.3g, %.2f s\n",
             st->iteration, st->rnorm, st->rnorm / st->scale, st->linear_iterations,
             st->linear_converged ? "" : " (not converged)", st->step, st->seconds);
@@ -75,16 +76,24 @@ void run_account(Run *r, const NewtonResult *res, const NewtonSettings *ns) {
 }
 
 int run_region_tags(const Mesh *m, const Model *md, int32_t **out) {
-    for (int b = 0; b < m->ncell_blocks; b++) {
-        FEM_ALLOC(out[b], m->cells[b].count, "region tags");
-        for (int64_t c = 0; c < m->cells[b].count; c++) {
+    int32_t *tag_of = calloc((size_t)md->nregions + 1, sizeof *tag_of); /* each material's physical tag */
+    if (!tag_of) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for region tags");
+    for (int mat = 0; mat < md->nregions; mat++) {
+        const char *name = md->region_names[mat];
+        const PhysicalGroup *g = name && name[0] ? mesh_find_group(m, name, m->dim) : NULL;
+        tag_of[mat] = g ? g->tag : 0;
+    }
+    int status = FEM_OK;
+    for (int b = 0; b < m->ncell_blocks && !status; b++) {
+        out[b] = malloc(sizeof(int32_t) * (size_t)(m->cells[b].count + 1));
+        if (!out[b]) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for region tags");
+        for (int64_t c = 0; c < m->cells[b].count && !status; c++) {
             int mat = md->cell_tags[b][c];
-            const char *name = mat >= 0 && mat < md->nregions ? md->region_names[mat] : NULL;
-            const PhysicalGroup *g = name && name[0] ? mesh_find_group(m, name, m->dim) : NULL;
-            out[b][c] = g ? g->tag : 0;
+            out[b][c] = mat >= 0 && mat < md->nregions ? tag_of[mat] : 0;
         }
     }
-    return FEM_OK;
+    free(tag_of);
+    return status;
 }
 
 void run_free_tags(int32_t **tags) {

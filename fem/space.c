@@ -250,9 +250,14 @@ int space_lattice_points(const Space *sp, int equispaced, double *x) {
         }
         lattice_points(b->shape, b->order, equispaced, pts);
         basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
+        /* a node shared by cells of this block is placed by the first of them (its first slot in the transpose),
+         * so that threads never write the same node */
+#pragma omp parallel for schedule(static) if (b->count > 4096 && b->t_offsets)
         for (int64_t c = 0; c < b->count; c++)
             for (int n = 0; n < b->ndof; n++) {
-                double *xn = &x[3 * (int64_t)b->dofs[c * b->ndof + n]];
+                fem_idx node = b->dofs[c * b->ndof + n];
+                if (b->t_offsets && b->t_slots[b->t_offsets[node]] != (int32_t)(c * b->ndof + n)) continue;
+                double *xn = &x[3 * (int64_t)node];
                 xn[0] = xn[1] = xn[2] = 0.0;
                 for (int j = 0; j < mb->nnodes; j++)
                     for (int a = 0; a < 3; a++)

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <omp.h>
 
 typedef struct {
     Device *dev;
@@ -23,6 +25,7 @@ typedef struct {
     cudssConfig_t config;
     cudssData_t data;
     cudssMatrix_t A, b, x;
+    int host_threads; /* host threads of cuDSS's reordering (1 without its threading layer) */
 } Dss;
 
 static const char *status_name(cudssStatus_t s) {
@@ -83,9 +86,39 @@ static int upload_upper(Dss *s, const CsrMatrix *A) {
     return status;
 }
 
+/* cuDSS's host-side reordering runs on the host threads when its threading layer (libcudss_mtlayer_gomp,
+ * shipped beside libcudss) loads: from CUDSS_THREADING_LIB when set, else from the folder femto was built
+ * against. Without it cuDSS reorders on one thread; nothing else changes. FEMTO_CUDSS_REORDERING=0..5 picks
+ * cuDSS's reordering algorithm (CUDSS_ALG_DEFAULT, _1, ...) for measurements. */
+static void configure_host_side(Dss *s) {
+    const char *env = getenv("CUDSS_THREADING_LIB");
+    int have_env = env && env[0];
+#ifdef FEMTO_CUDSS_MTLAYER
+    const char *lib = have_env ? NULL : FEMTO_CUDSS_MTLAYER;
+    int can = have_env || access(FEMTO_CUDSS_MTLAYER, R_OK) == 0;
+#else
+    const char *lib = NULL;
+    int can = have_env;
+#endif
+    if (can && cudssSetThreadingLayer(s->handle, lib) == CUDSS_STATUS_SUCCESS) {
+        int threads = omp_get_max_threads();
+        s->host_threads = cudssConfigSet(s->config, CUDSS_CONFIG_HOST_NTHREADS, &threads, sizeof threads) ==
+                                  CUDSS_STATUS_SUCCESS
+                              ? threads
+                              : 1;
+    }
+    const char *alg = getenv("FEMTO_CUDSS_REORDERING");
+    if (alg && alg[0] >= '0' && alg[0] <= '5') {
+        cudssAlgType_t a = (cudssAlgType_t)(alg[0] - '0');
+        cudssConfigSet(s->config, CUDSS_CONFIG_REORDERING_ALG, &a, sizeof a);
+    }
+}
+
 static int create_objects(Dss *s) {
+    s->host_threads = 1;
     FEM_TRY(dss_check(cudssCreate(&s->handle), "creating its handle"));
     FEM_TRY(dss_check(cudssConfigCreate(&s->config), "creating its configuration"));
+    configure_host_side(s);
     FEM_TRY(dss_check(cudssDataCreate(s->handle, &s->data), "creating its data"));
     FEM_TRY(dss_check(cudssMatrixCreateCsr(&s->A, s->n, s->n, s->nnz, s->rowptr, NULL, s->cols, s->vals,
                                            CUDA_R_32I, CUDA_R_64F, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER,
@@ -119,13 +152,17 @@ static int check_memory(Dss *s, int64_t est[16]) {
 }
 
 static int factorize(Dss *s, char *description, size_t len) {
+    double t0 = omp_get_wtime();
     FEM_TRY(dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
                       "analysing the coarse matrix (reordering, symbolic factorisation)"));
     int64_t est[16];
     FEM_TRY(check_memory(s, est));
+    double t1 = omp_get_wtime();
     FEM_TRY(
         dss_check(cudssExecute(s->handle, CUDSS_PHASE_FACTORIZATION, s->config, s->data, s->A, s->x, s->b),
                   "factorising the coarse matrix"));
+    GPU_CHECK(cudaDeviceSynchronize());
+    double t2 = omp_get_wtime();
     int info = 0;
     size_t written = 0;
     FEM_TRY(dss_check(cudssDataGet(s->handle, s->data, CUDSS_DATA_INFO, &info, sizeof info, &written),
@@ -143,7 +180,8 @@ static int factorize(Dss *s, char *description, size_t len) {
     if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
     if (est[0] > 0)
         k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
-    snprintf(description + k, len - (size_t)k, ")");
+    snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s, factorisation %.2f s)", t1 - t0,
+             s->host_threads, s->host_threads == 1 ? "" : "s", t2 - t1);
     return FEM_OK;
 }
 

@@ -36,9 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 struct H5Out {
     hid_t file;
+    int raw;    /* datasets uncompressed (<hdf5 compress="false">) */
     int status; /* first failure; every later HDF5 step is skipped */
     char path[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX];
     char h5_ref[FILEUTIL_PATH_MAX]; /* the HDF5 file as the XDMF names it: relative to the XDMF */
@@ -56,6 +58,12 @@ struct H5Out {
 };
 
 /* ---------------------------------------------------------------- small HDF5 helpers */
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
 
 /* Records the failure of `what` once. HDF5 reports no reason of its own worth a user's time, but a failing
  * system call leaves errno set (ENOSPC, EACCES, ...), which is the sentence the user needs. */
@@ -129,8 +137,53 @@ static void h5_attr_int(H5Out *h, hid_t loc, const char *name, int64_t v)
     h5_scalar(h, loc, name, H5T_NATIVE_INT64, &v, 0);
 }
 
-/* A [rows] (cols = 0) or [rows][cols] dataset, chunked and compressed; returns it open (for attributes), or a
- * negative id after a failure. */
+/* One chunk as HDF5's shuffle + deflate filters would store it: the chunk (zero-padded past the data) with
+ * byte k of every 8-byte value gathered into plane k, then zlib-deflated at level 1. Returns the packed size,
+ * or 0 when zlib failed. */
+static size_t pack_chunk(const unsigned char *src, size_t nbytes, size_t chunk_bytes, unsigned char *shuffled,
+                         unsigned char *out, size_t out_cap)
+{
+    size_t nvals = chunk_bytes / 8;
+    for (size_t i = 0; i < nvals; i++)
+        for (int k = 0; k < 8; k++) shuffled[k * nvals + i] = 8 * i + k < nbytes ? src[8 * i + k] : 0;
+    uLongf len = (uLongf)out_cap;
+    return compress2(out, &len, shuffled, (uLong)chunk_bytes, 1) == Z_OK ? (size_t)len : 0;
+}
+
+/* The chunks of a [rows][cols] dataset of 8-byte values, filtered on OpenMP threads (HDF5 runs its filters
+ * on one thread) and stored as they are by H5Dwrite_chunk; the file is the same as H5Dwrite would make. */
+static void write_chunks(H5Out *h, hid_t ds, const void *data, hsize_t rows, hsize_t cols, hsize_t chunk_rows)
+{
+    int64_t nchunks = (int64_t)((rows + chunk_rows - 1) / chunk_rows);
+    size_t chunk_bytes = 8 * (size_t)(chunk_rows * cols), cap = compressBound((uLong)chunk_bytes);
+    unsigned char *packed = fem_malloc((size_t)nchunks * cap + 1, "compressed HDF5 chunks");
+    size_t *sizes = fem_malloc(sizeof(size_t) * (size_t)(nchunks + 1), "compressed HDF5 chunks");
+    int failed = !packed || !sizes;
+#pragma omp parallel reduction(| : failed) if (nchunks > 1 && !failed)
+    {
+        unsigned char *shuffled = failed ? NULL : malloc(chunk_bytes);
+        failed |= !shuffled && !failed;
+#pragma omp for schedule(dynamic)
+        for (int64_t c = 0; c < nchunks; c++) {
+            if (!shuffled) continue;
+            size_t first = (size_t)c * chunk_bytes, total = 8 * (size_t)(rows * cols);
+            size_t n = total - first < chunk_bytes ? total - first : chunk_bytes;
+            sizes[c] = pack_chunk((const unsigned char *)data + first, n, chunk_bytes, shuffled, packed + c * cap, cap);
+            failed |= sizes[c] == 0;
+        }
+        free(shuffled);
+    }
+    if (failed && !h->status) h->status = fem_fail(FEM_ERR_INTERNAL, "could not compress an HDF5 dataset");
+    for (int64_t c = 0; c < nchunks && !h->status; c++) {
+        hsize_t offset[2] = {(hsize_t)c * chunk_rows, 0};
+        h5_check(h, H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset, sizes[c], packed + c * cap), "write a dataset");
+    }
+    free(packed);
+    free(sizes);
+}
+
+/* A [rows] (cols = 0) or [rows][cols] dataset of 8-byte values, chunked and (unless h->raw) compressed;
+ * returns it open (for attributes), or a negative id after a failure. */
 static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
                         const void *data)
 {
@@ -140,10 +193,10 @@ static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64
     hsize_t dims[2] = {(hsize_t)rows, (hsize_t)(cols ? cols : 1)};
     hid_t space = H5Screate_simple(rank, dims, NULL);
     hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
-    if (rows > 0) {
-        /* chunks of about 512 KiB: large enough for deflate, small enough to read a part of a field */
-        hsize_t per = (hsize_t)(65536 / dims[1]);
-        hsize_t chunk[2] = {dims[0] < per ? dims[0] : (per ? per : 1), dims[1]};
+    /* chunks of about 512 KiB: large enough for deflate, small enough to read a part of a field */
+    hsize_t per = (hsize_t)(65536 / dims[1]);
+    hsize_t chunk[2] = {dims[0] < per ? dims[0] : (per ? per : 1), dims[1]};
+    if (rows > 0 && !h->raw) {
         H5Pset_chunk(plist, rank, chunk);
         H5Pset_shuffle(plist);
         H5Pset_deflate(plist, 1);
@@ -151,7 +204,10 @@ static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64
     hid_t ds = H5Dcreate2(loc, name, type == H5T_NATIVE_DOUBLE ? H5T_IEEE_F64LE : H5T_STD_I64LE, space,
                           H5P_DEFAULT, plist, H5P_DEFAULT);
     h5_check(h, ds, "create a dataset");
-    if (ds >= 0 && rows > 0)
+    /* the chunks go in as the filters would store them (little-endian hosts: memory order is file order) */
+    if (ds >= 0 && rows > 0 && !h->raw && little_endian())
+        write_chunks(h, ds, data, dims[0], dims[1], chunk[0]);
+    else if (ds >= 0 && rows > 0)
         h5_check(h, H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write a dataset");
     H5Pclose(plist);
     H5Sclose(space);
@@ -333,13 +389,14 @@ static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
 }
 
 int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-               const char *problem_text)
+               const char *problem_text, int compress)
 {
     *hp = NULL;
     FEM_TRY(outframe_check(mesh));
     H5Out *h = fem_calloc(1, sizeof *h, "HDF5 writer");
     if (!h) return FEM_ERR_INTERNAL;
     h->file = H5I_INVALID_HID;
+    h->raw = !compress;
     if (strlen(h5_path) >= sizeof h->path || strlen(xdmf_path) >= sizeof h->xdmf_path) {
         free(h);
         return fileutil_fail(h5_path, ENAMETOOLONG);

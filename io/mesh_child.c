@@ -11,6 +11,8 @@
 #define _GNU_SOURCE /* memfd_create, pipe2 */
 #include "mesh_internal.h"
 
+#include "child.h"
+
 #include "fem/error.h"
 
 #include <errno.h>
@@ -101,21 +103,7 @@ static double address_space(int peak) {
 /* A clean process for Gmsh: default signal handling (the parent's handlers must not run here), nothing on
  * the terminal, no core file, the memory limit, and death with the parent. */
 static double child_setup(pid_t parent, double budget) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(3);
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR);
-    if (null < 0) _exit(3);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    setenv("LIBC_FATAL_STDERR_", "1", 1); /* glibc's heap-corruption reports: to fd 2, never the tty */
-    struct rlimit core = {0, 0};
-    setrlimit(RLIMIT_CORE, &core);
+    child_begin(parent);
     double limit = address_space(0) + budget;
     if (limit < 9e18) {
         struct rlimit as = {(rlim_t)limit, (rlim_t)limit};

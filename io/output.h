@@ -91,12 +91,12 @@ int vtu_write(const char *path, const OutFrame *f, int compress);
 /* ---- PVD collection: times[i] with files[i] (names relative to the .pvd's directory) */
 int pvd_write(const char *path, int n, const double *times, char *const *files);
 
-/* ---- HDF5 (+ XDMF3). One .h5 per run: the mesh once, every field at every output time (chunked, compressed),
+/* ---- HDF5 (+ XDMF3). One .h5 per run: the mesh once, every field at every output time (chunked; compressed unless compress is 0, on OpenMP threads),
  * units, times and the problem file's text as attributes. The .xdmf sidecar describes a temporal collection
  * that ParaView opens directly. Both are written to temporary names and renamed by h5out_close. */
 typedef struct H5Out H5Out;
 int h5out_open(H5Out **h, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-               const char *problem_text);
+               const char *problem_text, int compress);
 /* The point and cell arrays of `fields`, except those the mesh frame given to h5out_open has (same name and
  * centre: the mesh's region and quality are stored once, not at every step). */
 int h5out_write_step(H5Out *h, double time, const OutFrame *fields);

@@ -171,9 +171,12 @@ typedef struct {
     int vtu_compress; /* default 1 (zlib) */
     int vtu_subdivide;/* default 0: Lagrange cells; 1: linear sub-cells */
     int hdf5;         /* default 1 */
+    int hdf5_compress; /* default 1: shuffle + deflate level 1, chunks compressed on all threads */
     int flux;         /* heat flux -k grad T at nodes, default 1 */
     int stress;       /* Cauchy stress (6 components) and von Mises, default 1 */
     int strain_energy;/* strain-energy density, default 1 */
+    int plots;        /* PNG plots of the probes and of the convergence history, default 1 */
+    int plot_width, plot_height; /* their size in pixels, default 800 x 600 */
     int nprobes;      /* points where the summary reports the solution */
     OutputProbe probes[PROBLEM_PROBES_MAX];
 } OutputSettings;

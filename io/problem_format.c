@@ -103,6 +103,8 @@ static const ProblemRange krylov_rtol = {
     GT(0), LT(1), .why = "the Krylov solver stops when the residual falls to this fraction of the first"};
 static const ProblemRange krylov_iterations = {GE(1)};
 static const ProblemRange gmres_restart = {GE(1), .why = "GMRES keeps this many basis vectors"};
+static const ProblemRange plot_width = {GE(200), LE(4000), .why = "the plots' width in pixels"};
+static const ProblemRange plot_height = {GE(150), LE(4000), .why = "the plots' height in pixels"};
 static const ProblemRange thread_count = {GE(0), .why = "a thread count cannot be negative",
                                           .hint = "0 lets OpenMP choose"};
 
@@ -282,13 +284,23 @@ const ProblemElementSpec problem_format[] = {
       ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
       INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3)},
      IN_PROBLEM(solver)},
-    {"femto/output", "vtu? hdf5? fields? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)}, BY_HAND},
+    {"femto/output", "vtu? hdf5? fields? plots? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)},
+     BY_HAND},
     {"femto/output/vtu",
      "",
      {BOOL("enabled", OutputSettings, vtu, 1), BOOL("compress", OutputSettings, vtu_compress, 1),
       BOOL("subdivide", OutputSettings, vtu_subdivide, 0)},
      IN_PROBLEM(output)},
-    {"femto/output/hdf5", "", {BOOL("enabled", OutputSettings, hdf5, 1)}, IN_PROBLEM(output)},
+    {"femto/output/hdf5",
+     "",
+     {BOOL("enabled", OutputSettings, hdf5, 1), BOOL("compress", OutputSettings, hdf5_compress, 1)},
+     IN_PROBLEM(output)},
+    {"femto/output/plots",
+     "",
+     {BOOL("enabled", OutputSettings, plots, 1),
+      INT("width", OutputSettings, plot_width, .range = &plot_width, .dflt = 800),
+      INT("height", OutputSettings, plot_height, .range = &plot_height, .dflt = 600)},
+     IN_PROBLEM(output)},
     {"femto/output/probe",
      "",
      {REQ("name", PF_NAME), NUM("x", OutputProbe, x[0], .required = 1), NUM("y", OutputProbe, x[1]),

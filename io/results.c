@@ -161,7 +161,7 @@ int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char
         snprintf(h5, sizeof h5, "%s/%s.h5", rs->dir, rs->base);
         snprintf(xdmf, sizeof xdmf, "%s/%s.xdmf", rs->dir, rs->base);
         H5Out *h = NULL;
-        FEM_TRY(h5out_open(&h, h5, xdmf, mesh, pb->text));
+        FEM_TRY(h5out_open(&h, h5, xdmf, mesh, pb->text, pb->output.hdf5_compress));
         rs->h5 = h;
     }
     return FEM_OK;

@@ -64,15 +64,16 @@ int journal_list(int fd, const char *dir, JournalNames *out) {
 
 /* ---------------------------------------------------------------- manifest */
 
-/* The order of the moves: what is named (VTU, HDF5) before what names it (XDMF, PVD), the summary last. */
+/* The order of the moves: what is named (VTU, HDF5) before what names it (XDMF, PVD), then the rest (time
+ * series), the summary last. */
 static int move_rank(const char *name) {
     static const char *const ends[] = {".vtu", ".h5", ".xdmf", ".pvd"};
-    size_t n = strlen(name);
+    size_t n = strlen(name), k = strlen("_summary.txt");
     for (int r = 0; r < 4; r++) {
-        size_t k = strlen(ends[r]);
-        if (n > k && strcmp(name + n - k, ends[r]) == 0) return r;
+        size_t e = strlen(ends[r]);
+        if (n > e && strcmp(name + n - e, ends[r]) == 0) return r;
     }
-    return 4;
+    return n > k && strcmp(name + n - k, "_summary.txt") == 0 ? 5 : 4;
 }
 
 static int by_move_order(const void *a, const void *b) {
@@ -187,14 +188,19 @@ static int read_manifest(int fd, Manifest *m) {
 
 /* ---------------------------------------------------------------- moves */
 
-/* `name` is a file of series `base`: BASE.pvd, BASE.h5, BASE.xdmf, BASE_summary.txt or BASE_NNNN.vtu
- * (four digits or more, as femto numbers them). */
+/* `name` is a file of series `base`: BASE.pvd, BASE.h5, BASE.xdmf, BASE_summary.txt, the time series
+ * BASE_probes.csv and BASE_convergence.csv and their .png plots, or BASE_NNNN.vtu (four digits or more, as
+ * femto numbers them). */
 static int series_file(const char *name, const char *base) {
+    static const char *const ends[] = {".pvd",        ".h5",
+                                       ".xdmf",       "_summary.txt",
+                                       "_probes.csv", "_convergence.csv",
+                                       "_probes.png", "_convergence.png"};
     size_t n = strlen(base);
     if (strncmp(name, base, n) != 0) return 0;
     const char *t = name + n;
-    if (!strcmp(t, ".pvd") || !strcmp(t, ".h5") || !strcmp(t, ".xdmf") || !strcmp(t, "_summary.txt"))
-        return 1;
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        if (!strcmp(t, ends[i])) return 1;
     if (*t++ != '_') return 0;
     int digits = 0;
     for (; isdigit((unsigned char)*t); t++) digits++;

@@ -155,5 +155,6 @@ const PhysicsType elasticity_type = {
     .set_load = elas_set_load,
     .set_time = NULL,
     .fields = elas_fields,
+    .step = NULL,
     .summary = elas_summary,
 };

@@ -215,18 +215,28 @@ static int natural_flow(const Model *md, const Problem *pb, const Space *sp, con
     return status;
 }
 
+const char *heat_bc_kind(int kind) {
+    static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
+    return kind >= 0 && kind < 5 ? kinds[kind] : "";
+}
+
+int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, double *E) {
+    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys};
+    OutputFn fn = heat_output(QF_heat_energy_out, "heat_energy_out", 1, md->ctx);
+    return eval_cells(&f, &fn, NULL, E);
+}
+
 int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source) {
     const HeatProblem *hp = &pb->heat;
     char *claimed;
     FEM_ALLOC(claimed, sp->nnodes + 1, "the nodes of the heat balance");
     int status = FEM_OK;
-    static const char *kinds[] = {"", "temperature", "flux", "convection", "radiation"};
     for (int i = 0; i < hp->nbcs && !status; i++) {
         const HeatBc *bc = &hp->bcs[i];
         HeatFlow *fl = &flows[i];
         snprintf(fl->boundary, sizeof fl->boundary, "%s", bc->boundary);
-        fl->kind = kinds[bc->kind];
+        fl->kind = heat_bc_kind(bc->kind);
         const PhysicalGroup *g;
         status = model_boundary(pb, sp->mesh, bc->boundary, bc->at.line, &g);
         if (!status)

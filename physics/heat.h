@@ -17,11 +17,17 @@ void heat_set_time(Model *md, double a, double theta);
  * temperature on the device that solved it. */
 int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out);
 
+/* The energy rho c T integrated over the body [J, or J/m in 2D] for the temperature T (device). */
+int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, double *E);
+
 typedef struct {
     char boundary[PROBLEM_NAME_MAX];
     const char *kind; /* "temperature", "flux", "convection", "radiation" */
     double watts;     /* heat into the body [W] (per metre of depth in 2D) */
 } HeatFlow;
+
+/* "temperature", "flux", "convection", "radiation" for a HeatBcKind. */
+const char *heat_bc_kind(int kind);
 
 /* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
  * `reaction`, natural ones by integrating their flux) and the source integral. flows has room for

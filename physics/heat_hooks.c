@@ -1,7 +1,7 @@
 /* Heat as a run sees it (physics.h): checks, time discretisation, the heat flux for output, and the summary
  * with the energy balance. */
 #include "fem/error.h"
-#include "physics/heat.h"
+#include "physics/heat_balance.h"
 #include "physics/physics.h"
 #include "physics/sanity.h"
 
@@ -52,17 +52,11 @@ static int heat_fields(const PhysicsState *s, NodalField *out, int *n) {
 /* Heat into the body through every boundary plus the sources must vanish (steady runs). */
 static int energy_balance(const PhysicsState *s, const Report *rep) {
     const Problem *pb = s->pb;
-    const Space *sp = s->sp;
-    Vec R;
-    double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs);
     HeatFlow *flows = calloc((size_t)pb->heat.nbcs + 1, sizeof *flows);
     double source = 0.0;
-    int status = reaction && flows ? vec_duplicate(&R, s->u) : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-    if (!status) status = op_residual_unconstrained(s->op, s->u, &R);
-    if (!status) status = vec_download(&R, reaction);
-    if (!status) status = heat_balance(s->md, pb, sp, s->u, reaction, flows, &source);
+    int status = flows ? heat_flows_now(s, flows, &source) : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (!status) {
-        const char *unit = sp->mesh->dim == 2 ? "W/m" : "W";
+        const char *unit = s->sp->mesh->dim == 2 ? "W/m" : "W";
         double total = source, scale = fabs(source);
         for (int i = 0; i < pb->heat.nbcs; i++) {
             report_line(rep, "  heat into the body through '%s' (%s): %.6g %s\n", flows[i].boundary, flows[i].kind,
@@ -78,8 +72,6 @@ static int energy_balance(const PhysicsState *s, const Report *rep) {
         report_line(rep, "  heat from sources: %.6g %s\n  energy balance: %.3g %s (%.2g of the largest term)\n", source,
                     unit, total, unit, scale > 0 ? fabs(total) / scale : 0.0);
     }
-    if (reaction && flows) vec_destroy(&R);
-    free(reaction);
     free(flows);
     return status;
 }
@@ -95,8 +87,8 @@ static int heat_summary(const PhysicsState *s, const Report *rep) {
     rep->key(rep->ctx, "temperature_max", tmax, "K");
     report_line(rep, "  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n", tmin, xl[0],
                 xl[1], xl[2], tmax, xh[0], xh[1], xh[2]);
-    if (s->pb->time.scheme != TIME_STEADY) return FEM_OK;
-    if (energy_balance(s, rep)) report_line(rep, "  (energy balance not available: %s)\n", fem_last_error());
+    int status = s->pb->time.scheme != TIME_STEADY ? heat_transient_balance(s, rep) : energy_balance(s, rep);
+    if (status) report_line(rep, "  (energy balance not available: %s)\n", fem_last_error());
     return FEM_OK;
 }
 
@@ -114,5 +106,6 @@ const PhysicsType heat_type = {
     .set_load = NULL,
     .set_time = heat_set_time,
     .fields = heat_fields,
+    .step = heat_step,
     .summary = heat_summary,
 };

@@ -158,6 +158,15 @@ FEM_HD static inline void heat_source_out(const QfArgs *a, int64_t i) {
     qf_output(a, i, 0, &Q);
 }
 
+/* The energy density rho c T [J/m^3] (integrated: the heat stored, counted from 0 K). */
+FEM_HD static inline void heat_energy_out(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    double T = 0.0, g[3] = {0, 0, 0};
+    qf_cell_in(a, i, &T, g);
+    double e = ctx->mat[qf_tag(a, i)].rhoc * T;
+    qf_output(a, i, 0, &e);
+}
+
 /* The heat that the conditions of record bc[tag] put into the body per area, -g(T) [W/m^2] (integrated over
  * a boundary: the heat flow through it). */
 FEM_HD static inline void heat_flow_out(const QfArgs *a, int64_t i) {

@@ -30,6 +30,15 @@ typedef struct {
 /* printf into rep->line */
 void report_line(const Report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What a physics accumulates over the time steps of a transient run (heat: the heat through each boundary,
+ * integrated in time), kept by the run between the physics' step hook and its summary. */
+enum { PHYSICS_TRACK_MAX = 272 };
+typedef struct {
+    int steps; /* time steps accumulated so far */
+    double t;  /* the time of the last one [s] */
+    double v[PHYSICS_TRACK_MAX];
+} PhysicsTrack;
+
 /* A solved physics, as its hooks see it. */
 typedef struct {
     const Problem *pb;
@@ -39,6 +48,7 @@ typedef struct {
     const Vec *u;          /* the solution (device) */
     const double *u_host;  /* and its host copy */
     const double *aux;     /* the field it reads from an earlier physics (host, scalar, sp->nnodes), or NULL */
+    PhysicsTrack *track;   /* a transient run's accumulators (the step hook's), else NULL */
 } PhysicsState;
 
 /* A derived nodal field for output: values at the space's nodes, [nnodes][ncomp], malloc'ed by the physics
@@ -68,6 +78,9 @@ typedef struct {
     void (*set_time)(Model *md, double a, double theta);  /* NULL: steady only */
     /* the derived fields to write (the problem's <output><fields> decide which); *n set */
     int (*fields)(const PhysicsState *s, NodalField *out, int *n);
+    /* after every time step at time t, with the operator still in that step's state and u_host current
+     * (NULL: nothing to accumulate) */
+    int (*step)(const PhysicsState *s, double t);
     int (*summary)(const PhysicsState *s, const Report *rep);
 } PhysicsType;
 

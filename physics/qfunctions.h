@@ -29,6 +29,7 @@
     X(heat_flux_out)                                                                                         \
     X(heat_source_out)                                                                                       \
     X(heat_flow_out)                                                                                         \
+    X(heat_energy_out)                                                                                       \
     X(elas_stress_out)                                                                                       \
     X(elas_energy_out)                                                                                       \
     X(elas_body_out)                                                                                         \

@@ -3,7 +3,7 @@
 #   .device/libs.tar.xz   the shared libraries the programs load (Gmsh and its OpenCASCADE closure, libxml2,
 #                         HDF5, ...) minus glibc's own, which the GPU machine has in a newer version;
 #   .device/build.tar.xz  the build folder's programs and CTest files (no objects);
-#   .device/cudss.tar.xz  libcudss.so.0 when the build links cuDSS: about 60 MiB compressed, so it travels in a
+#   .device/cudss.tar.xz  libcudss.so.0 (and its threading layer) when the build links cuDSS: about 60 MiB compressed, so it travels in a
 #                         call of its own (carry it alone, run tools/device-run.sh true; the unpacked copy stays on
 #                         the warm machine), then libs and build in the next call.
 # The machine has nvcc, cmake and HDF5 but neither Gmsh nor libxml2 headers, so femto is built here for sm_90.
@@ -22,7 +22,8 @@ if [ ! -f .device/libs.tar.xz ] || [ "${1:-}" = "--libs" ]; then
 fi
 cudss=$(ldd build/femto-app | awk '$1 == "libcudss.so.0" {print $3}')
 if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]; }; then
-  tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")"
+  mt=""; [ -f "$(dirname "$cudss")/libcudss_mtlayer_gomp.so.0" ] && mt=libcudss_mtlayer_gomp.so.0
+  tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")" $mt
 fi
 tar -C build --exclude=CMakeFiles --exclude='*.a' --exclude='*.o' --exclude='Testing' --exclude='*_rates' \
     -cJf .device/build.tar.xz .

@@ -29,6 +29,8 @@ if [ -n "$built" ] && [ "$built" != "$PWD" ] && [ ! -e "$built" ]; then
   mkdir -p "$(dirname "$built")"
   ln -s "$PWD" "$built"
 fi
+# cuDSS's threading layer (its reordering on all host threads), where it came with cuDSS
+if [ -f .device/cudss/libcudss_mtlayer_gomp.so.0 ]; then export CUDSS_THREADING_LIB="$PWD/.device/cudss/libcudss_mtlayer_gomp.so.0"; fi
 export LD_LIBRARY_PATH="$PWD/.device/libs:$PWD/.device/cudss${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # cuBLAS (which cuDSS loads) from the machine's own CUDA toolkit
 if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"; fi

@@ -2,8 +2,8 @@
 # One GPU session's work, run from the build folder by tools/device-run.sh (see tools/device-bundle.sh for the
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
-# tables) and bench.json. Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads; default all but overheads)
+# tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads cudss operator; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -38,16 +38,36 @@ for step in $steps; do
         >> "$out/samples-gpu.log" 2>&1 || echo "FAILED: $name" | tee -a "$out/samples-gpu.log"
     done
     echo "== samples: $(grep -c '^ok' "$out/samples-gpu.log") checks ok, $(grep -c '^FAIL' "$out/samples-gpu.log") failed" ;;
-  bench)
-    bench cantilever-p2 --device cuda --problem cantilever-tet --order 2 --sizes 100k,750k,6M
+  bench) # BENCH_FULL=1 adds the 6M-dof beam, p = 1, the separate kernels and Jacobi
+    bench cantilever-p2 --device cuda --problem cantilever-tet --order 2 --sizes 100k,750k${BENCH_FULL:+,6M}
     bench heat-cube --device cuda --problem heat-cube
-    bench cantilever-p1-p3 --device cuda --problem cantilever-tet --order 1 --sizes 750k
     bench cantilever-p3 --device cuda --problem cantilever-tet --order 3 --sizes 750k
-    FEMTO_GPU_FUSED=0 bench cantilever-p2-unfused --device cuda --problem cantilever-tet --order 2 --sizes 750k
-    bench cantilever-p2-jacobi --device cuda --problem cantilever-tet --order 2 --sizes 750k --preconditioner jacobi
     bench cantilever-hex --device cuda --problem cantilever-hex --order 2 --sizes 750k
-    bench cpu-2-threads --device cpu --threads 2 --problem cantilever-tet --order 2 --sizes 33k
-    bench cpu-16-threads --device cpu --threads 16 --problem cantilever-tet --order 2 --sizes 33k,100k ;;
+    if [ -n "${BENCH_FULL:-}" ]; then
+      bench cantilever-p1-p3 --device cuda --problem cantilever-tet --order 1 --sizes 750k
+      FEMTO_GPU_FUSED=0 bench cantilever-p2-unfused --device cuda --problem cantilever-tet --order 2 --sizes 750k
+      bench cantilever-p2-jacobi --device cuda --problem cantilever-tet --order 2 --sizes 750k --preconditioner jacobi
+    fi
+    OMP_WAIT_POLICY=PASSIVE bench cpu-2-threads --device cpu --threads 2 --problem cantilever-tet --order 2 --sizes 33k
+    OMP_WAIT_POLICY=PASSIVE bench cpu-16-threads --device cpu --threads 16 --problem cantilever-tet --order 2 --sizes 33k,100k ;;
+  cudss) # the coarse factorisation's setup: cuDSS's reordering on one host thread or all, and its algorithms
+    o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
+    for v in "all" "one" "alg1" "alg2" "alg3"; do
+      echo "== cudss $v"
+      case $v in
+        one) env -u CUDSS_THREADING_LIB timeout 200 ./femto-app run $o/heat-cube.xml --device cuda -v 2>&1 | grep -E "preconditioner:|^time:" ;;
+        alg*) FEMTO_CUDSS_REORDERING=${v#alg} timeout 200 ./femto-app run $o/heat-cube.xml --device cuda -v 2>&1 | grep -E "preconditioner:|^time:|Newton  1" ;;
+        *) timeout 200 ./femto-app run $o/heat-cube.xml --device cuda -v 2>&1 | grep -E "preconditioner:|^time:" ;;
+      esac
+    done ;;
+  operator) # femto-bench's operator rows (issue 13) on ~1M-element meshes; FB_LIMIT seconds per command
+    for args in "--shapes tet --op-orders 2 --elements 1000000" "--shapes tet --op-orders 1,3" \
+                "--shapes hex --physics heat --op-orders 1,2,3" "--shapes hex --physics elasticity --op-orders 1,2,3"; do
+      echo "== femto-bench $args"
+      timeout "${FB_LIMIT:-200}" ./femto-bench --gpu-only --rows operator $args --markdown "$out/fb-one.md" 2>&1 | tail -n 4
+      { echo -e "\n### femto-bench $args\n"; cat "$out/fb-one.md"; } >> "$out/operator.md" 2>/dev/null
+      rm -f "$out/fb-one.md"
+    done ;;
   overheads) # where a whole run's time goes (issue 14): phases with -v, the mesh meshed then cached, output on/off
     o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
     sed 's/enabled="false"/enabled="true"/g' $o/heat-cube.xml > $o/heat-cube-out.xml

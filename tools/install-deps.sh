@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-utils libhdf5-dev hdf5-tools
           zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview xvfb
-          libopenmpi-dev openmpi-bin libhypre-dev libsuitesparse-dev libopenblas0-openmp)
+          libopenmpi-dev openmpi-bin libhypre-dev libsuitesparse-dev libopenblas0-openmp
+          libplplot-dev plplot-driver-cairo)
 # libhypre-dev: BoomerAMG, the CPU coarse solver of multigrid (it brings Open MPI, which libopenmpi-dev and
 # openmpi-bin make usable for building and for runs over several ranks).
 # libsuitesparse-dev: CHOLMOD, the sparse Cholesky factorisation that is multigrid's exact coarse solver on the
@@ -11,6 +12,7 @@ packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-
 # implementation (netlib: single-threaded, unoptimised) unless another is installed; libopenblas0-openmp
 # becomes libblas.so.3 and liblapack.so.3 through Debian's alternatives, optimised and threaded with OpenMP,
 # the runtime femto's own threads use (so --threads limits it too).
+# libplplot-dev, plplot-driver-cairo: PLplot and its cairo driver draw the PNG plots of probes and convergence.
 nvcc_found=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   nvcc_found=1

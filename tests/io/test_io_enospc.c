@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/beam.h5", dir);
     snprintf(xdmf, sizeof xdmf, "%s/beam.xdmf", dir);
     H5Out *h = NULL;
-    int status = h5out_open(&h, path, xdmf, &f, "<problem/>");
+    int status = h5out_open(&h, path, xdmf, &f, "<problem/>", 1);
     for (int s = 0; status == FEM_OK && s < 8; s++) status = h5out_write_step(h, s, &f);
     if (status == FEM_OK) status = h5out_close(&h);
     else h5out_abort(&h);

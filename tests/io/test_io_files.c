@@ -87,7 +87,7 @@ static void write_h5(const char *dir, const char *name, const IoCase *c, int nst
     CHECK(io_test_frame(&mesh, c->dim, c->nblocks, c->blocks, 0.0, 1));
     CHECK(io_test_frame(&full, c->dim, c->nblocks, c->blocks, 0.0, 0));
     H5Out *h;
-    CHECK(h5out_open(&h, h5, xdmf, &mesh, "<problem>\n  <!-- text of the problem file -->\n</problem>\n"));
+    CHECK(h5out_open(&h, h5, xdmf, &mesh, "<problem>\n  <!-- text of the problem file -->\n</problem>\n", 1));
     for (int s = 0; s < nsteps; s++) {
         io_test_fill(&full, times[s]);
         OutFrame view = step_view(&full);

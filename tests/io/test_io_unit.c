@@ -206,7 +206,7 @@ static void test_missing_directory_and_file_as_directory(void)
     expect_sentence(pvd_write(path, 1, &t, names), path, ENOENT, "pvd in a missing folder");
     scratch_path(path, sizeof path, "no/such/folder/beam.h5");
     H5Out *h;
-    expect_sentence(h5out_open(&h, path, "unused.xdmf", &f, NULL), path, ENOENT, "h5 in a missing folder");
+    expect_sentence(h5out_open(&h, path, "unused.xdmf", &f, NULL, 1), path, ENOENT, "h5 in a missing folder");
     EXPECT(h == NULL, "no handle after a failed open");
 
     /* a regular file where the folder should be: ENOTDIR, also for root, for whom permissions do not count */
@@ -216,7 +216,7 @@ static void test_missing_directory_and_file_as_directory(void)
     snprintf(under, sizeof under, "%s/beam.vtu", file);
     expect_sentence(vtu_write(under, &f, 0), under, ENOTDIR, "vtu under a regular file");
     snprintf(under, sizeof under, "%s/beam.h5", file);
-    expect_sentence(h5out_open(&h, under, "unused.xdmf", &f, NULL), under, ENOTDIR,
+    expect_sentence(h5out_open(&h, under, "unused.xdmf", &f, NULL, 1), under, ENOTDIR,
                     "h5 under a regular file");
 
     /* a folder where the file should be: the rename fails, the temporary goes */
@@ -263,7 +263,7 @@ static void test_write_failing_half_way_leaves_nothing(void)
         scratch_path(path, sizeof path, "too_big.h5");
         scratch_path(xdmf, sizeof xdmf, "too_big.xdmf");
         H5Out *h = NULL;
-        int status = h5out_open(&h, path, xdmf, &f, NULL);
+        int status = h5out_open(&h, path, xdmf, &f, NULL, 1);
         for (int s = 0; status == FEM_OK && s < 20; s++) status = h5out_write_step(h, s, &f);
         if (status == FEM_OK) status = h5out_close(&h);
         else h5out_abort(&h);

@@ -117,6 +117,13 @@ def wait_for_staged_vtu(proc, out, count):
     return False
 
 
+def plots(folder, base, *kinds):
+    """The PNG plots of a set, when the summary says that femto drew them (built with PLplot)."""
+    drawn = any(l.split()[:1] == ["plots"] and float(l.split()[1]) > 0
+                for l in open(os.path.join(folder, base + "_summary.txt")))
+    return [f"{base}_{k}.png" for k in kinds] if drawn else []
+
+
 def slab(name, end=600, step=5, every=12, heated="373.15"):
     return problem("heat-transient-slab", "slab.xml", name,
                    ('end="600" step="5" output-every="12"', f'end="{end}" step="{step}" output-every="{every}"'),
@@ -135,7 +142,8 @@ def failed_rerun():
     out = os.path.join(work, "out")
     run(slab("slab.xml"), out)
     before = snapshot(out)
-    check(len(before) == 15 and len(pvd_files(out, "slab")) == 11, f"the good run wrote one set: {sorted(before)}")
+    want = 16 + len(plots(out, "slab", "convergence"))  # 11 VTU, .pvd, .h5, .xdmf, convergence CSV, summary
+    check(len(before) == want and len(pvd_files(out, "slab")) == 11, f"the good run wrote one set: {sorted(before)}")
     # the re-run writes its output at t = 0 and then fails in the first time step (3 CG iterations are too few)
     bad = slab("bad.xml")
     text = open(bad).read().replace("<time ", '<solver><newton max-iterations="1"/><linear max-iterations="3"/>'
@@ -188,8 +196,9 @@ def fewer_outputs():
     run(slab("slab.xml"), out)
     check(len(pvd_files(out, "slab")) == 11, "the first run has 11 output times")
     run(slab("short.xml", end=120), out)
-    want = ["slab.h5", "slab.pvd", "slab.xdmf", "slab_0000.vtu", "slab_0001.vtu", "slab_0002.vtu", "slab_summary.txt"]
-    check(sorted(os.listdir(out)) == want, f"a re-run with 3 output times leaves exactly its files: "
+    want = ["slab.h5", "slab.pvd", "slab.xdmf", "slab_0000.vtu", "slab_0001.vtu", "slab_0002.vtu",
+            "slab_convergence.csv", "slab_summary.txt"] + plots(out, "slab", "convergence")
+    check(sorted(os.listdir(out)) == sorted(want), f"a re-run with 3 output times leaves exactly its files: "
                                            f"{sorted(os.listdir(out))}")
     check([t for t, _ in pvd_files(out, "slab")] == [0.0, 60.0, 120.0], "the .pvd lists the 3 times")
     with h5py.File(os.path.join(out, "slab.h5"), "r") as f:
@@ -197,19 +206,22 @@ def fewer_outputs():
     # a coupled run, then the same name without elasticity: the elasticity series goes with the old set
     bar = os.path.join(work, "bar")
     run(problem("thermal-bar", "bar.xml", "coupled.xml"), bar)
-    check("bar_elasticity.pvd" in os.listdir(bar), "the coupled run wrote the elasticity series")
+    check({"bar_elasticity.pvd", "bar_elasticity_probes.csv", "bar_elasticity_convergence.csv"} <= set(os.listdir(bar)),
+          "the coupled run wrote the elasticity series and its CSV files")
     heat_only = problem("thermal-bar", "bar.xml", "heat.xml", ('<elasticity model="linear">', '<!--'),
                         ("</elasticity>", "-->"))
     run(heat_only, bar)
-    want = ["bar.h5", "bar.pvd", "bar.xdmf", "bar_0000.vtu", "bar_summary.txt"]
-    check(sorted(os.listdir(bar)) == want, f"a heat-only re-run leaves no elasticity file: {sorted(os.listdir(bar))}")
+    want = ["bar.h5", "bar.pvd", "bar.xdmf", "bar_0000.vtu", "bar_convergence.csv", "bar_probes.csv",
+            "bar_summary.txt"] + plots(bar, "bar", "convergence", "probes")
+    check(sorted(os.listdir(bar)) == sorted(want), f"a heat-only re-run leaves no elasticity file: {sorted(os.listdir(bar))}")
 
 
 def coupled_failure():
     out = os.path.join(work, "out")
     run(problem("thermal-bar", "bar.xml", "good.xml"), out)
     before = snapshot(out)
-    check(len(before) == 9, f"the coupled run wrote heat, elasticity and the summary as one set: {sorted(before)}")
+    want = 13 + len(plots(out, "bar", "convergence", "probes", "elasticity_convergence", "elasticity_probes"))
+    check(len(before) == want, f"the coupled run wrote heat, elasticity and the summary as one set: {sorted(before)}")
     # with Jacobi, heat converges in 60 CG iterations, elasticity needs over 100: with 80 and one Newton step,
     # only it fails
     bad = problem("thermal-bar", "bar.xml", "bad.xml", ("</elasticity>", "</elasticity>\n  <solver>"

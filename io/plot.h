@@ -1,0 +1,31 @@
+/* Line plots as PNG images, drawn by PLplot's cairo driver: a run's probe values against time and Newton's
+ * residual against the iterations (app/run_series.c). PLplot is optional: built without it, plot_available()
+ * is 0 and femto writes no images (the summary says so).
+ *
+ * PLplot draws in a forked child (io/child.h): the library keeps global state, prints to the terminal and
+ * ends the process on some errors (plexit), none of which may reach femto. The image is written under a
+ * temporary name and renamed into place when complete, as every result file. */
+#ifndef FEMTO_PLOT_H
+#define FEMTO_PLOT_H
+
+enum { PLOT_MAX_CURVES = 12 }; /* curves past this many are drawn without a legend entry */
+
+typedef struct {
+    const char *title, *xlabel, *ylabel;
+    int logy;          /* logarithmic y axis (values <= 0 are left out) */
+    int width, height; /* pixels */
+    int npoints, ncurves;
+    const double *x;           /* [npoints] */
+    const double *const *y;    /* [ncurves][npoints] */
+    const char *const *legend; /* [ncurves] */
+} PlotSpec;
+
+/* 1 when femto was built with PLplot. */
+int plot_available(void);
+
+/* Draws the plot into the PNG file `path`. A failure (PLplot or its cairo driver missing at run time, a
+ * file that cannot be written) is FEM_ERR_INPUT with one sentence naming the file; nothing is left at path.
+ */
+int plot_png(const char *path, const PlotSpec *p);
+
+#endif
