@@ -186,6 +186,25 @@ static int fused_apply_add(Operator *op, const Vec *x, Vec *y) {
     return fused_all(op, 0, x, y);
 }
 
+extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, int *regs,
+                                   int *blocks_per_sm) {
+    *regs = *blocks_per_sm = 0;
+    const OpBlock *b = &op->cells[block];
+    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    FusedLayout L;
+    int ok = 0;
+    FEM_TRY(fused_plan(gpu_state(op->dev), op->dev, b, &L, &ok));
+    if (!ok || q->id < 0 || q->id >= QF_COUNT || strcmp(op->implementation, "cuda-fused") != 0) return FEM_OK;
+    FusedKernel k = fused_kernels[q->id][b->view.dim - 2];
+    cudaFuncAttributes at;
+    GPU_CHECK(cudaFuncGetAttributes(&at, k));
+    *regs = at.numRegs;
+    if (L.smem > 48 * 1024)
+        GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem));
+    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, FUSED_THREADS, L.smem));
+    return FEM_OK;
+}
+
 extern "C" int gpu_operator_setup(Operator *op) {
     const GpuState *g = gpu_state(op->dev);
     const char *env = getenv("FEMTO_GPU_FUSED");

@@ -44,6 +44,10 @@ int gpu_device_tune(Device *d, const GpuTuning *t);
  * shared, tables shared, q-data shared"). */
 const char *gpu_last_launch(const Device *d);
 
+/* Registers per thread and resident blocks per SM of the fused kernel (gpu/fused.cu) of cell block `block`'s
+ * residual or Jacobian action, for femto-bench's launch lines; 0 and 0 where that block is not fused. */
+int gpu_fused_occupancy(const struct Operator *op, int block, int residual, int *regs, int *blocks_per_sm);
+
 /* The element half of gather assembly: evec[e][c][i] = (B^T sq + G^T fq) of element e, component c
  * (overwritten). ops.assemble is the other half (r += P^T evec). Their sum is ops.integrate of a
  * gather-assembly device. */

@@ -331,13 +331,16 @@ def full_disk():
     before = snapshot(out)
     free_empty = os.statvfs(mnt).f_bavail
     filler = os.path.join(mnt, "filler")
-    named, keep_kib = set(), 4
+    named, keep_kib, stride = set(), 4, 32
     while keep_kib < 1024:  # from the first VTU to the last file, until the run fits
         with open(filler, "wb") as f:
             f.write(b"\0" * max(0, os.statvfs(mnt).f_bavail * st.f_frsize - keep_kib * 1024))
         r = subprocess.run([app, "run", slab("full.xml"), "--output-dir", out, "-q", "--device", "cpu"],
                            capture_output=True, text=True)
         os.remove(filler)
+        if r.returncode == 0 and stride > 2:  # the coarse steps passed the small files: walk the end in 2 KiB
+            keep_kib, stride, before = keep_kib - stride + 2, 2, snapshot(out)
+            continue
         if r.returncode == 0:
             break
         err = r.stderr.strip()
@@ -350,7 +353,8 @@ def full_disk():
         check(snapshot(out) == before, f"{keep_kib} KiB free: the earlier set byte for byte, no lone .pvd, no staging "
                                        f"({sorted(os.listdir(out))})")
         check(os.statvfs(mnt).f_bavail == free_empty, f"{keep_kib} KiB free: the failed run gave back every block")
-        keep_kib += 32 if last == ".vtu" else 6  # finer where the small files and the .h5's end are written
+        stride = stride if last == ".vtu" else 2  # finer where the small files and the .h5's end are written
+        keep_kib += stride
     check(r.returncode == 0 and len(pvd_files(out, "slab")) == 11 and not hidden(out),
           f"with {keep_kib} KiB free the run fits and replaces the set")
     check({".vtu", ".h5", ".pvd"} <= named, f"the disk filled up in VTU, HDF5 and PVD files: {sorted(map(str, named))}")
