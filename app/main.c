@@ -2,14 +2,11 @@
  * after the file), runs one subcommand, maps its status to the exit code. This is the only place that decides
  * exit codes (see `femto-app --help`). */
 #include "app.h"
+#include "backends.h"
 
-#include "cpu/cpu.h"
 #include "fem/device.h"
 #include "fem/error.h"
 #include "io/interrupt.h"
-#ifdef FEMTO_HAVE_CUDA
-#include "gpu/gpu.h"
-#endif
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -316,13 +313,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     fem_clear_error();
-    device_register(DEV_CPU, cpu_device_create);
-#ifdef FEMTO_HAVE_CUDA
-    device_register(DEV_CUDA, gpu_device_create);
-#endif
-#ifdef FEMTO_HAVE_CUDSS
-    coarse_register_cudss(gpu_cudss_create);
-#endif
+    backends_register();
     interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     status = cmd->run(&o);
     if (status != FEM_OK) {

@@ -61,80 +61,103 @@ static void integ_one(const ElemView *v, const double *sq, int ss, const double 
     }
 }
 
-int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
-    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
-    size_t nw = scratch_doubles(v);
-#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
-    {
-        double *ue = malloc(sizeof(double) * nw);
-        if (!ue) {
-#pragma omp atomic write
-            failed = 1;
-        } else {
-            double *w = ue + (size_t)nc * nd;
+/* Node sums of the element slots into r: each node sums its slots in a fixed order, so the result is bitwise
+ * reproducible. An orphaned worksharing loop: inside a parallel region the team shares the nodes. */
+static void gather_nodes(const ElemView *v, const double *evec, double *r) {
+    int nc = v->ncomp, nd = v->ndof;
 #pragma omp for schedule(static)
-            for (int64_t e = 0; e < v->nelem; e++) {
-                const fem_idx *dofs = &v->dofs[e * nd];
-                for (int c = 0; c < nc; c++)
-                    for (int i = 0; i < nd; i++) ue[c * nd + i] = u[(int64_t)dofs[i] * nc + c];
-                for (int c = 0; c < nc; c++)
-                    interp_one(v, &ue[c * nd], uq ? &uq[e * nq * nc + c] : NULL, nc,
-                               duq ? &duq[(e * nq * nc + c) * dim] : NULL, nc * dim, w);
+    for (int64_t n = 0; n < v->nnodes; n++)
+        for (int c = 0; c < nc; c++) {
+            double s = 0.0;
+            for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
+                int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
+                s += evec[(e * nc + c) * nd + i];
             }
+            r[n * nc + c] += s;
         }
-        free(ue);
-    }
-    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in interpolation") : FEM_OK;
 }
 
-int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r,
-                         double *evec) {
-    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim, failed = 0;
-    int gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
-    size_t nw = scratch_doubles(v);
-#pragma omp parallel num_threads(d->threads) if (v->nelem * nd * nq > PARALLEL_WORK)
-    {
-        double *re = malloc(sizeof(double) * nw);
-        if (!re) {
-#pragma omp atomic write
-            failed = 1;
-        } else {
-            double *w = re + (size_t)nc * nd;
+/* The arrays of one element kernel call (those an operation does not use are NULL). */
+typedef struct {
+    const double *u, *sq, *fq;
+    double *uq, *duq, *r, *evec;
+    int gather; /* integration into evec, then node sums (deterministic gather assembly) */
+} KernelArgs;
+
+/* This thread's share of the elements: gather ue, interpolate each component. */
+static void interpolate_elements(const ElemView *v, const KernelArgs *a, double *ue) {
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
+    double *w = ue + (size_t)nc * nd;
 #pragma omp for schedule(static)
-            for (int64_t e = 0; e < v->nelem; e++) {
-                double *out = gather ? &evec[e * nc * nd] : re;
-                for (int c = 0; c < nc; c++)
-                    integ_one(v, sq ? &sq[e * nq * nc + c] : NULL, nc,
-                              fq ? &fq[(e * nq * nc + c) * dim] : NULL, nc * dim, &out[c * nd], w);
-                if (gather) continue;
-                const fem_idx *dofs = &v->dofs[e * nd];
-                for (int c = 0; c < nc; c++)
-                    for (int i = 0; i < nd; i++) {
-                        if (d->threads > 1) {
+    for (int64_t e = 0; e < v->nelem; e++) {
+        const fem_idx *dofs = &v->dofs[e * nd];
+        for (int c = 0; c < nc; c++)
+            for (int i = 0; i < nd; i++) ue[c * nd + i] = a->u[(int64_t)dofs[i] * nc + c];
+        for (int c = 0; c < nc; c++)
+            interp_one(v, &ue[c * nd], a->uq ? &a->uq[e * nq * nc + c] : NULL, nc,
+                       a->duq ? &a->duq[(e * nq * nc + c) * dim] : NULL, nc * dim, w);
+    }
+}
+
+/* re (one element's residual, [c][i]) added into r at the element's dofs; atomically on several threads. */
+static void scatter_add(const Device *d, const ElemView *v, int64_t e, const double *re, double *r) {
+    int nc = v->ncomp, nd = v->ndof;
+    const fem_idx *dofs = &v->dofs[e * nd];
+    for (int c = 0; c < nc; c++)
+        for (int i = 0; i < nd; i++) {
+            if (d->threads > 1) {
 #pragma omp atomic
-                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
-                        } else {
-                            r[(int64_t)dofs[i] * nc + c] += out[c * nd + i];
-                        }
-                    }
-            }
-            if (gather) {
-                /* each node sums its element slots in a fixed order: bitwise reproducible */
-#pragma omp for schedule(static)
-                for (int64_t n = 0; n < v->nnodes; n++)
-                    for (int c = 0; c < nc; c++) {
-                        double s = 0.0;
-                        for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
-                            int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
-                            s += evec[(e * nc + c) * nd + i];
-                        }
-                        r[n * nc + c] += s;
-                    }
+                r[(int64_t)dofs[i] * nc + c] += re[c * nd + i];
+            } else {
+                r[(int64_t)dofs[i] * nc + c] += re[c * nd + i];
             }
         }
-        free(re);
+}
+
+/* This thread's share of the elements: integrate each component, then scatter (atomic) or gather. */
+static void integrate_elements(const Device *d, const ElemView *v, const KernelArgs *a, double *re) {
+    int nc = v->ncomp, nd = v->ndof, nq = v->nq, dim = v->dim;
+    double *w = re + (size_t)nc * nd;
+#pragma omp for schedule(static)
+    for (int64_t e = 0; e < v->nelem; e++) {
+        double *out = a->gather ? &a->evec[e * nc * nd] : re;
+        for (int c = 0; c < nc; c++)
+            integ_one(v, a->sq ? &a->sq[e * nq * nc + c] : NULL, nc,
+                      a->fq ? &a->fq[(e * nq * nc + c) * dim] : NULL, nc * dim, &out[c * nd], w);
+        if (!a->gather) scatter_add(d, v, e, out, a->r);
     }
-    return failed ? fem_fail(FEM_ERR_INTERNAL, "out of host memory in integration") : FEM_OK;
+    if (a->gather) gather_nodes(v, a->evec, a->r);
+}
+
+/* Runs an element kernel on the device's threads, each with its own scratch. The scratch is allocated before
+ * the parallel region: a failure is then one status for the call, where a thread that failed on its own could
+ * not skip the worksharing loop that every thread of the team must reach. */
+static int run_elements(Device *d, const ElemView *v, const KernelArgs *a, int integrate) {
+    size_t nw = scratch_doubles(v);
+    double *scratch = fem_malloc(sizeof(double) * nw * (size_t)(d->threads > 1 ? d->threads : 1),
+                                 integrate ? "integration scratch" : "interpolation scratch");
+    if (!scratch) return FEM_ERR_INTERNAL;
+#pragma omp parallel num_threads(d->threads) if (v->nelem * v->ndof * v->nq > PARALLEL_WORK)
+    {
+        double *mine = scratch + nw * (size_t)omp_get_thread_num();
+        if (integrate)
+            integrate_elements(d, v, a, mine);
+        else
+            interpolate_elements(v, a, mine);
+    }
+    free(scratch);
+    return FEM_OK;
+}
+
+int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
+    KernelArgs a = {.u = u, .uq = uq, .duq = duq};
+    return run_elements(d, v, &a, 0);
+}
+
+int cpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec) {
+    KernelArgs a = {.sq = sq, .fq = fq, .r = r, .evec = evec};
+    a.gather = d->assembly == ASSEMBLE_GATHER && d->threads > 1 && evec;
+    return run_elements(d, v, &a, 1);
 }
 
 int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, const double *fq,
@@ -159,17 +182,8 @@ int cpu_diag_add(Device *d, const ElemView *v, int c, int b, const double *sq, c
 }
 
 int cpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
-    int nc = v->ncomp, nd = v->ndof;
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (v->nnodes > 20000)
-    for (int64_t n = 0; n < v->nnodes; n++)
-        for (int c = 0; c < nc; c++) {
-            double s = 0.0;
-            for (int64_t k = v->t_offsets[n]; k < v->t_offsets[n + 1]; k++) {
-                int64_t slot = v->t_slots[k], e = slot / nd, i = slot % nd;
-                s += evec[(e * nc + c) * nd + i];
-            }
-            r[n * nc + c] += s;
-        }
+#pragma omp parallel num_threads(d->threads) if (v->nnodes > 20000)
+    gather_nodes(v, evec, r);
     return FEM_OK;
 }
 

@@ -94,19 +94,26 @@ FEM_HD static inline void eo_integ(int tid, int nt, int nq, int ndof, int dim, c
 /* ---------------------------------------------------------------- quadrilaterals (sum factorised)
  * ue[j][i] (nd x nd), q = qx + nq qy. B1[q][i], G1[q][i] are nq x nd. Scratch: A (2 nd nq). */
 
-FEM_HD static inline void eo_q2_interp1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
-                                        const double *ue, double *AB, double *AG) {
-    for (int k = tid; k < nd * nq; k += nt) {
-        int qx = k % nq, j = k / nq;
+/* The first stage of interpolation on tensor elements, the same in 2D and 3D: the x index of each of `rows`
+ * rows of nd values (ue[row][i]) contracted with B1 and G1, AB, AG [row][qx]. */
+FEM_HD static inline void eo_x_interp(int tid, int nt, int nd, int nq, int rows, const double *B1,
+                                      const double *G1, const double *ue, double *AB, double *AG) {
+    for (int k = tid; k < rows * nq; k += nt) {
+        int qx = k % nq, row = k / nq;
         double b = 0.0, g = 0.0;
         for (int i = 0; i < nd; i++) {
-            double u = ue[j * nd + i];
+            double u = ue[row * nd + i];
             b += B1[qx * nd + i] * u;
             g += G1[qx * nd + i] * u;
         }
         AB[k] = b;
         AG[k] = g;
     }
+}
+
+FEM_HD static inline void eo_q2_interp1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
+                                        const double *ue, double *AB, double *AG) {
+    eo_x_interp(tid, nt, nd, nq, nd, B1, G1, ue, AB, AG);
 }
 
 FEM_HD static inline void eo_q2_interp2(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
@@ -161,17 +168,7 @@ FEM_HD static inline void eo_q2_integ2(int tid, int nt, int nd, int nq, const do
 /* AB, AG [k][j][qx] */
 FEM_HD static inline void eo_h3_interp1(int tid, int nt, int nd, int nq, const double *B1, const double *G1,
                                         const double *ue, double *AB, double *AG) {
-    for (int k = tid; k < nd * nd * nq; k += nt) {
-        int qx = k % nq, kj = k / nq;
-        double b = 0.0, g = 0.0;
-        for (int i = 0; i < nd; i++) {
-            double u = ue[kj * nd + i];
-            b += B1[qx * nd + i] * u;
-            g += G1[qx * nd + i] * u;
-        }
-        AB[k] = b;
-        AG[k] = g;
-    }
+    eo_x_interp(tid, nt, nd, nq, nd * nd, B1, G1, ue, AB, AG);
 }
 
 /* CBB, CBG (G in x), CGB (G in y) [k][qy][qx] */

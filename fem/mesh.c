@@ -57,6 +57,11 @@ void mesh_destroy(Mesh *m) {
     for (int b = 0; b < m->nfacet_blocks; b++) block_destroy(&m->facets[b]);
     for (int g = 0; g < m->ngroups; g++) free(m->groups[g].entities);
     free(m->groups);
+    mesh_destroy_topology(m);
+    memset(m, 0, sizeof *m);
+}
+
+void mesh_destroy_topology(Mesh *m) {
     Topology *t = &m->topo;
     free(t->vertex_of_node);
     free(t->edges);
@@ -65,7 +70,8 @@ void mesh_destroy(Mesh *m) {
         free(t->cell_faces[b]);
         free(t->facet_cell[b]);
     }
-    memset(m, 0, sizeof *m);
+    memset(t, 0, sizeof *t);
+    m->has_topology = 0;
 }
 
 const PhysicalGroup *mesh_find_group(const Mesh *m, const char *name, int dim) {

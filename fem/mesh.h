@@ -98,6 +98,9 @@ void mesh_destroy(Mesh *m);
 int mesh_finish(Mesh *m);
 
 int mesh_build_topology(Mesh *m);
+/* Frees the topology and marks the mesh as without one, so that mesh_build_topology can number it again
+ * (after the cells' node lists were changed in place). */
+void mesh_destroy_topology(Mesh *m);
 
 /* 2D only, after the topology: every cell, turned counter-clockwise, has its interior to the left of each of
  * its edges, so two cells that run along a shared edge in the same direction lie on the same side of it and

@@ -145,15 +145,16 @@ static int bind_qfunctions(Operator *op) {
 
 int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys, int qdegree,
               int32_t *const *cell_tags, int32_t *const *facet_tags) {
-    memset(op, 0, sizeof *op);
-    op->dev = dev;
-    op->space = sp;
-    op->phys = *phys;
-    op->qdegree = qdegree;
-    op->cell_tags_host = cell_tags;
-    op->facet_tags_host = facet_tags;
-    op->ops = (OperatorOps){op_ref_residual, op_ref_apply_add, op_ref_diagonal, op_ref_element_matrices, NULL};
-    op->implementation = "ref";
+    *op = (Operator){
+        .dev = dev,
+        .space = sp,
+        .phys = *phys,
+        .qdegree = qdegree,
+        .cell_tags_host = cell_tags,
+        .facet_tags_host = facet_tags,
+        .ops = {op_ref_residual, op_ref_apply_add, op_ref_diagonal, op_ref_element_matrices, NULL},
+        .implementation = "ref",
+    };
     int status = bind_qfunctions(op);
     op->ncells = sp->ncell_blocks;
     op->nfacets = op->facet_residual ? sp->nfacet_blocks : 0;

@@ -222,15 +222,7 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     int status = upload_upper(s, A);
     if (!status) status = create_objects(s);
     if (!status) status = factorize(s, out->description, sizeof out->description);
-    if (status) {
-        dss_destroy(s);
-        return status;
-    }
-    out->impl = s;
-    out->device_vectors = 1;
-    out->apply = dss_apply;
-    out->destroy = dss_destroy;
-    return FEM_OK;
+    return coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
 }
 
 #endif /* FEMTO_HAVE_CUDSS */

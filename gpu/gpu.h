@@ -1,7 +1,7 @@
 /* The CUDA backend's entry points: a Device (fem/device.h) whose memory is GPU memory and whose kernels run
  * on the GPU, plus what the kernel tests and the benchmark need beyond the Device table (launch tuning, the
  * element half of gather assembly, CUDA-event timers, a copy-bandwidth reference). app/ and the tests
- * register the backend with device_register_cuda(gpu_device_create). The kernel design is in
+ * register the backend through app/backends.h (device_register). The kernel design is in
  * docs/gpu-backend.md. */
 #ifndef FEMTO_GPU_H
 #define FEMTO_GPU_H

@@ -89,26 +89,27 @@ static __device__ __forceinline__ Ids ids(const Layout &L) {
     return i;
 }
 
-/* Block-wide copies between a contiguous global piece [nb][n] and a shared area of per-element stride s. */
-static __device__ __forceinline__ void area_to_global(double *dst, const double *area, int nb, int n, int s,
-                                                      int bt, int bn) {
-    if (s == n)
-        for (int k = bt; k < nb * n; k += bn) dst[k] = area[k];
+/* Block-wide copy of nb rows of n doubles, row strides ds (dst) and ss (src); one flat loop when both are n.
+ */
+static __device__ __forceinline__ void copy_rows(double *dst, int ds, const double *src, int ss, int nb,
+                                                 int n, int bt, int bn) {
+    if (ds == n && ss == n)
+        for (int k = bt; k < nb * n; k += bn) dst[k] = src[k];
     else
         for (int k = bt; k < nb * n; k += bn) {
-            int le = k / n;
-            dst[k] = area[le * s + (k - le * n)];
+            int le = k / n, j = k - le * n;
+            dst[le * ds + j] = src[le * ss + j];
         }
+}
+
+/* Copies between a contiguous global piece [nb][n] and a shared area of per-element stride s. */
+static __device__ __forceinline__ void area_to_global(double *dst, const double *area, int nb, int n, int s,
+                                                      int bt, int bn) {
+    copy_rows(dst, n, area, s, nb, n, bt, bn);
 }
 static __device__ __forceinline__ void area_from_global(double *area, const double *src, int nb, int n, int s,
                                                         int bt, int bn) {
-    if (s == n)
-        for (int k = bt; k < nb * n; k += bn) area[k] = src[k];
-    else
-        for (int k = bt; k < nb * n; k += bn) {
-            int le = k / n;
-            area[le * s + (k - le * n)] = src[k];
-        }
+    copy_rows(area, s, src, n, nb, n, bt, bn);
 }
 
 /* The tables every thread reads: staged copies or the global arrays. Generic: full B, G. Tensor: B1, G1. */
@@ -398,8 +399,6 @@ static int64_t balanced(int64_t work, int64_t cap) {
     return (work + rounds - 1) / rounds;
 }
 
-/* Chooses threads per element, elements per block and what is staged in shared memory for one launch.
- * in0/in1: the value / gradient arrays that the operation reads or writes are present. */
 /* Blocks of `threads` threads and `smem` bytes of dynamic shared memory that fit on one SM at once. */
 static int64_t resident(const GpuState *g, int kernel, int variant, int threads, size_t smem) {
     int64_t warps = (threads + 31) / 32;
@@ -413,140 +412,169 @@ static int64_t resident(const GpuState *g, int kernel, int variant, int threads,
     return n < 32 ? n : 32;
 }
 
-static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, Layout *L) {
-    const int kernel = kernel_of(op);
-    memset(L, 0, sizeof *L);
-    const GpuTuning *t = &g->tuning;
-    const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
-    if (dim < 1 || dim > 3)
-        return fem_fail(FEM_ERR_INTERNAL, "GPU element kernels: reference dimension %d", (int)dim);
-    L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v, t->path);
+/* What one element of a launch needs, in doubles: the staged tables (per block) and its areas, with the work
+ * of the widest stage (items a thread group shares out). */
+typedef struct {
+    int64_t ntab, nE, nQ0, nQ1, nW, work;
+} Needs;
 
-    /* tables */
-    int64_t ntab = 0;
+/* Tables: on the full-table path B and G as the operation reads them (offsets into L); else the two 1D
+ * tables. */
+static void plan_tables(const ElemView *v, int op, int in0, int in1, Layout *L, Needs *n) {
+    const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, n1 = v->nd1, q1 = v->nq1;
+    n->ntab = 0;
     L->off_B = L->off_G = -1;
     if (L->path == PATH_GENERIC) {
         int needB = op == OP_DIAG || in0, needG = op == OP_DIAG || in1;
-        if (needB) L->off_B = (int)ntab, ntab += nq * nd;
-        if (needG) L->off_G = (int)ntab, ntab += nq * nd * dim;
+        if (needB) L->off_B = (int)n->ntab, n->ntab += nq * nd;
+        if (needG) L->off_G = (int)n->ntab, n->ntab += nq * nd * dim;
     } else {
-        ntab = 2 * n1 * q1;
+        n->ntab = 2 * n1 * q1;
     }
+}
 
-    /* per-element areas (doubles) and the work of the widest stage */
-    int64_t nE = 0, nQ0 = 0, nQ1 = 0, nW = 0, work = 1;
+/* Per-element areas (doubles) and the work of the widest stage. */
+static void plan_areas(const ElemView *v, int op, int in0, int in1, const Layout *L, Needs *n) {
+    const int64_t nd = v->ndof, nq = v->nq, dim = v->dim, nc = v->ncomp, n1 = v->nd1, q1 = v->nq1;
+    n->nE = n->nW = 0;
+    n->work = 1;
     if (op == OP_DIAG) {
-        nQ0 = in0 ? nq : 0;
-        nQ1 = in1 ? nq * dim : 0;
-        work = nd;
-    } else {
-        nE = nc * nd;
-        nQ0 = in0 ? nq * nc : 0;
-        nQ1 = in1 ? nq * nc * dim : 0;
-        if (L->path == PATH_GENERIC)
-            work = op == OP_INTERP ? nq : nd;
-        else if (L->path == PATH_QUAD) {
-            nW = 2 * n1 * q1;
-            work = op == OP_INTERP ? max3(n1 * q1, q1 * q1, 1) : max3(n1 * q1, n1 * n1, 1);
-        } else {
-            nW = op == OP_INTERP ? 2 * n1 * n1 * q1 + 3 * n1 * q1 * q1 : 3 * n1 * q1 * q1 + 2 * n1 * n1 * q1;
-            work = op == OP_INTERP ? max3(n1 * n1 * q1, n1 * q1 * q1, q1 * q1 * q1)
-                                   : max3(n1 * q1 * q1, n1 * n1 * q1, n1 * n1 * n1);
-        }
+        n->nQ0 = in0 ? nq : 0;
+        n->nQ1 = in1 ? nq * dim : 0;
+        n->work = nd;
+        return;
     }
+    n->nE = nc * nd;
+    n->nQ0 = in0 ? nq * nc : 0;
+    n->nQ1 = in1 ? nq * nc * dim : 0;
+    if (L->path == PATH_GENERIC) {
+        n->work = op == OP_INTERP ? nq : nd;
+    } else if (L->path == PATH_QUAD) {
+        n->nW = 2 * n1 * q1;
+        n->work = op == OP_INTERP ? max3(n1 * q1, q1 * q1, 1) : max3(n1 * q1, n1 * n1, 1);
+    } else {
+        n->nW = op == OP_INTERP ? 2 * n1 * n1 * q1 + 3 * n1 * q1 * q1 : 3 * n1 * q1 * q1 + 2 * n1 * n1 * q1;
+        n->work = op == OP_INTERP ? max3(n1 * n1 * q1, n1 * q1 * q1, q1 * q1 * q1)
+                                  : max3(n1 * q1 * q1, n1 * n1 * q1, n1 * n1 * n1);
+    }
+}
 
-    /* threads per element and elements per block. Full-table path: a warp of elements (more when the work per
-     * element is small) and one thread per pair of items (q-points or dofs), as many as fit in a block.
-     * Sum-factorised paths: one thread per item of the widest stage, blocks of about TARGET_THREADS. */
-    L->efast = L->path == PATH_GENERIC;
-    L->variant = L->path == PATH_QUAD  ? GPU_V_QUAD
-                 : L->path == PATH_HEX ? GPU_V_HEX
-                                       : GPU_V_FULL1 + (int)dim - 1;
+/* Threads per element (*nt) and elements per block (*epb) for L's path and variant. Full-table path: a warp
+ * of elements (more when the work per element is small) and one thread per pair of items (q-points or dofs),
+ * as many as fit in a block. Sum-factorised paths: one thread per item of the widest stage, blocks of about
+ * TARGET_THREADS. */
+static void plan_threads(const GpuState *g, const ElemView *v, int kernel, int64_t work, const Layout *L,
+                         int64_t *nt, int64_t *epb) {
+    const GpuTuning *t = &g->tuning;
     const int64_t cap = g->kernel_threads[kernel][L->variant]; /* the variant's largest block */
-    int64_t nt, epb;
     if (L->efast) {
         /* eo_interp / eo_integ give each thread two items per pass */
         int64_t pairs = (work + 1) / 2;
-        epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
-        if (epb > cap) epb = cap;
+        *epb = t->elems_per_block > 0 ? t->elems_per_block : pairs < 4 ? 128 : pairs < 8 ? 64 : 32;
+        if (*epb > cap) *epb = cap;
         /* at most FULL_TABLE_BLOCK threads: with 64 registers (3D), four such blocks fit an SM (50%
          * occupancy) where 384-thread blocks fit only two (37.5%, measured register-limited with Nsight
          * Compute); the 1D/2D variants are compiled for this size */
-        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / epb);
-        if (nt > cap) nt = cap;
-        if (nt < 1) nt = 1;
+        *nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(pairs, FULL_TABLE_BLOCK / *epb);
+        if (*nt > cap) *nt = cap;
+        if (*nt < 1) *nt = 1;
     } else {
-        nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, cap);
-        if (nt > cap) nt = cap;
-        if (nt < 1) nt = 1;
-        epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + nt - 1) / nt;
+        *nt = t->threads_per_elem > 0 ? t->threads_per_elem : balanced(work, cap);
+        if (*nt > cap) *nt = cap;
+        if (*nt < 1) *nt = 1;
+        *epb = t->elems_per_block > 0 ? t->elems_per_block : (TARGET_THREADS + *nt - 1) / *nt;
     }
-    if (epb > cap / nt) epb = cap / nt;
-    if (epb > v->nelem) epb = v->nelem;
-    if (epb < 1) epb = 1;
-        /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
-#define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
-    const int64_t sE = STRIDE(nE), sQ0 = STRIDE(nQ0), sQ1 = STRIDE(nQ1), sW = STRIDE(nW);
-#undef STRIDE
+    if (*epb > cap / *nt) *epb = cap / *nt;
+    if (*epb > v->nelem) *epb = v->nelem;
+    if (*epb < 1) *epb = 1;
+}
 
-    /* what fits: try staging q-data, then tables, in the preferred order */
-    size_t limit = g->shared_optin;
-    if (t->shared_limit > 0 && t->shared_limit < limit) limit = t->shared_limit;
+/* The placement of tables and q-data: elements per block that fit (fit), whether tables (tab) and q-data (q)
+ * are staged, and the smallest footprint tried (least, doubles), for the message when nothing fits. */
+typedef struct {
+    int64_t fit, least;
+    int tab, q;
+} Placement;
+
+/* The order in which a placement is tried: the forced one, or the preferred one then the other. */
+static int place_order(GpuPlace forced, int preferred, int order[2]) {
+    if (forced == GPU_PLACE_SHARED) return order[0] = 1, 1;
+    if (forced == GPU_PLACE_GLOBAL) return order[0] = 0, 1;
+    order[0] = preferred, order[1] = !preferred;
+    return 2;
+}
+
+/* The first q-data placement with which all epb elements fit wins; within it, the table placement that leaves
+ * more blocks resident on an SM (ties: the preferred one). Otherwise the most elements that fit. sQ: the
+ * q-data strides of one element (sQ0 + sQ1); sEW: the other areas'. */
+static Placement place(const GpuState *g, int kernel, const Layout *L, int64_t nt, int64_t epb, int64_t ntab,
+                       int64_t sEW, int64_t sQ, size_t limit) {
     /* full tables: staged (measured: tets p = 2 279 us staged vs 329 us from global memory on an H200);
      * sum-factorised 1D tables are tiny and read from global memory through L1 (hexes p = 2, 3: 7% faster) */
     int tab_pref = L->path == PATH_GENERIC && (size_t)ntab * sizeof(double) <= TABLE_SHARED_MAX;
-    int tab_order[2], ntab_opts = 0, q_order[2], nq_opts = 0;
-    if (t->tables == GPU_PLACE_SHARED)
-        tab_order[ntab_opts++] = 1;
-    else if (t->tables == GPU_PLACE_GLOBAL)
-        tab_order[ntab_opts++] = 0;
-    else
-        tab_order[ntab_opts++] = tab_pref, tab_order[ntab_opts++] = !tab_pref;
-    if (t->qdata == GPU_PLACE_SHARED)
-        q_order[nq_opts++] = 1;
-    else if (t->qdata == GPU_PLACE_GLOBAL)
-        q_order[nq_opts++] = 0;
-    else
-        q_order[nq_opts++] = 1, q_order[nq_opts++] = 0;
-
-    /* The first q-data placement with which all epb elements fit wins; within it, the table placement that
-     * leaves more blocks resident on an SM (ties: the preferred one). Otherwise the most elements that fit.
-     */
-    int64_t best = 0, least = -1, best_res = -1;
-    int best_tab = 0, best_q = 0;
-    for (int qi = 0; qi < nq_opts && best < epb; qi++)
+    int tab_order[2], q_order[2];
+    int ntab_opts = place_order(g->tuning.tables, tab_pref, tab_order);
+    int nq_opts = place_order(g->tuning.qdata, 1, q_order);
+    Placement p = {0, -1, 0, 0};
+    int64_t best_res = -1;
+    for (int qi = 0; qi < nq_opts && p.fit < epb; qi++)
         for (int ti = 0; ti < ntab_opts; ti++) {
             int64_t fixed = tab_order[ti] ? ntab : 0;
-            int64_t per = sE + sW + (q_order[qi] ? sQ0 + sQ1 : 0);
-            if (least < 0 || fixed + per < least) least = fixed + per;
+            int64_t per = sEW + (q_order[qi] ? sQ : 0);
+            if (p.least < 0 || fixed + per < p.least) p.least = fixed + per;
             int64_t room = (int64_t)(limit / sizeof(double)) - fixed;
             int64_t fit = room <= 0 ? 0 : per > 0 ? room / per : epb;
             if (fit > epb) fit = epb;
             int64_t res = fit < 1 ? 0
                                   : resident(g, kernel, L->variant, (int)(nt * fit),
                                              sizeof(double) * (size_t)(fixed + fit * per));
-            if (fit > best || (fit == epb && res > best_res))
-                best = fit, best_res = res, best_tab = tab_order[ti], best_q = q_order[qi];
+            if (fit > p.fit || (fit == epb && res > best_res))
+                p.fit = fit, best_res = res, p.tab = tab_order[ti], p.q = q_order[qi];
         }
-    if (best < 1)
+    return p;
+}
+
+/* Chooses threads per element, elements per block and what is staged in shared memory for one launch.
+ * in0/in1: the value / gradient arrays that the operation reads or writes are present. */
+static int plan(const GpuState *g, const ElemView *v, int op, int in0, int in1, Layout *L) {
+    const int kernel = kernel_of(op);
+    memset(L, 0, sizeof *L);
+    const GpuTuning *t = &g->tuning;
+    if (v->dim < 1 || v->dim > 3)
+        return fem_fail(FEM_ERR_INTERNAL, "GPU element kernels: reference dimension %d", v->dim);
+    L->path = op == OP_DIAG ? PATH_GENERIC : path_of(v, t->path);
+    Needs n;
+    plan_tables(v, op, in0, in1, L, &n);
+    plan_areas(v, op, in0, in1, L, &n);
+    L->efast = L->path == PATH_GENERIC;
+    L->variant = L->path == PATH_QUAD  ? GPU_V_QUAD
+                 : L->path == PATH_HEX ? GPU_V_HEX
+                                       : GPU_V_FULL1 + v->dim - 1;
+    int64_t nt, epb;
+    plan_threads(g, v, kernel, n.work, L, &nt, &epb);
+    /* per-element strides: odd on the element-fastest path (lanes of a warp in different banks) */
+#define STRIDE(n) ((L->efast && (n) > 0) ? ((n) | 1) : (n))
+    const int64_t sE = STRIDE(n.nE), sQ0 = STRIDE(n.nQ0), sQ1 = STRIDE(n.nQ1), sW = STRIDE(n.nW);
+#undef STRIDE
+    size_t limit = g->shared_optin;
+    if (t->shared_limit > 0 && t->shared_limit < limit) limit = t->shared_limit;
+    Placement p = place(g, kernel, L, nt, epb, n.ntab, sE + sW, sQ0 + sQ1, limit);
+    if (p.fit < 1)
         return fem_fail(FEM_ERR_DEVICE,
                         "one element (%d dofs, %d q-points, %d components) needs %.1f kB of shared memory in "
                         "the GPU %s kernel, more than the %.1f kB a block may use",
-                        v->ndof, v->nq, v->ncomp, (double)least * sizeof(double) / 1024.0, op_name(op),
+                        v->ndof, v->nq, v->ncomp, (double)p.least * sizeof(double) / 1024.0, op_name(op),
                         (double)limit / 1024.0);
     L->nt = (int)nt;
-    L->epb = (int)best;
-    L->tab_smem = best_tab;
-    L->ntab = (int)ntab;
-    L->nE = (int)nE;
-    L->nQ0 = best_q ? (int)nQ0 : 0;
-    L->nQ1 = best_q ? (int)nQ1 : 0;
-    L->nW = (int)nW;
+    L->epb = (int)p.fit;
+    L->tab_smem = p.tab;
+    L->ntab = (int)n.ntab;
+    L->nE = (int)n.nE;
+    L->nW = (int)n.nW;
     L->sE = (int)sE;
     L->sW = (int)sW;
-    L->sQ0 = best_q ? (int)sQ0 : 0;
-    L->sQ1 = best_q ? (int)sQ1 : 0;
-    L->smem = sizeof(double) * (size_t)((best_tab ? ntab : 0) + best * (sE + sW + L->sQ0 + L->sQ1));
+    if (p.q) L->nQ0 = (int)n.nQ0, L->nQ1 = (int)n.nQ1, L->sQ0 = (int)sQ0, L->sQ1 = (int)sQ1;
+    L->smem = sizeof(double) * (size_t)((p.tab ? n.ntab : 0) + p.fit * (sE + sW + L->sQ0 + L->sQ1));
     L->resident = (int)resident(g, kernel, L->variant, L->nt * L->epb, L->smem);
     return FEM_OK;
 }

@@ -76,15 +76,11 @@ static int read_vector(const ProblemDoc *d, xmlNode *node, void *dest, int *mask
 /* The element of each ElasticBcKind. */
 static const char *const bc_elements[] = {"?", "fixed", "displacement", "traction", "pressure"};
 
-static const char *bc_element(ElasticBcKind kind) {
-    return bc_elements[kind];
-}
-
 static int read_bc(const ProblemDoc *d, xmlNode *node, ElasticBc *bc) {
-    bc->at.line = problem_line(d, node);
-    FEM_TRY(problem_get_string(d, node, "boundary", "", bc->boundary, sizeof bc->boundary));
-    for (int k = ELASTIC_BC_FIXED; k <= ELASTIC_BC_PRESSURE; k++)
-        if (problem_is(node, bc_elements[k])) bc->kind = (ElasticBcKind)k;
+    int kind = bc->kind;
+    FEM_TRY(problem_read_bc_common(d, node, bc_elements, ELASTIC_BC_PRESSURE + 1, &bc->at, bc->boundary,
+                                   sizeof bc->boundary, &kind));
+    bc->kind = (ElasticBcKind)kind;
     if (bc->kind == ELASTIC_BC_DISPLACEMENT || bc->kind == ELASTIC_BC_TRACTION)
         return read_vector(d, node, bc, &bc->components);
     return problem_read_values(d, node, bc);
@@ -100,18 +96,15 @@ static int check_bc_clash(const ProblemDoc *d, xmlNode *node, const ElasticBc *b
         const ElasticBc *a = &bcs[i];
         if (strcmp(a->boundary, b->boundary) != 0) continue;
         if (a->kind == b->kind)
-            return problem_node_error(d, node,
-                                      "second <%s> on boundary '%s' (the first is on line %d); expected one "
-                                      "<%s> per boundary",
-                                      bc_element(b->kind), b->boundary, a->at.line, bc_element(b->kind));
+            return problem_bc_repeated(d, node, bc_elements[b->kind], b->boundary, a->at.line);
         int both = a->components & b->components;
         if (is_dirichlet(a->kind) && is_dirichlet(b->kind) && both)
             return problem_node_error(
                 d, node,
                 "<%s> on boundary '%s' prescribes %s%s%s, which <%s> on line %d already "
                 "prescribes; expected each component prescribed once",
-                bc_element(b->kind), b->boundary, both & 1 ? "x" : "", both & 2 ? "y" : "",
-                both & 4 ? "z" : "", bc_element(a->kind), a->at.line);
+                bc_elements[b->kind], b->boundary, both & 1 ? "x" : "", both & 2 ? "y" : "",
+                both & 4 ? "z" : "", bc_elements[a->kind], a->at.line);
     }
     return FEM_OK;
 }

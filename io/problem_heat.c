@@ -113,15 +113,11 @@ static int read_material(const ProblemDoc *d, xmlNode *node, HeatMaterial *m) {
 /* The element of each HeatBcKind. */
 static const char *const bc_elements[] = {"?", "temperature", "flux", "convection", "radiation"};
 
-static const char *bc_element(HeatBcKind kind) {
-    return bc_elements[kind];
-}
-
 static int read_bc(const ProblemDoc *d, xmlNode *node, HeatBc *bc) {
-    bc->at.line = problem_line(d, node);
-    FEM_TRY(problem_get_string(d, node, "boundary", "", bc->boundary, sizeof bc->boundary));
-    for (int k = HEAT_BC_TEMPERATURE; k <= HEAT_BC_RADIATION; k++)
-        if (problem_is(node, bc_elements[k])) bc->kind = (HeatBcKind)k;
+    int kind = bc->kind;
+    FEM_TRY(problem_read_bc_common(d, node, bc_elements, HEAT_BC_RADIATION + 1, &bc->at, bc->boundary,
+                                   sizeof bc->boundary, &kind));
+    bc->kind = (HeatBcKind)kind;
     return problem_read_values(d, node, bc);
 }
 
@@ -132,15 +128,12 @@ static int check_bc_clash(const ProblemDoc *d, xmlNode *node, const HeatBc *bcs,
         const HeatBc *a = &bcs[i];
         if (strcmp(a->boundary, b->boundary) != 0) continue;
         if (a->kind == b->kind)
-            return problem_node_error(d, node,
-                                      "second <%s> on boundary '%s' (the first is on line %d); expected one "
-                                      "<%s> per boundary",
-                                      bc_element(b->kind), b->boundary, a->at.line, bc_element(b->kind));
+            return problem_bc_repeated(d, node, bc_elements[b->kind], b->boundary, a->at.line);
         if (a->kind == HEAT_BC_TEMPERATURE || b->kind == HEAT_BC_TEMPERATURE)
             return problem_node_error(d, node,
                                       "<%s> on boundary '%s', which already has <%s> (line %d); expected no "
                                       "other heat condition on a boundary with a fixed temperature",
-                                      bc_element(b->kind), b->boundary, bc_element(a->kind), a->at.line);
+                                      bc_elements[b->kind], b->boundary, bc_elements[a->kind], a->at.line);
     }
     return FEM_OK;
 }

@@ -197,6 +197,14 @@ int problem_node_error(const ProblemDoc *d, xmlNode *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ---- Sections (problem_heat.c, problem_elasticity.c, problem_settings.c) */
+/* The part every boundary condition shares (problem_bcs.c): records its line in *at, reads boundary="..."
+ * and sets *kind to the index of the element's name in kinds[1..nkinds) (kinds[0] names no element; *kind is
+ * left as it was when none matches). */
+int problem_read_bc_common(const ProblemDoc *d, xmlNode *node, const char *const *kinds, int nkinds,
+                           SourceLine *at, char *boundary, size_t cap, int *kind);
+/* "second <ELEMENT> on boundary 'B' (the first is on line L); expected one <ELEMENT> per boundary" */
+int problem_bc_repeated(const ProblemDoc *d, xmlNode *node, const char *element, const char *boundary,
+                        int first_line);
 int problem_read_heat(const ProblemDoc *d, xmlNode *node, Problem *pb);
 int problem_read_elasticity(const ProblemDoc *d, xmlNode *node, Problem *pb);
 int problem_read_mesh(const ProblemDoc *d, xmlNode *node, Problem *pb);

@@ -171,119 +171,117 @@ int problem_range_error(const ProblemDoc *d, xmlNode *node, const char *attr, co
 
 /* ---- Checking one value */
 
+/* Where a value stands, for its messages: file, line, attribute, element and the value as shown. */
+typedef struct {
+    const char *file, *attr, *elem;
+    int line;
+    char shown[64];
+} ValueSite;
+
+/* "FILE:LINE: bad KIND 'VALUE' for attribute 'A' on <E>; expected EXPECTED" */
+static int bad_value(const ValueSite *at, const char *kind, const char *expected) {
+    return fem_fail(FEM_ERR_INPUT, "%s:%d: bad %s '%s' for attribute '%s' on <%s>; expected %s", at->file,
+                    at->line, kind, at->shown, at->attr, at->elem, expected);
+}
+
+/* A parse_number / parse_integer result (0 fine, 1 malformed, 2 too large) as a status. */
+static int scalar_status(const ValueSite *at, int rc, const char *kind, const char *form, const char *limit) {
+    if (rc == 1) return bad_value(at, kind, form);
+    if (rc == 2)
+        return fem_fail(FEM_ERR_INPUT, "%s:%d: %s '%s' for attribute '%s' on <%s> is too large; expected %s",
+                        at->file, at->line, kind, at->shown, at->attr, at->elem, limit);
+    return FEM_OK;
+}
+
+static int check_text(const ValueSite *at, ProblemAttrType type, const char *value, size_t trimmed_len) {
+    size_t len = strlen(value), max = type == PF_NAME ? PROBLEM_NAME_MAX - 1 : PROBLEM_PATH_MAX - 1;
+    if (trimmed_len == 0)
+        return fem_fail(FEM_ERR_INPUT, "%s:%d: attribute '%s' on <%s> is empty; expected %s", at->file,
+                        at->line, at->attr, at->elem, type == PF_NAME ? "a name" : "a path");
+    if (len > max)
+        return fem_fail(FEM_ERR_INPUT,
+                        "%s:%d: attribute '%s' on <%s> is %zu bytes long; expected at most %zu", at->file,
+                        at->line, at->attr, at->elem, len, max);
+    return FEM_OK;
+}
+
+static int check_numbers(const ValueSite *at, const char *value) {
+    int count = 0;
+    for (const char *p = value;;) {
+        while (is_space(*p)) p++;
+        if (!*p) break;
+        const char *w = p;
+        while (*p && !is_space(*p)) p++;
+        double x;
+        int rc = parse_number(w, (size_t)(p - w), &x);
+        if (rc) {
+            char token[64], word[128];
+            snprintf(word, sizeof word, "%.*s", (int)((size_t)(p - w) < 100 ? p - w : 100), w);
+            shown(word, token, sizeof token);
+            return fem_fail(FEM_ERR_INPUT,
+                            "%s:%d: %s '%s' in attribute '%s' on <%s>; expected numbers separated "
+                            "by spaces such as \"0.02 1e-4\"",
+                            at->file, at->line, rc == 1 ? "bad number" : "too large a number", token,
+                            at->attr, at->elem);
+        }
+        count++;
+    }
+    if (count == 0)
+        return fem_fail(FEM_ERR_INPUT, "%s:%d: attribute '%s' on <%s> is empty; expected at least one number",
+                        at->file, at->line, at->attr, at->elem);
+    return FEM_OK;
+}
+
+static int check_enum(const ValueSite *at, const char *choices, const char *value) {
+    if (parse_enum(choices, value) >= 0) return FEM_OK;
+    char words[256], expected[272];
+    size_t k = 0;
+    for (const char *p = choices; *p && k + 3 < sizeof words; p++) {
+        if (*p == ' ') {
+            words[k++] = ',';
+            words[k++] = ' ';
+        } else {
+            words[k++] = *p;
+        }
+    }
+    words[k] = '\0';
+    snprintf(expected, sizeof expected, "one of: %s", words);
+    return bad_value(at, "value", expected);
+}
+
 static int check_value(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec *spec, const char *value) {
-    const char *a = spec->name, *e = (const char *)node->name, *f = d->path;
-    int line = problem_attr_line(d, node, a);
-    char v[64];
-    shown(value, v, sizeof v);
+    ValueSite at = {d->path, spec->name, (const char *)node->name, problem_attr_line(d, node, spec->name),
+                    ""};
+    shown(value, at.shown, sizeof at.shown);
     const char *s;
     size_t n;
     trimmed(value, &s, &n);
+    double number;
+    int flag;
     switch (spec->type) {
     case PF_STRING:
-    case PF_NAME: {
-        size_t len = strlen(value), max = spec->type == PF_NAME ? PROBLEM_NAME_MAX - 1 : PROBLEM_PATH_MAX - 1;
-        if (n == 0)
-            return fem_fail(FEM_ERR_INPUT, "%s:%d: attribute '%s' on <%s> is empty; expected %s", f, line, a,
-                            e, spec->type == PF_NAME ? "a name" : "a path");
-        if (len > max)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: attribute '%s' on <%s> is %zu bytes long; expected at most %zu", f, line,
-                            a, e, len, max);
-        return FEM_OK;
-    }
-    case PF_NUMBER: {
-        double x;
-        int rc = parse_number(s, n, &x);
-        if (rc == 1)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: bad number '%s' for attribute '%s' on <%s>; expected a decimal "
-                            "number such as 210e9 or 0.3",
-                            f, line, v, a, e);
-        if (rc == 2)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: number '%s' for attribute '%s' on <%s> is too large; expected a "
-                            "magnitude below 1.7e308",
-                            f, line, v, a, e);
-        return FEM_OK;
-    }
-    case PF_NUMBERS: {
-        int count = 0;
-        for (const char *p = value;;) {
-            while (is_space(*p)) p++;
-            if (!*p) break;
-            const char *w = p;
-            while (*p && !is_space(*p)) p++;
-            double x;
-            int rc = parse_number(w, (size_t)(p - w), &x);
-            if (rc) {
-                char token[64], word[128];
-                snprintf(word, sizeof word, "%.*s", (int)((size_t)(p - w) < 100 ? p - w : 100), w);
-                shown(word, token, sizeof token);
-                return fem_fail(FEM_ERR_INPUT,
-                                "%s:%d: %s '%s' in attribute '%s' on <%s>; expected numbers separated "
-                                "by spaces such as \"0.02 1e-4\"",
-                                f, line, rc == 1 ? "bad number" : "too large a number", token, a, e);
-            }
-            count++;
-        }
-        if (count == 0)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: attribute '%s' on <%s> is empty; expected at least one number", f, line,
-                            a, e);
-        return FEM_OK;
-    }
+    case PF_NAME:
+        return check_text(&at, spec->type, value, n);
+    case PF_NUMBER:
+        return scalar_status(&at, parse_number(s, n, &number), "number",
+                             "a decimal number such as 210e9 or 0.3", "a magnitude below 1.7e308");
+    case PF_NUMBERS:
+        return check_numbers(&at, value);
     case PF_INTEGER: {
-        int x;
-        int rc = parse_integer(s, n, &x);
-        if (rc == 1)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: bad integer '%s' for attribute '%s' on <%s>; expected a whole "
-                            "number such as 2",
-                            f, line, v, a, e);
-        if (rc == 2)
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: integer '%s' for attribute '%s' on <%s> is too large; expected at "
-                            "most %d in magnitude",
-                            f, line, v, a, e, INT_MAX);
-        return FEM_OK;
+        char limit[48];
+        snprintf(limit, sizeof limit, "at most %d in magnitude", INT_MAX);
+        return scalar_status(&at, parse_integer(s, n, &flag), "integer", "a whole number such as 2", limit);
     }
-    case PF_BOOLEAN: {
-        int x;
-        if (parse_boolean(s, n, &x))
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: bad boolean '%s' for attribute '%s' on <%s>; expected true or false", f,
-                            line, v, a, e);
-        return FEM_OK;
+    case PF_BOOLEAN:
+        return parse_boolean(s, n, &flag) ? bad_value(&at, "boolean", "true or false") : FEM_OK;
+    case PF_ENUM:
+        return check_enum(&at, spec->choices, value);
+    case PF_COMPONENTS:
+        return parse_components(value, &flag)
+                   ? bad_value(&at, "components", "x, y and z each at most once, such as xz or xyz")
+                   : FEM_OK;
     }
-    case PF_ENUM: {
-        if (parse_enum(spec->choices, value) >= 0) return FEM_OK;
-        char words[256];
-        size_t k = 0;
-        for (const char *p = spec->choices; *p && k + 3 < sizeof words; p++) {
-            if (*p == ' ') {
-                words[k++] = ',';
-                words[k++] = ' ';
-            } else {
-                words[k++] = *p;
-            }
-        }
-        words[k] = '\0';
-        return fem_fail(FEM_ERR_INPUT,
-                        "%s:%d: bad value '%s' for attribute '%s' on <%s>; expected one of: %s", f, line, v,
-                        a, e, words);
-    }
-    case PF_COMPONENTS: {
-        int mask;
-        if (parse_components(value, &mask))
-            return fem_fail(FEM_ERR_INPUT,
-                            "%s:%d: bad components '%s' for attribute '%s' on <%s>; expected x, y and z "
-                            "each at most once, such as xz or xyz",
-                            f, line, v, a, e);
-        return FEM_OK;
-    }
-    }
-    return fem_fail(FEM_ERR_INTERNAL, "femto bug: attribute '%s' on <%s> has no type", a, e);
+    return fem_fail(FEM_ERR_INTERNAL, "femto bug: attribute '%s' on <%s> has no type", at.attr, at.elem);
 }
 
 int problem_check_value(const ProblemDoc *d, xmlNode *node, const ProblemAttrSpec *spec) {

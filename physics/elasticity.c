@@ -209,8 +209,8 @@ int elasticity_model_create(const Problem *pb, const Space *sp, Model *md) {
     if (ep->nmaterials > ELAS_MAX_MATERIALS || ep->nbcs > ELAS_MAX_BCS)
         return fem_fail(FEM_ERR_INPUT, "%s: at most %d elastic materials and %d boundary conditions",
                         pb->path, ELAS_MAX_MATERIALS, ELAS_MAX_BCS);
-    ElasCtx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    ElasCtx *ctx;
+    FEM_ALLOC(ctx, 1, "the elasticity model");
     md->ctx = ctx;
     md->name = "elasticity";
     md->ncomp = m->dim;
@@ -291,8 +291,8 @@ static int check_temperature(const Model *md, const double *T) {
 int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, const double *T, double *stress,
                             double *von_mises, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    double *all = malloc(sizeof(double) * 8 * (size_t)(sp->nnodes + 1));
-    if (!all) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal stresses");
+    double *all;
+    FEM_ALLOC(all, 8 * (sp->nnodes + 1), "nodal stresses");
     EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx);
     int status = eval_nodal(&f, &fn, 1, all);
@@ -332,10 +332,10 @@ static int support_force(const Space *sp, const ElasticBc *bc, const PhysicalGro
 }
 
 /* The load a traction or pressure applies, integrated over its boundary on the device. */
-static int applied_force(const Model *md, const Space *sp, const Vec *u, const ElasticBc *bc, const PhysicalGroup *g,
-                         double *force) {
-    ElasCtx *one = malloc(sizeof *one);
-    if (!one) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+static int applied_force(const Model *md, const Space *sp, const Vec *u, const ElasticBc *bc,
+                         const PhysicalGroup *g, double *force) {
+    ElasCtx *one;
+    FEM_ALLOC(one, 1, "the context of one elastic condition");
     *one = *(const ElasCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
     memset(&one->bc[0], 0, sizeof one->bc[0]);
     if (bc->kind == ELASTIC_BC_TRACTION)
@@ -353,8 +353,8 @@ static int applied_force(const Model *md, const Space *sp, const Vec *u, const E
 int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
                          ElasticForce *forces, double body[3]) {
     const ElasticProblem *ep = &pb->elasticity;
-    char *claimed = calloc((size_t)sp->ndofs + 1, 1);
-    if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    char *claimed;
+    FEM_ALLOC(claimed, sp->ndofs + 1, "the dofs of the reactions");
     int status = FEM_OK;
     static const char *kinds[] = {"", "fixed", "displacement", "traction", "pressure"};
     for (int i = 0; i < ep->nbcs && !status; i++) {

@@ -105,29 +105,31 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     const Space *sp = s->sp;
     int64_t nn = sp->nnodes;
     const char *eu = sp->mesh->dim == 2 ? "J/m" : "J";
-    double *vm = malloc(sizeof(double) * (size_t)(nn + 1)), *stress = malloc(sizeof(double) * (size_t)(nn * 6 + 1));
-    double *reaction = malloc(sizeof(double) * (size_t)(sp->ndofs + 1));
-    ElasticForce *forces = calloc((size_t)pb->elasticity.nbcs + 1, sizeof *forces);
+    double *vm = NULL, *stress = NULL, *reaction = NULL;
+    ElasticForce *forces = NULL;
     ElasticExtremes ex;
     double energy = 0.0, body[3] = {0, 0, 0};
-    int status = vm && stress && reaction && forces ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-    if (!status) status = elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL);
-    if (!status) status = elasticity_extremes(sp, s->u_host, vm, &ex);
-    if (!status) status = sanity_elasticity(sp, s->u, s->u_host, !elasticity_nonlinear(s->md), rep->warnings);
-    if (!status) status = elasticity_strain_energy(s->md, sp, s->u, s->op->aux, &energy);
-    if (!status) status = reactions(s, reaction);
-    if (!status) status = elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body);
-    if (!status) {
-        report_line(rep, "  largest displacement: %.6g m at (%.4g, %.4g, %.4g)\n", ex.max_displacement,
-                    ex.max_displacement_at[0], ex.max_displacement_at[1], ex.max_displacement_at[2]);
-        report_line(rep, "  largest von Mises stress: %.6g Pa at (%.4g, %.4g, %.4g)\n", ex.max_von_mises,
-                    ex.max_von_mises_at[0], ex.max_von_mises_at[1], ex.max_von_mises_at[2]);
-        report_line(rep, "  strain energy: %.6g %s\n", energy, eu);
-        rep->key(rep->ctx, "max_displacement", ex.max_displacement, "m");
-        rep->key(rep->ctx, "max_von_mises", ex.max_von_mises, "Pa");
-        rep->key(rep->ctx, "strain_energy", energy, eu);
-        force_balance(s, rep, forces, body, ex.max_von_mises);
-    }
+    int status = FEM_OK;
+    FEM_CHECK_ALLOC(vm, nn + 1, "nodal von Mises stresses");
+    FEM_CHECK_ALLOC(stress, nn * 6 + 1, "nodal stresses");
+    FEM_CHECK_ALLOC(reaction, sp->ndofs + 1, "reactions");
+    FEM_CHECK_ALLOC(forces, pb->elasticity.nbcs + 1, "boundary forces");
+    FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL));
+    FEM_CHECK(elasticity_extremes(sp, s->u_host, vm, &ex));
+    FEM_CHECK(sanity_elasticity(sp, s->u, s->u_host, !elasticity_nonlinear(s->md), rep->warnings));
+    FEM_CHECK(elasticity_strain_energy(s->md, sp, s->u, s->op->aux, &energy));
+    FEM_CHECK(reactions(s, reaction));
+    FEM_CHECK(elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body));
+    report_line(rep, "  largest displacement: %.6g m at (%.4g, %.4g, %.4g)\n", ex.max_displacement,
+                ex.max_displacement_at[0], ex.max_displacement_at[1], ex.max_displacement_at[2]);
+    report_line(rep, "  largest von Mises stress: %.6g Pa at (%.4g, %.4g, %.4g)\n", ex.max_von_mises,
+                ex.max_von_mises_at[0], ex.max_von_mises_at[1], ex.max_von_mises_at[2]);
+    report_line(rep, "  strain energy: %.6g %s\n", energy, eu);
+    rep->key(rep->ctx, "max_displacement", ex.max_displacement, "m");
+    rep->key(rep->ctx, "max_von_mises", ex.max_von_mises, "Pa");
+    rep->key(rep->ctx, "strain_energy", energy, eu);
+    force_balance(s, rep, forces, body, ex.max_von_mises);
+cleanup:
     free(vm);
     free(stress);
     free(reaction);

@@ -120,8 +120,8 @@ int heat_model_create(const Problem *pb, const Space *sp, Model *md) {
     if (hp->nmaterials > HEAT_MAX_MATERIALS || hp->nbcs > HEAT_MAX_BCS)
         return fem_fail(FEM_ERR_INPUT, "%s: at most %d heat materials and %d boundary conditions", pb->path,
                         HEAT_MAX_MATERIALS, HEAT_MAX_BCS);
-    HeatCtx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    HeatCtx *ctx;
+    FEM_ALLOC(ctx, 1, "the heat model");
     md->ctx = ctx;
     md->name = "heat";
     md->ncomp = 1;
@@ -203,8 +203,8 @@ static int dirichlet_flow(const Space *sp, const PhysicalGroup *g, const double 
 /* Heat into the body through a natural condition: its flow integrated over its boundary, on the device. */
 static int natural_flow(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const HeatBc *bc,
                         const PhysicalGroup *g, double *watts) {
-    HeatCtx *one = malloc(sizeof *one);
-    if (!one) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    HeatCtx *one;
+    FEM_ALLOC(one, 1, "the context of one heat condition");
     *one = *(const HeatCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
     memset(&one->bc[0], 0, sizeof one->bc[0]);
     add_condition(&one->bc[0], bc);
@@ -229,8 +229,8 @@ int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, dou
 int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source) {
     const HeatProblem *hp = &pb->heat;
-    char *claimed = calloc((size_t)sp->nnodes + 1, 1);
-    if (!claimed) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    char *claimed;
+    FEM_ALLOC(claimed, sp->nnodes + 1, "the nodes of the heat balance");
     int status = FEM_OK;
     for (int i = 0; i < hp->nbcs && !status; i++) {
         const HeatBc *bc = &hp->bcs[i];

@@ -31,8 +31,8 @@ int model_boundary(const Problem *pb, const Mesh *m, const char *name, int line,
 
 int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *names, const int *lines,
                     int32_t **cell_tags) {
-    const PhysicalGroup **groups = calloc((size_t)n + 1, sizeof *groups);
-    if (!groups) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    const PhysicalGroup **groups;
+    FEM_ALLOC(groups, n + 1, "the material regions");
     int status = FEM_OK;
     for (int i = 0; i < n && !status; i++) {
         if (!names[i][0]) continue;
@@ -41,11 +41,7 @@ int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *
     }
     for (int b = 0; b < m->ncell_blocks && !status; b++) {
         const MeshBlock *mb = &m->cells[b];
-        cell_tags[b] = malloc(sizeof(int32_t) * (size_t)(mb->count + 1));
-        if (!cell_tags[b]) {
-            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-            break;
-        }
+        FEM_CHECK_ALLOC(cell_tags[b], mb->count + 1, "the material of each cell");
         for (int64_t c = 0; c < mb->count && !status; c++) {
             int found = -1;
             for (int i = 0; i < n; i++) {
@@ -71,6 +67,7 @@ int model_cell_tags(const Problem *pb, const Mesh *m, int n, const char *const *
             cell_tags[b][c] = found;
         }
     }
+cleanup:
     free(groups);
     return status;
 }

@@ -46,8 +46,8 @@ static int rd_regions_and_values(const Problem *pb, const Space *sp, Model *md, 
 
 static int rd_create(const Problem *pb, const Space *sp, Model *md) {
     memset(md, 0, sizeof *md);
-    ReactionCtx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    ReactionCtx *ctx;
+    FEM_ALLOC(ctx, 1, "the reaction-diffusion model");
     md->ctx = ctx;
     md->name = "reaction-diffusion";
     md->ncomp = 1;

@@ -214,7 +214,7 @@ static int configure(Amg *m, const CoarseOptions *o, const Choice *c) {
 }
 
 /* Levels and operator complexity (nonzeros of all levels over those of the finest). */
-static void hierarchy(const Amg *m, int *levels, double *complexity) {
+static int hierarchy(const Amg *m, int *levels, double *complexity) {
     hypre_ParAMGData *d = (hypre_ParAMGData *)m->amg;
     *levels = hypre_ParAMGDataNumLevels(d);
     double nnz[2] = {0, 0}; /* finest, all */
@@ -225,14 +225,15 @@ static void hierarchy(const Amg *m, int *levels, double *complexity) {
         if (l == 0) nnz[0] = z;
         nnz[1] += z;
     }
-    comm_sum(nnz, 2);
+    FEM_TRY(comm_sum(nnz, 2));
     *complexity = nnz[0] > 0 ? nnz[1] / nnz[0] : 1.0;
+    return FEM_OK;
 }
 
-static void describe(const Amg *m, const CoarseOptions *o, const Choice *c, char *out, size_t len) {
+static int describe(const Amg *m, const CoarseOptions *o, const Choice *c, char *out, size_t len) {
     int levels;
     double complexity;
-    hierarchy(m, &levels, &complexity);
+    FEM_TRY(hierarchy(m, &levels, &complexity));
     const char *coarsen = c->coarsen == 10 ? "HMIS" : c->coarsen == 8 ? "PMIS" : "coarsening";
     int k = snprintf(out, len, "BoomerAMG (%s, theta %.2g, %d levels, operator complexity %.2f", coarsen,
                      c->theta, levels, complexity);
@@ -243,6 +244,7 @@ static void describe(const Amg *m, const CoarseOptions *o, const Choice *c, char
     if (c->modes) k += snprintf(out + k, len - (size_t)k, ", %d rigid-body rotations", m->nmodes);
     if (o->cycles > 1) k += snprintf(out + k, len - (size_t)k, ", %d V-cycles", o->cycles);
     snprintf(out + k, len - (size_t)k, ")");
+    return FEM_OK;
 }
 
 static int amg_apply(void *impl, const double *b, double *x) {
@@ -296,7 +298,7 @@ static int setup(Amg *m, const CsrMatrix *A, const CoarseOptions *o, CoarseBacke
         status = build_hierarchy(m, o, &c);
     }
     FEM_TRY(status);
-    describe(m, o, &c, out->description, sizeof out->description);
+    FEM_TRY(describe(m, o, &c, out->description, sizeof out->description));
     if (dropped[0]) {
         size_t k = strlen(out->description);
         snprintf(out->description + k, sizeof out->description - k, " without the rigid-body modes: %s",
@@ -319,16 +321,7 @@ int boomeramg_create(const CsrMatrix *A, const CoarseOptions *o, CoarseBackend *
     m->n = A->nrows;
     m->cycles = o->cycles;
     HYPRE_ClearAllErrors();
-    int status = setup(m, A, o, out);
-    if (status) {
-        amg_destroy(m);
-        return status;
-    }
-    out->impl = m;
-    out->device_vectors = 0;
-    out->apply = amg_apply;
-    out->destroy = amg_destroy;
-    return FEM_OK;
+    return coarse_backend_finish(out, setup(m, A, o, out), m, 0, amg_apply, amg_destroy);
 }
 
 #endif /* FEMTO_HAVE_HYPRE */

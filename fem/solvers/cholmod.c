@@ -138,16 +138,8 @@ int cholmod_coarse_create(const CsrMatrix *A, CoarseBackend *out) {
     cholmod_l_start(&d->c);
     d->c.print = 0; /* errors become femto's sentences, never CHOLMOD's lines on the terminal */
     int status = factorise(d, A);
-    if (status) {
-        direct_destroy(d);
-        return status;
-    }
-    describe(d, out->description, sizeof out->description);
-    out->impl = d;
-    out->device_vectors = 0;
-    out->apply = direct_apply;
-    out->destroy = direct_destroy;
-    return FEM_OK;
+    if (!status) describe(d, out->description, sizeof out->description);
+    return coarse_backend_finish(out, status, d, 0, direct_apply, direct_destroy);
 }
 
 #endif /* FEMTO_HAVE_CHOLMOD */

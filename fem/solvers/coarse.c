@@ -26,6 +26,19 @@ void coarse_register_cudss(CoarseFactory factory) {
     cudss_factory = factory;
 }
 
+int coarse_backend_finish(CoarseBackend *out, int status, void *impl, int device_vectors,
+                          int (*apply)(void *impl, const double *b, double *x), void (*destroy)(void *impl)) {
+    if (status != FEM_OK) {
+        destroy(impl);
+        return status;
+    }
+    out->impl = impl;
+    out->device_vectors = device_vectors;
+    out->apply = apply;
+    out->destroy = destroy;
+    return FEM_OK;
+}
+
 const char *coarse_type_name(CoarseType t) {
     return t == COARSE_BOOMERAMG ? "BoomerAMG"
            : t == COARSE_CUDSS   ? "cuDSS"

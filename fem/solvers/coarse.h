@@ -91,9 +91,15 @@ typedef struct {
     char description[256];
 } CoarseBackend;
 
+/* The end of every backend's create: on failure (status != FEM_OK) destroys impl and returns status; else
+ * fills out's table (the description stays as the backend wrote it) and returns FEM_OK. */
+int coarse_backend_finish(CoarseBackend *out, int status, void *impl, int device_vectors,
+                          int (*apply)(void *impl, const double *b, double *x), void (*destroy)(void *impl));
+
 typedef int (*CoarseFactory)(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out);
 
-/* gpu/ registers its cuDSS factory (app/main.c and the tests do, when built with cuDSS). */
+/* gpu/ registers its cuDSS factory (app/backends.h does, for femto-app and the tests, when built with cuDSS).
+ */
 void coarse_register_cudss(CoarseFactory factory);
 
 FEM_EXTERN_C_END

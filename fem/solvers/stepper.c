@@ -21,25 +21,27 @@ static double now(void) {
 
 int stepper_create(Stepper *s, Operator *op, Newton *nw, Vec *u, int nonlinear, int64_t ndir,
                    const int32_t *dir_dofs, const double *dir_values, const StepperHooks *hooks) {
-    memset(s, 0, sizeof *s);
-    s->op = op;
-    s->nw = nw;
-    s->u = u;
-    s->hooks = *hooks;
-    s->nonlinear = nonlinear;
-    s->ndir = ndir;
-    s->dir_values = dir_values;
-    s->a = s->theta = -1.0;
+    *s = (Stepper){
+        .op = op,
+        .nw = nw,
+        .u = u,
+        .hooks = *hooks,
+        .nonlinear = nonlinear,
+        .ndir = ndir,
+        .dir_values = dir_values,
+        .a = -1.0,
+        .theta = -1.0,
+    };
     Device *d = op->dev;
     int status = FEM_OK;
     Vec *vecs[] = {&s->saved, &s->prev, &s->aux, &s->un, &s->unm1, &s->extra};
-    for (int i = 0; i < 6 && !status; i++) status = vec_duplicate(vecs[i], u);
-    if (!status && ndir) {
-        status = device_alloc_copy(d, (void **)&s->dir_idx, dir_dofs, sizeof(int32_t) * (size_t)ndir);
-        if (!status) status = device_alloc(d, (void **)&s->dir_vals, sizeof(double) * (size_t)ndir);
-        s->scaled = malloc(sizeof(double) * (size_t)ndir);
-        if (!status && !s->scaled) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    for (int i = 0; i < 6; i++) FEM_CHECK(vec_duplicate(vecs[i], u));
+    if (ndir) {
+        FEM_CHECK(device_alloc_copy(d, (void **)&s->dir_idx, dir_dofs, sizeof(int32_t) * (size_t)ndir));
+        FEM_CHECK(device_alloc(d, (void **)&s->dir_vals, sizeof(double) * (size_t)ndir));
+        FEM_CHECK_ALLOC(s->scaled, ndir, "prescribed values at a load factor");
     }
+cleanup:
     if (status) stepper_destroy(s);
     return status;
 }

@@ -1,9 +1,7 @@
 #include "femto_test.h"
 
+#include "app/backends.h"
 #include "fem/error.h"
-#ifdef FEMTO_HAVE_CUDA
-#include "gpu/gpu.h"
-#endif
 
 #include <math.h>
 #include <string.h>
@@ -30,13 +28,7 @@ const Vec *test_host_vec(int64_t n, double *p) {
 }
 
 int test_device(Device *d, DevKind kind, int threads, AssembleKind assembly) {
-    device_register(DEV_CPU, cpu_device_create);
-#ifdef FEMTO_HAVE_CUDA
-    device_register(DEV_CUDA, gpu_device_create);
-#endif
-#ifdef FEMTO_HAVE_CUDSS
-    coarse_register_cudss(gpu_cudss_create);
-#endif
+    backends_register();
     if (device_create(d, kind, threads, assembly)) {
         printf("skipped: %s\n", fem_last_error());
         return TEST_SKIP;

@@ -90,19 +90,6 @@ static void sym_apply(Shape s, int g, const Sym *y, const int lat[3], int old[3]
     for (int a = 0; a < d; a++) old[a] = cold[a + 1];
 }
 
-static void free_topology(Mesh *m) {
-    Topology *t = &m->topo;
-    free(t->vertex_of_node);
-    free(t->edges);
-    for (int b = 0; b < MESH_MAX_BLOCKS; b++) {
-        free(t->cell_edges[b]);
-        free(t->cell_faces[b]);
-        free(t->facet_cell[b]);
-    }
-    memset(t, 0, sizeof *t);
-    m->has_topology = 0;
-}
-
 static void reorient_cells(Mesh *m) {
     for (int b = 0; b < m->ncell_blocks; b++) {
         MeshBlock *mb = &m->cells[b];
@@ -118,7 +105,7 @@ static void reorient_cells(Mesh *m) {
             }
         }
     }
-    free_topology(m);
+    mesh_destroy_topology(m);
     CHECK_OK(mesh_build_topology(m));
 }
 
