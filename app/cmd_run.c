@@ -6,6 +6,7 @@
 #include "fem/probe.h"
 #include "io/fileutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -92,8 +93,35 @@ static void print_warning(void *ctx, const char *message) {
     app_warn(ctx, "%s\n", message);
 }
 
-/* Problem, overrides, mesh: the part `check` and `run` share. */
-static int setup(const AppOptions *o, Run *r) {
+/* The device starts on a thread of its own while the mesh is read (a CUDA context takes about 0.2 s). */
+typedef struct {
+    Run *r;
+    pthread_t thread;
+    int started, status;
+    char message[1024];
+} DeviceStart;
+
+static void *device_start(void *arg) {
+    DeviceStart *ds = arg;
+    const Problem *pb = &ds->r->pb;
+    ds->status = device_create(&ds->r->dev, dev_kind(pb->device.kind), pb->device.threads,
+                               pb->device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
+    if (ds->status) snprintf(ds->message, sizeof ds->message, "%s", fem_last_error()); /* errors are per thread */
+    return NULL;
+}
+
+/* Waits for the device; its failure becomes this thread's error. */
+static int device_join(DeviceStart *ds) {
+    if (!ds->r) return FEM_OK; /* setup failed before the device was started */
+    if (ds->started) pthread_join(ds->thread, NULL);
+    ds->started = 0;
+    if (ds->status) return fem_fail(ds->status, "%s", ds->message);
+    ds->r->have_dev = 1;
+    return FEM_OK;
+}
+
+/* Problem, overrides, mesh: the part `check` and `run` share; ds (run only) starts the device meanwhile. */
+static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
     memset(r, 0, sizeof *r);
     r->o = o;
     r->t0 = app_seconds();
@@ -110,6 +138,11 @@ static int setup(const AppOptions *o, Run *r) {
     MeshReadResult got;
     MeshReadOptions mo = app_mesh_options(o, pb, &got);
     app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
+    if (ds) {
+        ds->r = r;
+        ds->started = pthread_create(&ds->thread, NULL, device_start, ds) == 0;
+        if (!ds->started) device_start(ds); /* no thread: in line */
+    }
     double t = app_seconds();
     FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
     r->t_mesh = app_seconds() - t;
@@ -176,7 +209,7 @@ static void say_phases(const Run *r) {
 
 int app_check(const AppOptions *o) {
     Run r;
-    int status = setup(o, &r);
+    int status = setup(o, &r, NULL);
     if (!status) status = run_all(&r, 1);
     if (!status) app_say(o, 1, "%s: the problem and its mesh are consistent\n", o->file);
     teardown(&r);
@@ -185,17 +218,13 @@ int app_check(const AppOptions *o) {
 
 int app_run(const AppOptions *o) {
     Run r;
-    int status = setup(o, &r);
+    DeviceStart ds = {0};
+    int status = setup(o, &r, &ds);
     double t = app_seconds();
-    if (!status) {
-        status = device_create(&r.dev, dev_kind(r.pb.device.kind), r.pb.device.threads,
-                               r.pb.device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
-        if (!status) {
-            r.have_dev = 1;
-            app_say(o, 1, "device: %s\n", r.dev.description);
-        }
-        run_tick(&r, PHASE_DEVICE, t);
-    }
+    int joined = device_join(&ds); /* also after a failed setup: the thread must end */
+    if (!status) status = joined;
+    if (!status && r.have_dev) app_say(o, 1, "device: %s\n", r.dev.description);
+    run_tick(&r, PHASE_DEVICE, t); /* what the mesh read did not hide */
     /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
     char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
     const char *series[PHYSICS_MAX_FIELDS + 1] = {""};

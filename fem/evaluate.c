@@ -141,14 +141,40 @@ static int block_run(const EvalField *f, const OutputFn *fn, const void *ctx, Ev
 }
 
 /* A block set up at its points and evaluated. */
-static int block_eval(const EvalField *f, const OutputFn *fn, const void *ctx, const PhysicalGroup *g, int points,
-                      EvalBlock *b) {
-    FEM_TRY(select_elements(f->sp->mesh, g, b));
+static int block_eval(const EvalField *f, const OutputFn *fn, const void *ctx, int points, EvalBlock *b) {
     if (b->n == 0) return FEM_OK;
     FEM_TRY(block_basis(f, b, points));
     FEM_TRY(block_restriction(f, b));
     FEM_TRY(block_geometry(f, b));
     return block_run(f, fn, ctx, b, points == POINTS_QUADRATURE);
+}
+
+/* Elements per evaluation chunk: the point data of a chunk (geometry, values, gradients, outputs) stays a
+ * few hundred MB at most, whatever the mesh, so that the summary never raises the run's peak device memory. */
+enum { EVAL_CHUNK = 1 << 16 };
+
+typedef int (*ChunkFn)(const EvalField *f, EvalBlock *b, void *arg);
+
+/* Block bi's elements in group g (every one when g is NULL), evaluated chunk by chunk; after(chunk) uses each
+ * chunk's point values before the next one is made. */
+static int eval_chunks(const EvalField *f, const OutputFn *fn, const void *ctx, const PhysicalGroup *g, int facet,
+                       int bi, int points, ChunkFn after, void *arg) {
+    EvalBlock all = {.facet = facet, .bi = bi};
+    FEM_TRY(select_elements(f->sp->mesh, g, &all));
+    int status = FEM_OK;
+    for (int64_t first = 0; first < all.n && !status; first += EVAL_CHUNK) {
+        EvalBlock b = {.facet = facet, .bi = bi, .n = all.n - first < EVAL_CHUNK ? all.n - first : EVAL_CHUNK};
+        if (all.n > EVAL_CHUNK || all.list) { /* a slice of the elements: a subset restriction */
+            b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
+            if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
+            for (int64_t k = 0; k < b.n && !status; k++) b.list[k] = all.list ? all.list[first + k] : (fem_idx)(first + k);
+        }
+        if (!status) status = block_eval(f, fn, ctx, points, &b);
+        if (!status && b.n) status = after(f, &b, arg);
+        block_free(f->u->dev, &b);
+    }
+    free(all.list);
+    return status;
 }
 
 /* result[k] += the sum over the block's points of output k: a dot product with a mask selecting k. */
@@ -169,19 +195,26 @@ static int block_sum(Device *d, const EvalBlock *b, int nout, double *result) {
     return status;
 }
 
+typedef struct {
+    int nout;
+    double *result;
+} SumArg;
+
+static int sum_chunk(const EvalField *f, EvalBlock *b, void *arg) {
+    SumArg *a = arg;
+    return block_sum(f->u->dev, b, a->nout, a->result);
+}
+
 static int integral(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, int facet, double *result) {
     Device *d = f->u->dev;
     const Space *sp = f->sp;
     if (fn->nout > 64) return fem_fail(FEM_ERR_INTERNAL, "an output q-function gives at most 64 values");
     for (int k = 0; k < fn->nout; k++) result[k] = 0.0;
     void *ctx = NULL;
+    SumArg sum = {fn->nout, result};
     int status = device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes);
-    for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++) {
-        EvalBlock b = {.facet = facet, .bi = bi};
-        status = block_eval(f, fn, ctx, g, POINTS_QUADRATURE, &b);
-        if (!status && b.n) status = block_sum(d, &b, fn->nout, result);
-        block_free(d, &b);
-    }
+    for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++)
+        status = eval_chunks(f, fn, ctx, g, facet, bi, POINTS_QUADRATURE, sum_chunk, &sum);
     device_free(d, ctx);
     return status;
 }
@@ -194,12 +227,24 @@ int eval_facets(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, 
     return integral(f, fn, g, 1, result);
 }
 
-/* Sums a block's point values into the nodes (the integration kernel with the identity basis). */
-static int block_to_nodes(Device *d, const Space *sp, EvalBlock *b, int nout, double *sums, double *evec) {
+/* Sums a chunk's point values into the nodes (the integration kernel with the identity basis). */
+typedef struct {
+    int nout;
+    double *sums;
+} NodesArg;
+
+static int nodes_chunk(const EvalField *f, EvalBlock *b, void *arg) {
+    NodesArg *a = arg;
+    Device *d = f->u->dev;
     Basis ident;
-    FEM_TRY(basis_create_identity(&ident, d, sp->cells[b->bi].shape, sp->order));
-    ElemView v = elem_view(&b->r, &ident, nout);
-    int status = d->ops.integrate(d, &v, b->s, NULL, sums, evec);
+    double *evec = NULL;
+    FEM_TRY(basis_create_identity(&ident, d, f->sp->cells[b->bi].shape, f->sp->order));
+    int status = device_alloc(d, (void **)&evec, sizeof(double) * (size_t)(b->n * ident.tables.ndof * a->nout + 1));
+    if (!status) {
+        ElemView v = elem_view(&b->r, &ident, a->nout);
+        status = d->ops.integrate(d, &v, b->s, NULL, a->sums, evec);
+    }
+    device_free(d, evec);
     basis_destroy(&ident);
     return status;
 }
@@ -209,23 +254,17 @@ int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *o
     const Space *sp = f->sp;
     int64_t n = sp->nnodes * fn->nout;
     int status = FEM_OK;
-    double *sums = NULL, *evec = NULL, *count = NULL;
+    double *sums = NULL, *count = NULL;
     void *ctx = NULL;
     FEM_CHECK(device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes));
     FEM_CHECK(device_alloc(d, (void **)&sums, sizeof(double) * (size_t)(n + 1)));
     FEM_CHECK(d->ops.zero(d, sums, sizeof(double) * (size_t)(n + 1)));
     FEM_CHECK_ALLOC(count, sp->nnodes + 1, "nodal values");
+    NodesArg arg = {fn->nout, sums};
     for (int bi = 0; bi < sp->ncell_blocks; bi++) {
-        EvalBlock b = {.facet = 0, .bi = bi};
         const SpaceBlock *sb = &sp->cells[bi];
         for (int64_t k = 0; k < sb->count * sb->ndof; k++) count[sb->dofs[k]] += 1.0;
-        status = block_eval(f, fn, ctx, NULL, equispaced ? POINTS_EQUISPACED : POINTS_NODES, &b);
-        if (!status) status = device_alloc(d, (void **)&evec, sizeof(double) * (size_t)(sb->count * sb->ndof * fn->nout + 1));
-        if (!status) status = block_to_nodes(d, sp, &b, fn->nout, sums, evec);
-        device_free(d, evec);
-        evec = NULL;
-        block_free(d, &b);
-        FEM_CHECK(status);
+        FEM_CHECK(eval_chunks(f, fn, ctx, NULL, 0, bi, equispaced ? POINTS_EQUISPACED : POINTS_NODES, nodes_chunk, &arg));
     }
     FEM_CHECK(d->ops.download(d, out, sums, sizeof(double) * (size_t)n));
     for (int64_t node = 0; node < sp->nnodes; node++)

@@ -1,6 +1,6 @@
 /* Elasticity at one q-point: small-strain isotropic linear elasticity and compressible neo-Hookean
  * hyperelasticity (total Lagrangian), with gravity, thermal strain, tractions and pressure. FEM_HD:
- * physics/elasticity.c runs these on the CPU, physics/elasticity_cuda.cu on the GPU.
+ * one source for every backend (physics/qfunctions.h lists them).
  *
  * Weak form (per unit test function v, reference configuration): R(u) = int f : grad v + s . v
  *                                                                       + int_boundary s_b . v,

@@ -1,6 +1,6 @@
 /* Heat transfer at one q-point: -div(k(T) A grad T) + rho c dT/dt = Q, with flux, convection and radiation on
- * boundaries (the radiation term's linearisation, 4 eps sigma T^3, is symmetric). FEM_HD: physics/heat.c runs
- * these on the CPU, physics/heat_cuda.cu on the GPU.
+ * boundaries (the radiation term's linearisation, 4 eps sigma T^3, is symmetric). FEM_HD: one source for
+ * every backend (physics/qfunctions.h lists them).
  *
  * Weak form (per unit test function v): R(T) = int rho c (a T + h) v + theta (k A grad T . grad v - Q v)
  *                                             + theta int_boundary g(T) v,

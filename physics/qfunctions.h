@@ -1,5 +1,5 @@
-/* Every q-point function of every physics, in one list: the backends instantiate it (cpu/qfunctions.c,
- * gpu/qfunctions.cu) into tables indexed by QF_<name>, and a physics names its q-functions by those ids
+/* Every q-point function of every physics, in one list: each backend instantiates it into a table indexed
+ * by QF_<name>, and a physics names its q-functions by those ids
  * (QF_DESCRIBE below). Adding a q-function is its FEM_HD point function in the physics' *_qf.h and one entry
  * here; no backend file changes. */
 #ifndef FEMTO_PHYSICS_QFUNCTIONS_H
@@ -24,7 +24,8 @@
     X(elas_linear_facet_residual)                                                                            \
     X(elas_zero_facet_jacobian)                                                                              \
     X(elas_nh_facet_residual)                                                                                \
-    X(elas_nh_facet_jacobian)
+    X(elas_nh_facet_jacobian)                                                                                \
+    X(rd_cell)
 #define FEMTO_OUTPUT_QFUNCTIONS(X)                                                                           \
     X(heat_flux_out)                                                                                         \
     X(heat_source_out)                                                                                       \
@@ -34,8 +35,7 @@
     X(elas_energy_out)                                                                                       \
     X(elas_body_out)                                                                                         \
     X(elas_load_out)                                                                                         \
-    X(elas_gradient_out)                                                                                     \
-    X(rd_cell)
+    X(elas_gradient_out)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };

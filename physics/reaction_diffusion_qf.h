@@ -1,6 +1,6 @@
 /* Reaction-diffusion at one q-point: R(u) = int k grad u . grad v + (c u - f) v. The residual is affine in u,
- * so one point function serves as residual and as Jacobian action (which drops f). FEM_HD: the CPU and the
- * GPU backends instantiate it from physics/qfunctions.h. */
+ * so one point function serves as residual and as Jacobian action (which drops f). FEM_HD: every backend
+ * instantiates it from physics/qfunctions.h. */
 #ifndef FEMTO_REACTION_DIFFUSION_QF_H
 #define FEMTO_REACTION_DIFFUSION_QF_H
 
