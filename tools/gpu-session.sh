@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads cudss operator; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -50,6 +50,14 @@ for step in $steps; do
     fi
     OMP_WAIT_POLICY=PASSIVE bench cpu-2-threads --device cpu --threads 2 --problem cantilever-tet --order 2 --sizes 33k
     OMP_WAIT_POLICY=PASSIVE bench cpu-16-threads --device cpu --threads 16 --problem cantilever-tet --order 2 --sizes 33k,100k ;;
+  hxt) # meshing the heat cube's .geo the first time with Gmsh's parallel HXT (the file asks for serial Delaunay)
+    o=overheads; mkdir -p $o/hxt && grep -v "Algorithm3D" "$src"/bench/problems/cube.geo > $o/hxt/cube.geo
+    sed 's/enabled="false"/enabled="true"/g' "$src"/bench/problems/heat-cube.xml > $o/hxt/heat-cube.xml
+    for run in first cached; do
+      echo "== hxt $run"
+      /usr/bin/time -f "wall %e s" timeout 300 ./femto-app run $o/hxt/heat-cube.xml --device cuda -v 2>&1 |
+        grep -E "^mesh|^time:|^phases:|^memory|^done|wall|error"
+    done ;;
   cudss) # the coarse factorisation's setup: cuDSS's reordering on one host thread or all, and its algorithms
     o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
     for v in "all" "one" "alg1" "alg2" "alg3"; do
