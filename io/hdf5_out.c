@@ -158,11 +158,16 @@ static void write_chunks(H5Out *h, hid_t ds, const void *data, hsize_t rows, hsi
     size_t chunk_bytes = 8 * (size_t)(chunk_rows * cols), cap = compressBound((uLong)chunk_bytes);
     unsigned char *packed = fem_malloc((size_t)nchunks * cap + 1, "compressed HDF5 chunks");
     size_t *sizes = fem_malloc(sizeof(size_t) * (size_t)(nchunks + 1), "compressed HDF5 chunks");
-    int failed = !packed || !sizes;
-#pragma omp parallel reduction(| : failed) if (nchunks > 1 && !failed)
+    if (!packed || !sizes) { /* fem_malloc said what ran out */
+        if (!h->status) h->status = FEM_ERR_INTERNAL;
+        free(packed), free(sizes);
+        return;
+    }
+    int failed = 0;
+#pragma omp parallel reduction(| : failed) if (nchunks > 1)
     {
-        unsigned char *shuffled = failed ? NULL : malloc(chunk_bytes);
-        failed |= !shuffled && !failed;
+        unsigned char *shuffled = malloc(chunk_bytes); /* each thread's scratch */
+        failed |= !shuffled;
 #pragma omp for schedule(dynamic)
         for (int64_t c = 0; c < nchunks; c++) {
             if (!shuffled) continue;
