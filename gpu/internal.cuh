@@ -5,6 +5,7 @@
 
 #include "fem/device.h"
 #include "fem/error.h"
+#include "fem/operator.h"
 #include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
@@ -81,6 +82,13 @@ extern "C" const int gpu_nqfunctions;
 
 /* fused.cu: the operator override (Device.ops.operator_setup) */
 extern "C" int gpu_operator_setup(struct Operator *op);
+
+/* fused_simplex.cu: the register kernel of triangles and tetrahedra of order <= 2 (used by fused.cu) */
+extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual);
+extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
+                                       double *out);
+extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual,
+                                           int *regs, int *blocks_per_sm);
 
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);

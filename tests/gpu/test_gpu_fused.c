@@ -1,10 +1,12 @@
-/* The fused GPU operator (gpu/fused.cu) against the CPU device and against the GPU's separate kernels: the
- * residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
+/* The fused GPU operator (gpu/fused.cu, and gpu/fused_simplex.cu's register kernel on simplices of order <= 2)
+ * against the CPU device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
+ * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
  * heat with a temperature-dependent conductivity and convection, on one mesh, every order given, with
  * atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu|| must be <= 1e-12; the fused device must
- * report the fused implementation where its blocks allow it.
+ * report the fused implementation where its blocks allow it. GEOMETRY_ORDER 2 reads the mesh with curved
+ * (second-order) cells, so that the register kernel reads the geometry at every q-point.
  *
- * usage: test_gpu_fused MESH.geo MAXORDER      (exit 77 without a GPU) */
+ * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]      (exit 77 without a GPU) */
 #include "common/femto_test.h"
 #include "elasticity/elas_test.h"
 #include "physics/heat.h"
@@ -16,9 +18,10 @@
 #include <string.h>
 
 #define TOL 1e-12
+enum { NDEV = 5 };
 
 typedef struct {
-    Device *dev[4]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels */
+    Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
 } Devices;
 
 static double rel_diff(int64_t n, const double *a, const double *b) {
@@ -51,23 +54,23 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
 
 static void compare(Devices *D, const char *what, const Space *sp, const Model *md, double base, double amp) {
     int64_t n = sp->ndofs;
-    double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[4], *J[4];
+    double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[NDEV], *J[NDEV];
     uint64_t seed = 2024;
     for (int64_t i = 0; i < n; i++) u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
-    const char *impl[4];
-    for (int k = 0; k < 4; k++) {
+    const char *impl[NDEV];
+    for (int k = 0; k < NDEV; k++) {
         R[k] = malloc(sizeof(double) * n), J[k] = malloc(sizeof(double) * n);
         apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k]);
     }
-    static const char *names[4] = {"", "fused atomic", "fused gather", "separate kernels"};
-    for (int k = 1; k < 4; k++) {
+    static const char *names[NDEV] = {"", "fused atomic", "fused gather", "separate kernels", "shared-memory fused"};
+    for (int k = 1; k < NDEV; k++) {
         double er = rel_diff(n, R[k], R[0]), ej = rel_diff(n, J[k], J[0]);
         printf("  %s p = %d, %s (%s): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k], impl[k], er, ej);
         CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what, sp->order,
               names[k], er, ej);
     }
     CHECK(strcmp(impl[3], "ref") == 0, "the unfused device runs the default implementation, not %s", impl[3]);
-    for (int k = 0; k < 4; k++) free(R[k]), free(J[k]);
+    for (int k = 0; k < NDEV; k++) free(R[k]), free(J[k]);
     free(u), free(v);
 }
 
@@ -104,24 +107,28 @@ static void heat(Devices *D, const Mesh *m, int p) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER\n"), 2;
+    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]\n"), 2;
 #ifndef FEMTO_HAVE_CUDA
     (void)argv, (void)elasticity, (void)heat;
     printf("skipped: built without CUDA\n");
     return TEST_SKIP;
 #else
-    Device cpu, fa, fg, sep;
+    Device cpu, fa, fg, sep, shm;
     CHECK_OK(test_device(&cpu, DEV_CPU, 2, ASSEMBLE_GATHER));
     if (test_device(&fa, DEV_CUDA, 0, ASSEMBLE_ATOMIC)) return TEST_SKIP;
     CHECK_OK(test_device(&fg, DEV_CUDA, 0, ASSEMBLE_GATHER));
     CHECK_OK(test_device(&sep, DEV_CUDA, 0, ASSEMBLE_GATHER));
+    CHECK_OK(test_device(&shm, DEV_CUDA, 0, ASSEMBLE_ATOMIC));
     GpuTuning t;
     memset(&t, 0, sizeof t);
     t.unfused = 1;
     CHECK_OK(gpu_device_tune(&sep, &t));
-    Devices D = {{&cpu, &fa, &fg, &sep}};
+    t.unfused = 0, t.fused_shared = 1;
+    CHECK_OK(gpu_device_tune(&shm, &t));
+    Devices D = {{&cpu, &fa, &fg, &sep, &shm}};
     Mesh m;
     MeshReadOptions mo = {0};
+    mo.order = argc > 3 ? atoi(argv[3]) : 0;
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     for (int p = 1; p <= atoi(argv[2]); p++) {
         elasticity(&D, &m, p, ELASTIC_LINEAR);
