@@ -239,7 +239,7 @@ def main():
         check({(r["problem"], r["cells"], int(r["p"])) for r in bench_rows} == set(cases),
               f"run {k}: the cases {sorted(cases)}")
         check_cases(rows, cases, gpu)
-        nconfigs = 4 if gpu else 3
+        nconfigs = 6 if gpu else 3
         ncases = len(cases) + (k == 0)  # run 0: the cantilever's operator rows too
         want = ncases * nconfigs * 2 + (nconfigs if k == 0 else 0)  # J x and R(u); the CG rows
         check(len(rows) == want, f"run {k}: {want} operator rows ({ncases} cases x {nconfigs} configurations x "

@@ -154,7 +154,8 @@ static int fused_plan(const GpuState *g, const Device *d, const OpBlock *b, Fuse
 static int fused_block(Operator *op, OpBlock *b, int residual, const double *in, double *out, int *done) {
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
-    if (!g->tuning.fused_shared && gpu_fused_simplex_fits(op, b, residual)) {
+    /* the operator's kind was chosen at its set-up (gpu_operator_setup), from the tuning then */
+    if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual)) {
         *done = 1;
         return gpu_fused_simplex_block(op, b, residual, in, out);
     }
@@ -200,8 +201,7 @@ extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, 
     *regs = *blocks_per_sm = 0;
     const OpBlock *b = &op->cells[block];
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
-    if (strcmp(op->implementation, "cuda-fused") == 0 && !gpu_state(op->dev)->tuning.fused_shared &&
-        gpu_fused_simplex_fits(op, b, residual))
+    if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual))
         return gpu_fused_simplex_occupancy(op, b, residual, regs, blocks_per_sm);
     FusedLayout L;
     int ok = 0;

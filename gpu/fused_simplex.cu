@@ -25,11 +25,32 @@
 #include "physics/qfunctions.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10 };
+enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10, SIMPLEX_MAX_Q = 64 };
 
 typedef void (*PointFn)(const QfArgs *, int64_t);
+
+/* Affine cells: w_q / w_0 of the rule, so that w_q det J = (w_0 det J) w_q / w_0 comes from q-point 0's
+ * geometry alone (n = 0: not affine, or a rule of more than SIMPLEX_MAX_Q points: read every q-point's). */
+typedef struct {
+    int n;
+    double ratio[SIMPLEX_MAX_Q];
+} SimplexWeights;
+
+/* The geometry of q-point q of the element whose stored geometry starts at ge (GEO_STRIDE(D) per q-point):
+ * on affine cells J^{-1} was read once (geo[1..]) and only w det J changes, from q-point 0's. */
+template <int D>
+static __device__ __forceinline__ void simplex_geo(const double *ge, int q, const SimplexWeights &w, double *geo) {
+    constexpr int GS = GEO_STRIDE(D);
+    if (w.n) {
+        geo[0] = w.ratio[q] * __ldg(ge);
+    } else {
+#pragma unroll
+        for (int k = 0; k < GS; k++) geo[k] = __ldg(ge + q * GS + k);
+    }
+}
 
 /* The element's values ue[c][i] at q-point q: value uq[c] and reference gradient du[c][r]. */
 template <int D, int NC>
@@ -108,7 +129,7 @@ static __device__ __forceinline__ QfArgs simplex_point_args(const QfArgs &a, int
 
 template <int D, int NC, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
-    k_fused_simplex(ElemView v, int affine, QfArgs a, const double *in, double *out, double *evec) {
+    k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = GEO_STRIDE(D);
     const int nd = v.ndof, nq = v.nq;
@@ -136,17 +157,12 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     }
     const double *ge = a.geo + e * nq * GS;
     double geo[GS];
-    if (affine) {
+    if (w.n) {
 #pragma unroll
         for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
     }
     for (int q = 0; q < nq; q++) {
-        if (affine) {
-            geo[0] = __ldg(ge + q * GS);
-        } else {
-#pragma unroll
-            for (int k = 0; k < GS; k++) geo[k] = __ldg(ge + q * GS + k);
-        }
+        simplex_geo<D>(ge, q, w, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
         simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
         QfArgs la = simplex_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
@@ -167,28 +183,149 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     }
 }
 
-typedef void (*SimplexKernel)(ElemView, int, QfArgs, const double *, double *, double *);
+/* NC > 1 (elasticity): NC lanes per element, lane c holding component c's nodal values and sums, 32 / NC
+ * elements per warp (the lanes left over repeat the warp's last element). At each q-point a lane forms its
+ * component's value and gradient, takes the element's other components from its neighbour lanes (shuffles),
+ * runs the whole point function (every lane of an element computes the same point, so its state is written
+ * with the same values) and integrates its own component's row. A third of the one-thread kernel's registers
+ * (ptxas: 200 for 3D linear elasticity, 2 blocks per SM) for some repeated point-function work. */
+template <int D, int NC, PointFn POINT>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
+    extern __shared__ double smem[];
+    constexpr int GS = GEO_STRIDE(D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
+    const int nd = v.ndof, nq = v.nq;
+    double *B = smem, *G = smem + nq * nd;
+    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
+    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    const int64_t e0 = (int64_t)blockIdx.x * EPB;
+    const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
+    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
+    __syncthreads();
+    const int lane = threadIdx.x & 31, slot = min(lane / NC, EPW - 1), base = slot * NC;
+    const int c = (lane - base) % NC, le = min((int)(threadIdx.x >> 5) * EPW + slot, nb - 1);
+    const bool writes = lane < EPW * NC && (int)(threadIdx.x >> 5) * EPW + slot < nb;
+    const int64_t e = e0 + le;
+    const fem_idx *my = ids + le * nd;
+    double ue[SIMPLEX_MAX_DOF], re[SIMPLEX_MAX_DOF];
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
+        re[i] = 0.0;
+    }
+    const double *ge = a.geo + e * nq * GS;
+    double geo[GS];
+    if (w.n) {
+#pragma unroll
+        for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
+    }
+    for (int q = 0; q < nq; q++) {
+        simplex_geo<D>(ge, q, w, geo);
+        const double *Bq = B + q * nd, *Gq = G + q * nd * D;
+        double u1 = 0.0, g1[D];
+#pragma unroll
+        for (int r = 0; r < D; r++) g1[r] = 0.0;
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+            if (i < nd) {
+                u1 += Bq[i] * ue[i];
+#pragma unroll
+                for (int r = 0; r < D; r++) g1[r] += Gq[i * D + r] * ue[i];
+            }
+        double uq[NC], du[NC * D], s[NC], f[NC * D];
+#pragma unroll
+        for (int cc = 0; cc < NC; cc++) {
+            uq[cc] = __shfl_sync(0xffffffffu, u1, base + cc);
+#pragma unroll
+            for (int r = 0; r < D; r++) du[cc * D + r] = __shfl_sync(0xffffffffu, g1[r], base + cc);
+        }
+        QfArgs la = simplex_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+        POINT(&la, 0);
+        double sc = 0.0, fc[D];
+#pragma unroll
+        for (int r = 0; r < D; r++) fc[r] = 0.0;
+#pragma unroll
+        for (int cc = 0; cc < NC; cc++)
+            if (cc == c) {
+                sc = s[cc];
+#pragma unroll
+                for (int r = 0; r < D; r++) fc[r] = f[cc * D + r];
+            }
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+            if (i < nd) {
+                double t = Bq[i] * sc;
+#pragma unroll
+                for (int r = 0; r < D; r++) t += Gq[i * D + r] * fc[r];
+                re[i] += t;
+            }
+    }
+    if (!writes) return;
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        if (i < nd) {
+            if (evec)
+                evec[(e * NC + c) * nd + i] = re[i];
+            else
+                atomicAdd(&out[(int64_t)my[i] * NC + c], re[i]);
+        }
+}
+
+typedef void (*SimplexKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, double *);
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
-    SimplexKernel k[2];
+    SimplexKernel k[2], split[2];
 } SimplexEntry;
+/* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
+template <int D, int NC, PointFn POINT>
+static constexpr SimplexKernel simplex_split() {
+    if constexpr (NC == 1)
+        return nullptr;
+    else
+        return k_fused_simplex_split<D, NC, POINT>;
+}
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
 #define SIMPLEX_ENTRY_(fn, nc)                                                                               \
-    {QF_##fn, nc, {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), fn>}},
+    {QF_##fn,                                                                                                \
+     nc,                                                                                                     \
+     {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), fn>},               \
+     {simplex_split<2, SIMPLEX_NC_(nc, 2), fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), fn>()}},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
 #undef SIMPLEX_ENTRY_
 
-/* The kernel for q-function id on cells of dimension dim with nc components, or NULL. */
-static SimplexKernel simplex_kernel(int id, int dim, int nc) {
+/* Elements per block of a kernel: one per thread, or 32 / nc per warp for the split kernel. */
+static int simplex_epb(int nc, int split) {
+    return split ? (32 / nc) * (SIMPLEX_THREADS / 32) : SIMPLEX_THREADS;
+}
+
+/* The kernel for q-function id on cells of dimension dim with nc components, or NULL; *split: the
+ * component-split kernel (vector physics, unless FEMTO_GPU_SIMPLEX_SPLIT=0 asks for one thread per element). */
+static SimplexKernel simplex_kernel(int id, int dim, int nc, int *split) {
+    const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
     for (size_t k = 0; k < sizeof simplex_kernels / sizeof simplex_kernels[0]; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
-        if (s->id == id && SIMPLEX_NC_(s->ncomp, dim) == nc) return s->k[dim - 2];
+        if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
+        *split = s->split[dim - 2] && !(env && strcmp(env, "0") == 0);
+        return *split ? s->split[dim - 2] : s->k[dim - 2];
     }
     return NULL;
 }
 
 static size_t simplex_smem(const ElemView *v) {
     return sizeof(double) * (size_t)v->nq * v->ndof * (1 + v->dim) + sizeof(fem_idx) * SIMPLEX_THREADS * v->ndof;
+}
+
+/* The weight ratios of an affine block's rule (n = 0 for curved cells, or a rule too long for the table). */
+static SimplexWeights simplex_weights(const Operator *op, const OpBlock *b) {
+    SimplexWeights w;
+    memset(&w, 0, sizeof w);
+    const Quadrature *q = &b->basis.tables.quad;
+    const int bi = (int)(b - op->cells);
+    if (op->space->mesh->cells[bi].order != 1 || q->npts > SIMPLEX_MAX_Q) return w;
+    w.n = q->npts;
+    for (int k = 0; k < q->npts; k++) w.ratio[k] = q->w[k] / q->w[0];
+    return w;
 }
 
 /* Whether cell block b runs on the register kernel: triangles and tetrahedra of up to SIMPLEX_MAX_DOF nodes
@@ -199,7 +336,8 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     const Shape s = b->basis.tables.shape;
     if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) || v->ndof > SIMPLEX_MAX_DOF)
         return 0;
-    if (b->nelem == 0 || !simplex_kernel(q->id, v->dim, v->ncomp)) return 0;
+    int split;
+    if (b->nelem == 0 || !simplex_kernel(q->id, v->dim, v->ncomp, &split)) return 0;
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
@@ -208,20 +346,22 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     GpuState *g = gpu_state(d);
     const ElemView *v = &b->view;
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
-    SimplexKernel k = simplex_kernel(q->id, v->dim, v->ncomp);
-    const int bi = (int)(b - op->cells);
-    const int affine = op->space->mesh->cells[bi].order == 1;
+    int split;
+    SimplexKernel k = simplex_kernel(q->id, v->dim, v->ncomp, &split);
+    const SimplexWeights w = simplex_weights(op, b);
     const size_t smem = simplex_smem(v);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (residual) FEM_TRY(op_block_aux(op, b));
     QfArgs a = op_block_args(op, b, 0, residual);
     double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
-    const unsigned blocks = (unsigned)((b->nelem + SIMPLEX_THREADS - 1) / SIMPLEX_THREADS);
-    k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, affine, a, in, out, evec);
+    const int epb = simplex_epb(v->ncomp, split);
+    const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
+    k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
     GPU_LAUNCHED("fused simplex operator");
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused-simplex %s: 1 elem/thread x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             SIMPLEX_THREADS, (double)smem / 1024.0, affine ? "affine" : "per q-point",
+             "fused-simplex %s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
+             split ? (v->ncomp == 3 ? "3 lanes/elem, 10 elems/warp" : "2 lanes/elem, 16 elems/warp") : "1 elem/thread",
+             SIMPLEX_THREADS, (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point",
              evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
@@ -229,7 +369,8 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                            int *blocks_per_sm) {
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
-    SimplexKernel k = simplex_kernel(q->id, b->view.dim, b->view.ncomp);
+    int split;
+    SimplexKernel k = simplex_kernel(q->id, b->view.dim, b->view.ncomp, &split);
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, k));
     *regs = at.numRegs;
