@@ -26,6 +26,7 @@
 
 /* Threads per block the elements per block aim at (and the kernels' launch bound). */
 enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
+
 enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
 
 typedef void (*PointFn)(const QfArgs *, int64_t);
@@ -35,13 +36,22 @@ static __host__ __device__ constexpr int cmax(int a, int b) {
 }
 
 /* Shared memory of one element, in doubles: U holds the element values [c][dof], then the partial
- * contractions C[c][3][k][Q*Q] (3D; each thread reads and rewrites only its own column t), or s, f [c][3][Q*Q]
- * (2D); V holds the x contractions [c][2][k][j][qx] and the transposed y contractions (the same shape). */
+ * contractions C[c][3][k][Q*Q] (3D; each thread reads and rewrites only its own column t), or s, f
+ * [c][3][Q*Q] (2D); V holds the x contractions [c][2][k][j][qx] and the transposed y contractions (the same
+ * shape); W the z accumulators where they are not registers (tensor_xshared). */
 static __host__ __device__ constexpr int tensor_nu(int D, int P, int Q, int NC) {
     return D == 3 ? cmax(NC * P * P * P, 3 * NC * P * Q * Q) : cmax(NC * P * P, 3 * NC * Q * Q);
 }
 static __host__ __device__ constexpr int tensor_nv(int D, int P, int Q, int NC) {
     return D == 3 ? 2 * NC * P * P * Q : 2 * NC * P * Q;
+}
+/* Hexahedra whose z accumulators (3 NC P doubles a thread) would not fit in registers beside the point
+ * function keep them in shared memory, W[c][3][k][Q*Q] (ptxas: elasticity from p = 2 on spilled). */
+static __host__ __device__ constexpr bool tensor_xshared(int D, int P, int NC) {
+    return D == 3 && 3 * NC * P > 24;
+}
+static __host__ __device__ constexpr int tensor_nw(int D, int P, int Q, int NC) {
+    return tensor_xshared(D, P, NC) ? 3 * NC * P * Q * Q : 0;
 }
 
 /* The 1D tables, staged in shared memory: B[q][i], G[q][i] and their transposes Bt[i][q], Gt[i][q] (a stage
@@ -66,7 +76,8 @@ static __device__ __forceinline__ Tables stage_tables(const ElemView &v, double 
 
 /* ue[c][f] = in[dofs[f] NC + c] for the element's ND dofs. */
 template <int ND, int NC>
-static __device__ __forceinline__ void gather(const fem_idx *dofs, const double *in, double *ue, int t, int nt) {
+static __device__ __forceinline__ void gather(const fem_idx *dofs, const double *in, double *ue, int t,
+                                              int nt) {
     for (int f = t; f < ND; f += nt) {
         const int64_t n = (int64_t)dofs[f] * NC;
 #pragma unroll
@@ -76,8 +87,8 @@ static __device__ __forceinline__ void gather(const fem_idx *dofs, const double 
 
 /* Element dof f, component c: into the output vector, or into the element vector evec[e][c][f]. */
 template <int ND, int NC>
-static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f, int c, double r, double *out,
-                                           double *evec) {
+static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f, int c, double r,
+                                           double *out, double *evec) {
     if (evec)
         evec[(e * NC + c) * ND + f] = r;
     else
@@ -121,9 +132,9 @@ template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_x(int t, const Tables &T, const double *ue, double *V) {
     const int qx = t % Q, j = t / Q;
     if (j >= P) return;
-#pragma unroll
+#pragma unroll 1
     for (int c = 0; c < NC; c++)
-#pragma unroll
+#pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *u = ue + c * P * P * P + (k * P + j) * P;
             double b = 0.0, g = 0.0;
@@ -139,9 +150,9 @@ static __device__ __forceinline__ void hex_x(int t, const Tables &T, const doubl
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_y(int t, const Tables &T, const double *V, double *C) {
     const int qx = t % Q, qy = t / Q;
-#pragma unroll
+#pragma unroll 1
     for (int c = 0; c < NC; c++)
-#pragma unroll
+#pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *AB = V + ((c * 2) * P + k) * P * Q + qx, *AG = AB + P * P * Q;
             double bb = 0.0, bg = 0.0, gb = 0.0;
@@ -159,26 +170,36 @@ static __device__ __forceinline__ void hex_y(int t, const Tables &T, const doubl
         }
 }
 
+/* One step of the transposed z contraction: the accumulators of (c, k) += the point's s, f times B(qz, k) =
+ * b, G(qz, k) = g. */
+template <int P, int NC, int XST>
+static __device__ __forceinline__ void hex_accumulate(double *X, double b, double g, const double *s,
+                                                      const double *f, int c, int k) {
+    X[((c * 3) * P + k) * XST] += b * s[c] + g * f[c * 3 + 2];
+    X[((c * 3 + 1) * P + k) * XST] += b * f[c * 3];
+    X[((c * 3 + 2) * P + k) * XST] += b * f[c * 3 + 1];
+}
+
 /* z and the physics: thread t walks its column qz = 0..Q-1, finishes the interpolation from its column of
- * C, runs the point function and accumulates the transposed z contraction in registers, Xs = B s + G f2,
- * X0 = B f0, X1 = B f1 [c][k]; then it writes them over its column of C (same layout). */
-template <int P, int Q, int NC, PointFn POINT>
-static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T, double *C) {
-    constexpr int CS = P * Q * Q; /* stride between the three arrays of a component */
-    double X[NC][3][P];
+ * C, runs the point function and accumulates the transposed z contraction, Xs = B s + G f2, X0 = B f0,
+ * X1 = B f1 [c][k]: in registers, written over its column of C at the end (same layout), or, where they would
+ * not fit in registers beside the point function (tensor_xshared), in its column of W. */
+template <int P, int Q, int NC, bool XS, PointFn POINT>
+static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T,
+                                                  double *C, double *W) {
+    constexpr int CS = P * Q * Q, NX = NC * 3 * P,
+                  XST = XS ? Q * Q : 1; /* XST: stride between accumulators */
+    double Xr[XS ? 1 : NX];
+    double *X = XS ? W + t : Xr;
 #pragma unroll
-    for (int c = 0; c < NC; c++)
-#pragma unroll
-        for (int m = 0; m < 3; m++)
-#pragma unroll
-            for (int k = 0; k < P; k++) X[c][m][k] = 0.0;
+    for (int k = 0; k < NX; k++) X[k * XST] = 0.0;
 #pragma unroll 1
     for (int qz = 0; qz < Q; qz++) {
         double u[NC], du[NC * 3], s[NC], f[NC * 3];
 #pragma unroll
         for (int c = 0; c < NC; c++) {
             double v = 0.0, d0 = 0.0, d1 = 0.0, d2 = 0.0;
-#pragma unroll
+#pragma unroll 1
             for (int k = 0; k < P; k++) {
                 const double b = T.B[qz * P + k], g = T.G[qz * P + k];
                 const double *col = C + (c * 3 * P + k) * Q * Q + t;
@@ -192,30 +213,29 @@ static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, in
         point_at<3, NC, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
 #pragma unroll
         for (int c = 0; c < NC; c++)
+            if (XS) /* shared: a loop (its loads hoisted would take the registers this saves) */
+#pragma unroll 1
+                for (int k = 0; k < P; k++)
+                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
+            else
 #pragma unroll
-            for (int k = 0; k < P; k++) {
-                const double b = T.B[qz * P + k], g = T.G[qz * P + k];
-                X[c][0][k] += b * s[c] + g * f[c * 3 + 2];
-                X[c][1][k] += b * f[c * 3];
-                X[c][2][k] += b * f[c * 3 + 1];
-            }
+                for (int k = 0; k < P; k++)
+                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
     }
+    if (!XS)
 #pragma unroll
-    for (int c = 0; c < NC; c++)
-#pragma unroll
-        for (int m = 0; m < 3; m++)
-#pragma unroll
-            for (int k = 0; k < P; k++) C[((c * 3 + m) * P + k) * Q * Q + t] = X[c][m][k];
+        for (int k = 0; k < NX; k++) C[k * Q * Q + t] = X[k];
 }
 
-/* y transposed: thread (qx, j): Ya[c][k][j][qx] = sum_qy B(qy, j) Xs + G(qy, j) X1, Yb = sum_qy B(qy, j) X0. */
+/* y transposed: thread (qx, j): Ya[c][k][j][qx] = sum_qy B(qy, j) Xs + G(qy, j) X1, Yb = sum_qy B(qy, j) X0.
+ */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_yt(int t, const Tables &T, const double *X, double *V) {
     const int qx = t % Q, j = t / Q;
     if (j >= P) return;
-#pragma unroll
+#pragma unroll 1
     for (int c = 0; c < NC; c++)
-#pragma unroll
+#pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *Xs = X + ((c * 3) * P + k) * Q * Q + qx, *X0 = Xs + P * Q * Q, *X1 = X0 + P * Q * Q;
             double ya = 0.0, yb = 0.0;
@@ -237,9 +257,9 @@ static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const doub
                                               int64_t e, double *out, double *evec) {
     const int i = t % Q, j = t / Q;
     if (i >= P || j >= P) return;
-#pragma unroll
+#pragma unroll 1
     for (int c = 0; c < NC; c++)
-#pragma unroll
+#pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *Ya = V + ((c * 2) * P + k) * P * Q + j * Q, *Yb = Ya + P * P * Q;
             double r = 0.0;
@@ -341,12 +361,13 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
     k_fused_tensor(ElemView v, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int ND = D == 3 ? P * P * P : P * P, NU = tensor_nu(D, P, Q, NC);
-    constexpr int PER = NU + tensor_nv(D, P, Q, NC);
+    constexpr int NV = tensor_nv(D, P, Q, NC), PER = NU + NV + tensor_nw(D, P, Q, NC);
+    constexpr bool XS = tensor_xshared(D, P, NC);
     const int t = threadIdx.x, nt = blockDim.x, le = threadIdx.y;
     const int64_t e = (int64_t)blockIdx.x * blockDim.y + le;
     const bool active = e < v.nelem;
     const Tables T = stage_tables<P, Q>(v, smem, t + nt * le, nt * blockDim.y);
-    double *U = smem + 4 * P * Q + le * PER, *V = U + NU;
+    double *U = smem + 4 * P * Q + le * PER, *V = U + NU, *W = V + NV;
     const fem_idx *dofs = v.dofs + (active ? e : 0) * ND;
     if (active) gather<ND, NC>(dofs, in, U, t, nt);
     __syncthreads();
@@ -355,10 +376,10 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) {
             hex_y<P, Q, NC>(t, T, V, U);
-            hex_points<P, Q, NC, POINT>(a, e, t, T, U); /* own column of U only: no barrier before */
+            hex_points<P, Q, NC, XS, POINT>(a, e, t, T, U, W); /* own columns of U, W: no barrier before */
         }
         __syncthreads();
-        if (active) hex_yt<P, Q, NC>(t, T, U, V);
+        if (active) hex_yt<P, Q, NC>(t, T, XS ? W : U, V);
         __syncthreads();
         if (active) hex_xt<P, Q, NC>(t, T, V, dofs, e, out, evec);
     } else {
@@ -410,8 +431,8 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     *ok = 0;
     p->q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     const int P = v->nd1, D = v->dim, order = P - 1;
-    if ((env && strcmp(env, "0") == 0) || !v->tensor || b->nelem == 0 || (D != 2 && D != 3) ||
-        v->nq1 != P || order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || p->q->id < 0)
+    if ((env && strcmp(env, "0") == 0) || !v->tensor || b->nelem == 0 || (D != 2 && D != 3) || v->nq1 != P ||
+        order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || p->q->id < 0)
         return FEM_OK;
     const int nd = D == 3 ? P * P * P : P * P;
     if (v->ndof != nd || v->nq != nd || op->space->mesh->dim != D) return FEM_OK;
@@ -420,7 +441,9 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
         if (tensor_kernels[r].id == p->q->id && nc == v->ncomp) p->k = tensor_kernels[r].k[D - 2][order - 1];
     }
     if (!p->k) return FEM_OK;
-    const int64_t per = tensor_nu(D, P, P, v->ncomp) + tensor_nv(D, P, P, v->ncomp), tab = 4 * P * P;
+    const int nc = v->ncomp;
+    const int64_t per = tensor_nu(D, P, P, nc) + tensor_nv(D, P, P, nc) + tensor_nw(D, P, P, nc),
+                  tab = 4 * P * P;
     int64_t epb = TENSOR_THREADS / (P * P), room = (int64_t)(g->shared_optin / sizeof(double)) - tab;
     if (epb > room / per) epb = room / per;
     if (epb > b->nelem) epb = b->nelem;
@@ -457,7 +480,8 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
     QfArgs a = op_block_args(op, b, 0, residual);
     const int64_t blocks = (b->nelem + p.epb - 1) / p.epb;
     if (blocks > 2147483647LL)
-        return fem_fail(FEM_ERR_DEVICE, "the fused tensor kernel would need %lld blocks, more than CUDA allows",
+        return fem_fail(FEM_ERR_DEVICE,
+                        "the fused tensor kernel would need %lld blocks, more than CUDA allows",
                         (long long)blocks);
     p.k<<<(unsigned)blocks, dim3(p.threads, p.epb), p.smem>>>(b->view, a, in, out, gather ? b->evec : NULL);
     GPU_LAUNCHED("fused tensor operator");
