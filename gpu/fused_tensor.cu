@@ -125,25 +125,47 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
     POINT(&la, 0);
 }
 
+/* The y contraction of thread (qx, qy) from x contractions AB[j], AG[j] (j stride Q): bb = sum_j B(qy, j) AB,
+ * bg = sum_j B(qy, j) AG, gb = sum_j G(qy, j) AB. */
+template <int P, int Q>
+static __device__ __forceinline__ void contract_y(const Tables &T, int qy, const double *AB, const double *AG,
+                                                  double &bb, double &bg, double &gb) {
+    bb = bg = gb = 0.0;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+        const double b = T.Bt[j * Q + qy], ab = AB[j * Q];
+        bb += b * ab;
+        bg += b * AG[j * Q];
+        gb += T.Gt[j * Q + qy] * ab;
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ hexahedra */
 
-/* x: thread (qx, j): AB[c][k][j][qx] = sum_i B(qx, i) ue[c][k][j][i], AG the same with G. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void hex_x(int t, const Tables &T, const double *ue, double *V) {
+/* A stage of thread (qx, j) that writes a pair of arrays V[c][0..1][k][j][qx]: pair(c, k, qx, j, first,
+ * second) computes both. */
+template <int P, int Q, int NC, typename F>
+static __device__ __forceinline__ void hex_pairs(int t, double *V, F pair) {
     const int qx = t % Q, j = t / Q;
     if (j >= P) return;
 #pragma unroll 1
     for (int c = 0; c < NC; c++)
 #pragma unroll 1
         for (int k = 0; k < P; k++) {
-            const double *u = ue + c * P * P * P + (k * P + j) * P;
-            double b = 0.0, g = 0.0;
-#pragma unroll
-            for (int i = 0; i < P; i++) b += T.Bt[i * Q + qx] * u[i], g += T.Gt[i * Q + qx] * u[i];
             double *A = V + ((c * 2) * P + k) * P * Q + j * Q + qx;
-            A[0] = b;
-            A[P * P * Q] = g;
+            pair(c, k, qx, j, A[0], A[P * P * Q]);
         }
+}
+
+/* x: thread (qx, j): AB[c][k][j][qx] = sum_i B(qx, i) ue[c][k][j][i], AG the same with G. */
+template <int P, int Q, int NC>
+static __device__ __forceinline__ void hex_x(int t, const Tables &T, const double *ue, double *V) {
+    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &b, double &g) {
+        const double *u = ue + c * P * P * P + (k * P + j) * P;
+        b = g = 0.0;
+#pragma unroll
+        for (int i = 0; i < P; i++) b += T.Bt[i * Q + qx] * u[i], g += T.Gt[i * Q + qx] * u[i];
+    });
 }
 
 /* y: thread (qx, qy): C[c][0 BB, 1 BG (G in x), 2 GB (G in y)][k][t], contracting j. */
@@ -155,14 +177,8 @@ static __device__ __forceinline__ void hex_y(int t, const Tables &T, const doubl
 #pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *AB = V + ((c * 2) * P + k) * P * Q + qx, *AG = AB + P * P * Q;
-            double bb = 0.0, bg = 0.0, gb = 0.0;
-#pragma unroll
-            for (int j = 0; j < P; j++) {
-                const double b = T.Bt[j * Q + qy], ab = AB[j * Q];
-                bb += b * ab;
-                bg += b * AG[j * Q];
-                gb += T.Gt[j * Q + qy] * ab;
-            }
+            double bb, bg, gb;
+            contract_y<P, Q>(T, qy, AB, AG, bb, bg, gb);
             double *Ck = C + ((c * 3) * P + k) * Q * Q + t;
             Ck[0] = bb;
             Ck[P * Q * Q] = bg;
@@ -231,24 +247,16 @@ static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, in
  */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_yt(int t, const Tables &T, const double *X, double *V) {
-    const int qx = t % Q, j = t / Q;
-    if (j >= P) return;
-#pragma unroll 1
-    for (int c = 0; c < NC; c++)
-#pragma unroll 1
-        for (int k = 0; k < P; k++) {
-            const double *Xs = X + ((c * 3) * P + k) * Q * Q + qx, *X0 = Xs + P * Q * Q, *X1 = X0 + P * Q * Q;
-            double ya = 0.0, yb = 0.0;
+    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &ya, double &yb) {
+        const double *Xs = X + ((c * 3) * P + k) * Q * Q + qx, *X0 = Xs + P * Q * Q, *X1 = X0 + P * Q * Q;
+        ya = yb = 0.0;
 #pragma unroll
-            for (int qy = 0; qy < Q; qy++) {
-                const double b = T.B[qy * P + j];
-                ya += b * Xs[qy * Q] + T.G[qy * P + j] * X1[qy * Q];
-                yb += b * X0[qy * Q];
-            }
-            double *Y = V + ((c * 2) * P + k) * P * Q + j * Q + qx;
-            Y[0] = ya;
-            Y[P * P * Q] = yb;
+        for (int qy = 0; qy < Q; qy++) {
+            const double b = T.B[qy * P + j];
+            ya += b * Xs[qy * Q] + T.G[qy * P + j] * X1[qy * Q];
+            yb += b * X0[qy * Q];
         }
+    });
 }
 
 /* x transposed and assembly: thread (i, j): r[c][k][j][i] = sum_qx B(qx, i) Ya + G(qx, i) Yb. */
@@ -297,15 +305,7 @@ static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, i
 #pragma unroll
     for (int c = 0; c < NC; c++) {
         const double *AB = V + (c * 2) * P * Q + qx, *AG = AB + P * Q;
-        double v = 0.0, d0 = 0.0, d1 = 0.0;
-#pragma unroll
-        for (int j = 0; j < P; j++) {
-            const double b = T.Bt[j * Q + qy], ab = AB[j * Q];
-            v += b * ab;
-            d0 += b * AG[j * Q];
-            d1 += T.Gt[j * Q + qy] * ab;
-        }
-        u[c] = v, du[c * 2] = d0, du[c * 2 + 1] = d1;
+        contract_y<P, Q>(T, qy, AB, AG, u[c], du[c * 2], du[c * 2 + 1]);
     }
     point_at<2, NC, POINT>(a, e, t, u, du, s, f);
 #pragma unroll
