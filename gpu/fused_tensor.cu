@@ -13,8 +13,9 @@
  *
  * The kernel is a template on the reference dimension, the 1D sizes (P1D = Q1D: the default quadrature of
  * straight-sided and quadratic cells, orders 1..TENSOR_MAX_ORDER), the components and the point function,
- * so every loop over them unrolls and the point function's arrays live in registers. FEMTO_GPU_FUSED_TENSOR=0
- * in the environment turns this kernel off (the full-table kernel or the separate kernels then serve). */
+ * so every loop over them unrolls and the point function's arrays live in registers. An operator set up with
+ * GpuTuning.fused_shared ("cuda-fused-shared") does not use it: the full-table kernel of fused.cu serves p <=
+ * 2 and the separate kernels the rest, for comparison. */
 #include "fem/element.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
@@ -420,18 +421,25 @@ typedef struct {
     size_t smem;
 } TensorPlan;
 
+/* The operator runs the shared-memory fused kernel alone: named so when it was set up (GpuTuning.fused_shared
+ * then; the tuning may have changed since), or being set up with that tuning. */
+static int shared_only(const Operator *op) {
+    const char *impl = op->implementation;
+    if (impl && strncmp(impl, "cuda-fused", 10) == 0) return strcmp(impl, "cuda-fused-shared") == 0;
+    return gpu_state(op->dev)->tuning.fused_shared;
+}
+
 /* The kernel and launch of a block's residual or Jacobian action, or 0 in *ok where this kernel does not
  * serve it (not a quad or hex block at the default 1D rule of an instantiated order, a q-function not in the
- * list, FEMTO_GPU_FUSED_TENSOR=0). */
+ * list, an operator of the shared-memory fused kernel alone). */
 static int tensor_plan(const Operator *op, const OpBlock *b, int residual, TensorPlan *p, int *ok) {
     const ElemView *v = &b->view;
     const GpuState *g = gpu_state(op->dev);
-    const char *env = getenv("FEMTO_GPU_FUSED_TENSOR");
     memset(p, 0, sizeof *p);
     *ok = 0;
     p->q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     const int P = v->nd1, D = v->dim, order = P - 1;
-    if ((env && strcmp(env, "0") == 0) || !v->tensor || b->nelem == 0 || (D != 2 && D != 3) || v->nq1 != P ||
+    if (!v->tensor || shared_only(op) || b->nelem == 0 || (D != 2 && D != 3) || v->nq1 != P ||
         order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || p->q->id < 0)
         return FEM_OK;
     const int nd = D == 3 ? P * P * P : P * P;
