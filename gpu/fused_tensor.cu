@@ -6,7 +6,8 @@
  * (x, then y, with a barrier between); in 3D each thread then walks its column of q-points (qz), finishing
  * the z contraction from its own column of shared memory, calls the physics' point function (the FEM_HD
  * function of physics/ *_qf.h, a template argument, so it is inlined) on local arrays, and accumulates the
- * transposed z contraction in registers. The transposed y and x contractions follow through shared memory,
+ * transposed z contraction (in registers, or in its column of shared memory where registers would spill).
+ * The transposed y and x contractions follow through shared memory,
  * and each thread adds its element dofs into the output (atomicAdd), or writes the element vector for the
  * deterministic gather assembly on a gather-assembly device. Global memory sees the input and output vectors,
  * the dof map, the geometry, the tags and the physics' q-point state.
@@ -440,7 +441,7 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     p->q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     const int P = v->nd1, D = v->dim, order = P - 1;
     if (!v->tensor || shared_only(op) || b->nelem == 0 || (D != 2 && D != 3) || v->nq1 != P ||
-        order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || p->q->id < 0)
+        order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || !p->q->name || p->q->id < 0)
         return FEM_OK;
     const int nd = D == 3 ? P * P * P : P * P;
     if (v->ndof != nd || v->nq != nd || op->space->mesh->dim != D) return FEM_OK;
