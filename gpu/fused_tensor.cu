@@ -20,6 +20,7 @@
 #include "fem/element.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
+#include "gpu/qfunction.cuh"
 #include "physics/qfunctions.h"
 
 #include <stdio.h>
@@ -108,22 +109,7 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
     const double *gq = a.geo + qi * GEO_STRIDE(D);
 #pragma unroll
     for (int k = 0; k < GEO_STRIDE(D); k++) geo[k] = gq[k];
-    QfArgs la = a;
-    la.n = 1;
-    la.nq = 1;
-    la.dim = D;
-    la.rdim = D;
-    la.ncomp = NC;
-    la.u = u;
-    la.du = du;
-    la.geo = geo;
-    la.s = s;
-    la.f = f;
-    la.x = a.x ? a.x + qi * 3 : NULL;
-    la.aux = a.aux ? a.aux + qi : NULL;
-    la.src = a.src ? a.src + qi * NC : NULL;
-    la.tag = a.tag ? a.tag + e : NULL;
-    la.state = a.state ? a.state + qi * a.nstate : NULL;
+    const QfArgs la = qf_point_args<D, NC>(a, e, q, u, du, geo, s, f);
     POINT(&la, 0);
 }
 
