@@ -489,7 +489,7 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
     p.k<<<(unsigned)blocks, dim3(p.threads, p.epb), p.smem>>>(b->view, a, in, out, gather ? b->evec : NULL);
     GPU_LAUNCHED("fused tensor operator");
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused tensor %s: %s p = %d, %d elems/block x %d threads, %.1f kB shared, %s", p.q->name,
+             "fused-tensor %s: %s p = %d, %d elems/block x %d threads, %.1f kB shared, %s", p.q->name,
              b->view.dim == 3 ? "hex" : "quad", b->view.nd1 - 1, p.epb, p.threads, (double)p.smem / 1024.0,
              gather ? "gather assembly" : "atomic assembly");
     return gather ? gpu_assemble(d, &b->view, b->evec, out) : FEM_OK;
