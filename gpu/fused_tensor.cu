@@ -57,6 +57,14 @@ static __host__ __device__ constexpr int tensor_nw(int D, int P, int Q, int NC) 
     return tensor_xshared(D, P, NC) ? 3 * NC * P * Q * Q : 0;
 }
 
+/* The stride between elements, padded so that word t of element le + 1 falls in the bank of word Q*Q + t of
+ * element le: the lanes of a warp run over t and then over elements, so each stage's accesses (all at some
+ * base + t of their element) then hit consecutive banks, as in one array. */
+static __host__ __device__ constexpr int tensor_per(int D, int P, int Q, int NC) {
+    const int n = tensor_nu(D, P, Q, NC) + tensor_nv(D, P, Q, NC) + tensor_nw(D, P, Q, NC);
+    return n + ((Q * Q - n) % 16 + 16) % 16;
+}
+
 /* The 1D tables, staged in shared memory: B[q][i], G[q][i] and their transposes Bt[i][q], Gt[i][q] (a stage
  * whose lanes run along q reads the transposes, so that neighbouring lanes read neighbouring words). */
 typedef struct {
@@ -357,7 +365,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
     k_fused_tensor(ElemView v, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int ND = D == 3 ? P * P * P : P * P, NU = tensor_nu(D, P, Q, NC);
-    constexpr int NV = tensor_nv(D, P, Q, NC), PER = NU + NV + tensor_nw(D, P, Q, NC);
+    constexpr int NV = tensor_nv(D, P, Q, NC), PER = tensor_per(D, P, Q, NC);
     constexpr bool XS = tensor_xshared(D, P, NC);
     const int t = threadIdx.x, nt = blockDim.x, le = threadIdx.y;
     const int64_t e = (int64_t)blockIdx.x * blockDim.y + le;
@@ -445,8 +453,7 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     }
     if (!p->k) return FEM_OK;
     const int nc = v->ncomp;
-    const int64_t per = tensor_nu(D, P, P, nc) + tensor_nv(D, P, P, nc) + tensor_nw(D, P, P, nc),
-                  tab = 4 * P * P;
+    const int64_t per = tensor_per(D, P, P, nc), tab = 4 * P * P;
     int64_t epb = TENSOR_THREADS / (P * P), room = (int64_t)(g->shared_optin / sizeof(double)) - tab;
     if (epb > room / per) epb = room / per;
     if (epb > b->nelem) epb = b->nelem;
