@@ -202,16 +202,20 @@ def check_cases(rows, cases, gpu):
 
 
 def check_launches(rows):
-    """Fused rows in pairs (atomic, gather) per kind; the register kernel on simplices of order <= 2 (its own
-    launch line), the shared-memory kernel where it is asked for (implementation cuda-fused-shared)."""
+    """Fused rows in pairs (atomic, gather) per kind; the register kernel on simplices of order <= 2 and the
+    sum-factorised kernel on quadrilaterals and hexahedra of order <= 6 (their own launch lines), the
+    shared-memory kernel where it is asked for (implementation cuda-fused-shared)."""
     cells, p = rows[0]["cells"], int(rows[0]["p"])
     register = cells in ("triangles", "tetrahedra") and p <= 2
+    tensor = cells in ("quadrilaterals", "hexahedra") and p <= 6
     for impl in ("cuda-fused", "cuda-fused-shared"):
         fused = [r for r in rows if r["implementation"] == impl]
         check(len(fused) in (0, 2), f"{cells} p={p}: {impl} rows come in pairs (atomic, gather)")
     for r in rows:
         if r["implementation"] == "cuda-fused" and register:
             check(r["launch"].startswith("fused-simplex "), f"register kernel's launch line: {r['launch'][:80]}")
+        elif r["implementation"] == "cuda-fused" and tensor:
+            check(r["launch"].startswith("fused-tensor "), f"sum-factorised kernel's launch line: {r['launch'][:80]}")
         elif r["implementation"].startswith("cuda-fused"):
             check(r["launch"].startswith("fused "), f"fused row's launch line: {r['launch'][:80]}")
         else:

@@ -152,6 +152,8 @@ static int fused_plan(const GpuState *g, const Device *d, const OpBlock *b, Fuse
 }
 
 static int fused_block(Operator *op, OpBlock *b, int residual, const double *in, double *out, int *done) {
+    FEM_TRY(gpu_fused_tensor_block(op, b, residual, in, out, done)); /* quads and hexes: gpu/fused_tensor.cu */
+    if (*done) return FEM_OK;
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
     /* the operator's kind was chosen at its set-up (gpu_operator_setup), from the tuning then */
@@ -200,6 +202,10 @@ extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, 
                                    int *blocks_per_sm) {
     *regs = *blocks_per_sm = 0;
     const OpBlock *b = &op->cells[block];
+    int tensor = 0;
+    if (strcmp(op->implementation, "cuda-fused") == 0)
+        FEM_TRY(gpu_fused_tensor_occupancy(op, b, residual, regs, blocks_per_sm, &tensor));
+    if (tensor) return FEM_OK;
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual))
         return gpu_fused_simplex_occupancy(op, b, residual, regs, blocks_per_sm);
@@ -226,7 +232,8 @@ extern "C" int gpu_operator_setup(Operator *op) {
         FusedLayout L;
         int ok = 0;
         FEM_TRY(fused_plan(g, op->dev, &op->cells[b], &L, &ok));
-        any |= ok || gpu_fused_simplex_fits(op, &op->cells[b], 0) || gpu_fused_simplex_fits(op, &op->cells[b], 1);
+        any |= ok || gpu_fused_simplex_fits(op, &op->cells[b], 0) || gpu_fused_simplex_fits(op, &op->cells[b], 1) ||
+               gpu_fused_tensor_ready(op, &op->cells[b]);
     }
     if (!any) return FEM_OK;
     op->ops.residual = fused_residual;

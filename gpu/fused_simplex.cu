@@ -22,6 +22,7 @@
 #include "fem/element.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
+#include "gpu/qfunction.cuh"
 #include "physics/qfunctions.h"
 
 #include <stdio.h>
@@ -102,31 +103,6 @@ static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, c
     }
 }
 
-/* The arguments of one q-point (element e, point q) for the point function, on the thread's arrays. */
-template <int D, int NC>
-static __device__ __forceinline__ QfArgs simplex_point_args(const QfArgs &a, int64_t e, int q, const double *uq,
-                                                            const double *du, const double *geo, double *s,
-                                                            double *f) {
-    QfArgs la = a;
-    const int64_t qi = e * a.nq + q;
-    la.n = 1;
-    la.nq = 1;
-    la.dim = D;
-    la.rdim = D;
-    la.ncomp = NC;
-    la.u = uq;
-    la.du = du;
-    la.geo = geo;
-    la.s = s;
-    la.f = f;
-    la.x = a.x ? a.x + qi * 3 : NULL;
-    la.aux = a.aux ? a.aux + qi : NULL;
-    la.src = a.src ? a.src + qi * NC : NULL;
-    la.tag = a.tag ? a.tag + e : NULL;
-    la.state = a.state ? a.state + qi * a.nstate : NULL;
-    return la;
-}
-
 template <int D, int NC, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
@@ -165,7 +141,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         simplex_geo<D>(ge, q, w, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
         simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
-        QfArgs la = simplex_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+        QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
         POINT(&la, 0);
         simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
     }

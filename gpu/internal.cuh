@@ -92,6 +92,16 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual,
                                            int *regs, int *blocks_per_sm);
 
+/* fused_tensor.cu: the sum-factorised fused kernel of quad and hex cell blocks, which fused.cu tries first.
+ * gpu_fused_tensor_block runs a block's residual or Jacobian action (0 in *done where it does not serve the
+ * block); _ready says whether it serves the block's residual or Jacobian; _occupancy gives its registers and
+ * resident blocks per SM (0 in *handled where it does not serve the block). */
+int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double *in, double *out,
+                           int *done);
+int gpu_fused_tensor_ready(const Operator *op, const OpBlock *b);
+int gpu_fused_tensor_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
+                               int *blocks_per_sm, int *handled);
+
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);
 int gpu_integrate(Device *d, const ElemView *v, const double *sq, const double *fq, double *r, double *evec);

@@ -1,9 +1,12 @@
-/* The fused GPU operator (gpu/fused.cu, and gpu/fused_simplex.cu's register kernel on simplices of order <= 2)
- * against the CPU device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
+/* The fused GPU operator (gpu/fused.cu, gpu/fused_simplex.cu's register kernel on simplices of order <= 2 and
+ * gpu/fused_tensor.cu's sum-factorised kernel on quadrilaterals and hexahedra of order <= 6) against the CPU
+ * device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
  * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
  * heat with a temperature-dependent conductivity and convection, on one mesh, every order given, with
  * atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu|| must be <= 1e-12; the fused device must
- * report the fused implementation where its blocks allow it. GEOMETRY_ORDER 2 reads the mesh with curved
+ * report the fused implementation where its blocks allow it, and on quadrilaterals and hexahedra run cell
+ * block 0 in a fused kernel at every order (gpu_fused_occupancy reports its registers), the shared-memory
+ * device only where the full tables are fused (p <= 2). GEOMETRY_ORDER 2 reads the mesh with curved
  * (second-order) cells, so that the register kernel reads the geometry at every q-point.
  *
  * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]      (exit 77 without a GPU) */
@@ -30,9 +33,10 @@ static double rel_diff(int64_t n, const double *a, const double *b) {
     return sqrt(d / (s > 0 ? s : 1.0));
 }
 
-/* R(u) and J v on device d, downloaded; impl: the operator's implementation name. */
+/* R(u) and J v on device d, downloaded; impl: the operator's implementation name; regs: the registers of the
+ * fused kernel of cell block 0's Jacobian action (0: not fused). */
 static void apply(Device *d, const Space *sp, const Model *md, const double *u, const double *v, double *R, double *Jv,
-                  const char **impl) {
+                  const char **impl, int *regs) {
     int64_t n = sp->ndofs;
     Operator op;
     CHECK_OK(op_create(&op, d, sp, &md->phys, 0, md->cell_tags, md->facet_tags));
@@ -48,6 +52,9 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
     CHECK_OK(vec_download(&W, R));
     CHECK_OK(op_jacobian(&op, &V, &W));
     CHECK_OK(vec_download(&W, Jv));
+    int blocks = 0;
+    *regs = 0;
+    if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
     op_destroy(&op);
 }
@@ -58,18 +65,28 @@ static void compare(Devices *D, const char *what, const Space *sp, const Model *
     uint64_t seed = 2024;
     for (int64_t i = 0; i < n; i++) u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
     const char *impl[NDEV];
+    int regs[NDEV];
     for (int k = 0; k < NDEV; k++) {
         R[k] = malloc(sizeof(double) * n), J[k] = malloc(sizeof(double) * n);
-        apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k]);
+        apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k], &regs[k]);
     }
     static const char *names[NDEV] = {"", "fused atomic", "fused gather", "separate kernels", "shared-memory fused"};
     for (int k = 1; k < NDEV; k++) {
         double er = rel_diff(n, R[k], R[0]), ej = rel_diff(n, J[k], J[0]);
-        printf("  %s p = %d, %s (%s): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k], impl[k], er, ej);
+        printf("  %s p = %d, %s (%s, %d registers): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k],
+               impl[k], regs[k], er, ej);
         CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what, sp->order,
               names[k], er, ej);
     }
     CHECK(strcmp(impl[3], "ref") == 0, "the unfused device runs the default implementation, not %s", impl[3]);
+    if (shape_is_tensor(sp->cells[0].shape) && sp->order <= 6) {
+        for (int k = 1; k <= 2; k++)
+            CHECK(strcmp(impl[k], "cuda-fused") == 0 && regs[k] > 0,
+                  "%s p = %d %s: cell block 0 is not fused (%s, %d registers)", what, sp->order, names[k], impl[k],
+                  regs[k]);
+        CHECK((regs[4] > 0) == (sp->order <= 2), "%s p = %d, shared-memory fused: %d registers", what, sp->order,
+              regs[4]);
+    }
     for (int k = 0; k < NDEV; k++) free(R[k]), free(J[k]);
     free(u), free(v);
 }
