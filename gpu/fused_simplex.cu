@@ -216,7 +216,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
 #pragma unroll
             for (int r = 0; r < D; r++) du[cc * D + r] = __shfl_sync(0xffffffffu, g1[r], base + cc);
         }
-        QfArgs la = simplex_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+        QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
         POINT(&la, 0);
         double sc = 0.0, fc[D];
 #pragma unroll
