@@ -275,15 +275,31 @@ static int simplex_epb(int nc, int split) {
     return split ? (32 / nc) * (SIMPLEX_THREADS / 32) : SIMPLEX_THREADS;
 }
 
+/* Resident blocks per SM of a kernel, as its registers allow. */
+static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
+    cudaFuncAttributes at;
+    if (cudaFuncGetAttributes(&at, k) != cudaSuccess || at.numRegs <= 0) return cudaGetLastError(), 0;
+    return g->regs_per_sm / (at.numRegs * SIMPLEX_THREADS);
+}
+
 /* The kernel for q-function id on cells of dimension dim with nc components, or NULL; *split: the
- * component-split kernel (vector physics, unless FEMTO_GPU_SIMPLEX_SPLIT=0 asks for one thread per element). */
-static SimplexKernel simplex_kernel(int id, int dim, int nc, int *split) {
+ * component-split kernel, taken where it at least doubles the resident blocks of the one-thread kernel
+ * (measured on an H100, p = 2 tetrahedra: linear elasticity 196 -> 119 registers, 2 -> 4 blocks per SM, J x
+ * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
+ * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
+static SimplexKernel simplex_kernel(const GpuState *g, int id, int dim, int nc, int *split) {
     const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
     for (size_t k = 0; k < sizeof simplex_kernels / sizeof simplex_kernels[0]; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
         if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
-        *split = s->split[dim - 2] && !(env && strcmp(env, "0") == 0);
-        return *split ? s->split[dim - 2] : s->k[dim - 2];
+        SimplexKernel one = s->k[dim - 2], sp = s->split[dim - 2];
+        if (!sp || (env && strcmp(env, "0") == 0))
+            *split = 0;
+        else if (env && strcmp(env, "1") == 0)
+            *split = 1;
+        else
+            *split = simplex_blocks_per_sm(g, sp) >= 2 * simplex_blocks_per_sm(g, one);
+        return *split ? sp : one;
     }
     return NULL;
 }
@@ -313,7 +329,7 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) || v->ndof > SIMPLEX_MAX_DOF)
         return 0;
     int split;
-    if (b->nelem == 0 || !simplex_kernel(q->id, v->dim, v->ncomp, &split)) return 0;
+    if (b->nelem == 0 || !simplex_kernel(gpu_state(op->dev), q->id, v->dim, v->ncomp, &split)) return 0;
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
@@ -323,7 +339,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     const ElemView *v = &b->view;
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     int split;
-    SimplexKernel k = simplex_kernel(q->id, v->dim, v->ncomp, &split);
+    SimplexKernel k = simplex_kernel(gpu_state(op->dev), q->id, v->dim, v->ncomp, &split);
     const SimplexWeights w = simplex_weights(op, b);
     const size_t smem = simplex_smem(v);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -346,7 +362,7 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
                                            int *blocks_per_sm) {
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
     int split;
-    SimplexKernel k = simplex_kernel(q->id, b->view.dim, b->view.ncomp, &split);
+    SimplexKernel k = simplex_kernel(gpu_state(op->dev), q->id, b->view.dim, b->view.ncomp, &split);
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, k));
     *regs = at.numRegs;
