@@ -103,24 +103,40 @@ static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, c
     }
 }
 
+/* What a block stages in shared memory: the shape tables, and the dof map of its epb elements from e0 on, read
+ * coalesced (each thread then takes its element's row). */
+typedef struct {
+    const double *B, *G;
+    const fem_idx *ids;
+    int64_t e0;
+    int nb; /* the block's elements (epb, fewer in the last block) */
+} SimplexStage;
+
+template <int D>
+static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, int epb, double *smem) {
+    const int nd = v.ndof, nq = v.nq;
+    double *B = smem, *G = smem + nq * nd;
+    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
+    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    const int64_t e0 = (int64_t)blockIdx.x * epb;
+    const int nb = (int)(v.nelem - e0 < epb ? v.nelem - e0 : epb);
+    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
+    __syncthreads();
+    return SimplexStage{B, G, ids, e0, nb};
+}
+
 template <int D, int NC, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = GEO_STRIDE(D);
     const int nd = v.ndof, nq = v.nq;
-    double *B = smem, *G = smem + nq * nd;
-    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
-    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
-    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
-    /* the block's dof map, read coalesced; each thread then takes its element's row */
-    const int64_t e0 = (int64_t)blockIdx.x * SIMPLEX_THREADS;
-    const int nb = (int)(v.nelem - e0 < SIMPLEX_THREADS ? v.nelem - e0 : SIMPLEX_THREADS);
-    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
-    __syncthreads();
-    if ((int)threadIdx.x >= nb) return;
-    const int64_t e = e0 + threadIdx.x;
-    const fem_idx *my = ids + threadIdx.x * nd;
+    const SimplexStage st = simplex_stage<D>(v, SIMPLEX_THREADS, smem);
+    const double *B = st.B, *G = st.G;
+    if ((int)threadIdx.x >= st.nb) return;
+    const int64_t e = st.e0 + threadIdx.x;
+    const fem_idx *my = st.ids + threadIdx.x * nd;
     double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
 #pragma unroll
     for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
@@ -171,19 +187,13 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     extern __shared__ double smem[];
     constexpr int GS = GEO_STRIDE(D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
     const int nd = v.ndof, nq = v.nq;
-    double *B = smem, *G = smem + nq * nd;
-    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
-    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
-    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
-    const int64_t e0 = (int64_t)blockIdx.x * EPB;
-    const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
-    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
-    __syncthreads();
+    const SimplexStage st = simplex_stage<D>(v, EPB, smem);
+    const double *B = st.B, *G = st.G;
     const int lane = threadIdx.x & 31, slot = min(lane / NC, EPW - 1), base = slot * NC;
-    const int c = (lane - base) % NC, le = min((int)(threadIdx.x >> 5) * EPW + slot, nb - 1);
-    const bool writes = lane < EPW * NC && (int)(threadIdx.x >> 5) * EPW + slot < nb;
-    const int64_t e = e0 + le;
-    const fem_idx *my = ids + le * nd;
+    const int c = (lane - base) % NC, le = min((int)(threadIdx.x >> 5) * EPW + slot, st.nb - 1);
+    const bool writes = lane < EPW * NC && (int)(threadIdx.x >> 5) * EPW + slot < st.nb;
+    const int64_t e = st.e0 + le;
+    const fem_idx *my = st.ids + le * nd;
     double ue[SIMPLEX_MAX_DOF], re[SIMPLEX_MAX_DOF];
 #pragma unroll
     for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
