@@ -162,7 +162,7 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, cell_tags[b]);
     for (int b = 0; b < op->nfacets && !status; b++)
         if (facet_tags && facet_tags[b]) status = setup_facets(op, b, facet_tags[b]);
-    if (!status) status = vec_create(&op->work, dev, sp->ndofs);
+    if (!status) status = vec_create_split(&op->work, dev, sp->ndofs, sp->ndofs_owned);
     if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);
     return status;
