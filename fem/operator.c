@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "geometry.h"
+#include "halo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,10 @@ void op_destroy(Operator *op) {
     memset(op, 0, sizeof *op);
 }
 
+void op_set_halo(Operator *op, Halo *halo) {
+    op->halo = halo;
+}
+
 int op_update_ctx(Operator *op) {
     return op->dev->ops.upload(op->dev, op->ctx, op->phys.ctx, op->phys.ctx_bytes);
 }
@@ -255,12 +260,16 @@ int op_residual(Operator *op, const Vec *u, Vec *r) {
 
 int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
-    return op->ops.residual(op, u, r);
+    /* u's ghosts are copies of their owners' entries: refreshing them leaves u the same vector */
+    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
+    FEM_TRY(op->ops.residual(op, u, r));
+    return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
 }
 
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
+    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
     const Vec *in = v;
     if (op->ndir) { /* the constrained columns drop out: apply to v with those entries zero */
         FEM_TRY(vec_copy(&op->work, v));
@@ -269,7 +278,8 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     }
     FEM_TRY(vec_zero(Jv));
     FEM_TRY(op->ops.apply_add(op, in, Jv));
-    if (op->ndir) { /* identity rows */
+    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
+    if (op->ndir) { /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
         FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
         FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
     }
@@ -278,6 +288,8 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
 
 int op_diagonal(Operator *op, Vec *diag) {
     FEM_TRY(op->ops.diagonal(op, diag));
+    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, diag));
     if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, op->ones, diag->data));
-    return FEM_OK;
+    /* the ghosts too hold the whole diagonal, so that a preconditioner built from it is defined everywhere */
+    return op->halo ? halo_forward(op->halo, diag) : FEM_OK;
 }
