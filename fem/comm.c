@@ -57,6 +57,25 @@ int comm_size(void) {
     return size;
 }
 
+/* Open MPI's variables, then PMIx's and MPICH's (Hydra) */
+static int launch_env(const char *const *names, int fallback) {
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return atoi(v);
+    }
+    return fallback;
+}
+
+int comm_launch_rank(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    return launch_env(names, 0);
+}
+
+int comm_launch_size(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    return launch_env(names, 1);
+}
+
 int comm_bcast(void *buf, int64_t bytes, int root) {
     if (comm_size() == 1) return FEM_OK;
     /* MPI counts in int: large buffers go in pieces of at most 1 GiB */
@@ -133,6 +152,12 @@ int comm_size(void) {
     return 1;
 }
 
+int comm_launch_rank(void) {
+    return 0;
+}
+int comm_launch_size(void) {
+    return 1;
+}
 int comm_bcast(void *buf, int64_t bytes, int root) {
     (void)buf, (void)bytes, (void)root;
     return FEM_OK;

@@ -26,6 +26,12 @@ int comm_sum(double *v, int n);
 int comm_rank(void);
 int comm_size(void);
 
+/* This process's rank and the number of ranks as the launcher (mpirun, mpiexec) announced them in the
+ * environment, readable before MPI is initialised (a process that forks, as the mesh reader does, must do so
+ * before MPI_Init); 0 and 1 when not launched by one, or without MPI. */
+int comm_launch_rank(void);
+int comm_launch_size(void);
+
 /* bytes of buf from rank root to every rank. A no-op on one process. */
 int comm_bcast(void *buf, int64_t bytes, int root);
 
