@@ -86,9 +86,9 @@ typedef struct {
     int mpi_noted;     /* the note on the preconditioner over MPI ranks was printed */
 } Run;
 
-/* A physics solved over MPI ranks: the solve runs on the rank's part of the space (its operator with the halo,
- * Jacobi-preconditioned Krylov); rank 0 gathers the solution into the global numbering and writes the results and
- * the summary from the whole space, exactly as one process would. */
+/* A physics solved over MPI ranks: the solve runs on the rank's part of the space (its operator with the
+ * halo, Jacobi-preconditioned Krylov); rank 0 gathers the solution into the global numbering and writes the
+ * results and the summary from the whole space, exactly as one process would. */
 typedef struct {
     int on; /* the run is split over ranks */
     int32_t *part;

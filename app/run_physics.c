@@ -198,7 +198,8 @@ static int read_field(PhysicsRun *p) {
 
 /* An operator of the model md on space sp, with its constrained dofs and, over MPI ranks, its halo. */
 static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Model *md, Halo *halo) {
-    FEM_TRY(op_create(op, &p->r->dev, sp, &md->phys, p->r->pb.quadrature_degree, md->cell_tags, md->facet_tags));
+    FEM_TRY(op_create(op, &p->r->dev, sp, &md->phys, p->r->pb.quadrature_degree, md->cell_tags,
+                      md->facet_tags));
     op_set_halo(op, halo);
     return op_set_dirichlet(op, md->ndir, md->dir_dofs);
 }
@@ -208,7 +209,8 @@ static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Mo
 static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     Run *r = p->r;
     const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
-    FEM_TRY(model_operator(p, &p->op, sp, p->dist.on ? &p->dist.md : &p->md, p->dist.on ? &p->dist.halo : NULL));
+    const Model *md = p->dist.on ? &p->dist.md : &p->md;
+    FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
     if (p->dist.on && comm_rank() == 0) {
         FEM_TRY(model_operator(p, &p->gop, p->sp, &p->md, NULL));
         FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
@@ -250,8 +252,8 @@ static int solve(PhysicsRun *p) {
     const PhysicsType *t = p->t;
     StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook, step_hook};
     const Model *md = p->dist.on ? &p->dist.md : &p->md;
-    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, md->ndir, md->dir_dofs, md->dir_values,
-                           &hooks));
+    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, md->ndir, md->dir_dofs,
+                           md->dir_values, &hooks));
     int status;
     if (t->transient(pb)) {
         static const StepScheme schemes[] = {[TIME_BACKWARD_EULER] = TIME_SCHEME_BACKWARD_EULER,
@@ -352,7 +354,8 @@ static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
     if (ns->pc.type != PC_JACOBI && ns->pc.type != PC_NONE) {
         if (!r->mpi_noted)
             app_say(r->o, 1,
-                    "note: over %d MPI ranks the preconditioner is Jacobi (%s across ranks is not built yet)\n",
+                    "note: over %d MPI ranks the preconditioner is Jacobi (%s across ranks is not built "
+                    "yet)\n",
                     comm_size(), pc_name(ns->pc.type));
         r->mpi_noted = 1;
         ns->pc.type = PC_JACOBI;

@@ -113,23 +113,36 @@ static int scatter_from_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, dou
     return h->dev->ops.scatter(h->dev, n, idx, dev, v->data);
 }
 
+/* Posts v's exchange, its send buffer staged: forward sends the owned values (send lists) to the ghosts;
+ * reverse sends the ghosts' values the other way, so the receive list's layout is sent and the send list's
+ * received. */
+static int post(Halo *h, Vec *v, int reverse) {
+    const int64_t *so = reverse ? h->recv_off : h->send_off, *ro = reverse ? h->send_off : h->recv_off;
+    double *sb = reverse ? h->recv_host : h->send_host, *rb = reverse ? h->send_host : h->recv_host;
+    FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
+    h->pending = v;
+    h->pending_reverse = reverse;
+    return FEM_OK;
+}
+
+/* Waits for v's exchange in that direction. */
+static int arrive(Halo *h, Vec *v, int reverse) {
+    if (h->pending != v || h->pending_reverse != reverse)
+        return fem_fail(FEM_ERR_INTERNAL, "a halo exchange ended without its begin");
+    h->pending = NULL;
+    return comm_exchange_end(&h->x);
+}
+
 int halo_forward_begin(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
     FEM_TRY(gather_to_host(h, v, h->nsend, h->send_idx, h->send_dev, h->send_host));
-    FEM_TRY(
-        comm_exchange_begin(&h->x, h->nnbr, h->nbr, h->send_off, h->send_host, h->recv_off, h->recv_host));
-    h->pending = v;
-    h->pending_reverse = 0;
-    return FEM_OK;
+    return post(h, v, 0);
 }
 
 int halo_forward_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
-    if (h->pending != v || h->pending_reverse)
-        return fem_fail(FEM_ERR_INTERNAL, "halo_forward_end without its halo_forward_begin");
-    h->pending = NULL;
-    FEM_TRY(comm_exchange_end(&h->x));
+    FEM_TRY(arrive(h, v, 0));
     return scatter_from_host(h, v, h->nrecv, h->recv_idx, h->recv_dev, h->recv_host);
 }
 
@@ -138,26 +151,17 @@ int halo_forward(Halo *h, Vec *v) {
     return halo_forward_end(h, v);
 }
 
-/* Reverse: the ghosts travel the other way, so the receive list's layout is sent and the send list's
- * received. */
 int halo_reverse_begin(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
     FEM_TRY(gather_to_host(h, v, h->nrecv, h->recv_idx, h->recv_dev, h->recv_host));
     if (h->nrecv) FEM_TRY(h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, NULL, v->data));
-    FEM_TRY(
-        comm_exchange_begin(&h->x, h->nnbr, h->nbr, h->recv_off, h->recv_host, h->send_off, h->send_host));
-    h->pending = v;
-    h->pending_reverse = 1;
-    return FEM_OK;
+    return post(h, v, 1);
 }
 
 int halo_reverse_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
-    if (h->pending != v || !h->pending_reverse)
-        return fem_fail(FEM_ERR_INTERNAL, "halo_reverse_end without its halo_reverse_begin");
-    h->pending = NULL;
-    FEM_TRY(comm_exchange_end(&h->x));
+    FEM_TRY(arrive(h, v, 1));
     FEM_TRY(gather_to_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host));
     for (int64_t k = 0; k < h->nsend; k++) h->sum_host[h->sum_slot[k]] += h->send_host[k];
     return scatter_from_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host);

@@ -152,15 +152,14 @@ def errors_case(app, inputs, work, mpi):
 
 
 def main():
-    if len(sys.argv) < 6:
+    cases = {"sample": sample_case, "errors": errors_case}
+    if len(sys.argv) < 6 or sys.argv[1] not in cases:
         print(__doc__)
         return 2
-    case, app, inputs, work = sys.argv[1:5]
-    mpi = sys.argv[5:]
+    work = sys.argv[4]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    failures = (sample_case if case == "sample" else errors_case)(app, os.path.abspath(inputs), work, mpi)
-    return 1 if failures else 0
+    return 1 if cases[sys.argv[1]](sys.argv[2], os.path.abspath(sys.argv[3]), work, sys.argv[5:]) else 0
 
 
 if __name__ == "__main__":
