@@ -3,7 +3,8 @@
  *   - a local node sits where its global node sits (the local-to-global map);
  *   - forward fills every ghost with its owner's value exactly, and reverse-add after it leaves on each owned
  *     dof its valence (the number of ranks that hold the node) times the value, with the ghosts zeroed;
- *   - with split begin/end and other work between them, the same.
+ *   - with split begin/end and other work between them, the same;
+ *   - a failure on one rank reaches every rank as the same code and sentence (comm_agree).
  *
  *   mpiexec -n N test_mpi_dist MESH ORDER NCOMP */
 #include "common/femto_test.h"
@@ -108,6 +109,18 @@ static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *val
     halo_destroy(&h);
 }
 
+/* A failure on the last rank alone reaches every rank: the same code and the failing rank's sentence. */
+static void check_agree(int rank, int nranks) {
+    int status = rank == nranks - 1 ? fem_fail(FEM_ERR_INPUT, "rank %d found a bad input", rank) : FEM_OK;
+    status = comm_agree(status);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d found a bad input", nranks - 1);
+    CHECK(status == FEM_ERR_INPUT && strcmp(fem_last_error(), want) == 0,
+          "rank %d: agreed status %d '%s', expected %d '%s'", rank, status, fem_last_error(), FEM_ERR_INPUT,
+          want);
+    CHECK(comm_agree(FEM_OK) == FEM_OK, "rank %d: every rank succeeded, yet the agreement failed", rank);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: mpiexec -n N test_mpi_dist MESH ORDER NCOMP\n");
@@ -131,6 +144,7 @@ int main(int argc, char **argv) {
     check_ownership(&d, &gsp);
     check_exchange(&d, &dev, ncomp, valence, 0);
     check_exchange(&d, &dev, ncomp, valence, 1);
+    check_agree(rank, nranks);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
     test_failures = (int)failures;
