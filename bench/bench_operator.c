@@ -1,7 +1,9 @@
 /* femto-bench's operator table: the Jacobian action (op_jacobian, and its element-level entry ops.apply_add)
  * and the residual (op_residual, and ops.residual) of real Operators built from the physics models, on every
  * device configuration: CPU serial and threaded (atomic and gather assembly), GPU with the fused kernel
- * (gpu/fused.cu) and with the separate kernels (GpuTuning.unfused), each with atomic and gather assembly.
+ * (gpu/fused.cu, with gpu/fused_simplex.cu's register kernel on simplices of order <= 2), with the
+ * shared-memory fused kernel alone (GpuTuning.fused_shared) and with the separate kernels (GpuTuning.unfused),
+ * each with atomic and gather assembly.
  * Every configuration's R(u) and J x are checked against the first one's (relative 1e-12).
  *
  * Bytes: the minimal-bytes model of bench_op_bytes, the same for every configuration of a case, so that the
@@ -67,14 +69,14 @@ OpCheck *op_table_add_check(OpTable *t) {
 int bench_op_configs(Bench *B, const Options *o, OpConfig *cfg) {
     int n = 0;
     if (o->cpu) {
-        cfg[n++] = (OpConfig){&B->cpu1, 0, 0, B->cpu_copy_gbps[0]};
-        cfg[n++] = (OpConfig){&B->cpun, 0, 0, B->cpu_copy_gbps[1]};
-        cfg[n++] = (OpConfig){&B->cpun_gather, 0, 0, B->cpu_copy_gbps[1]};
+        cfg[n++] = (OpConfig){.dev = &B->cpu1, .copy_gbps = B->cpu_copy_gbps[0]};
+        cfg[n++] = (OpConfig){.dev = &B->cpun, .copy_gbps = B->cpu_copy_gbps[1]};
+        cfg[n++] = (OpConfig){.dev = &B->cpun_gather, .copy_gbps = B->cpu_copy_gbps[1]};
     }
     if (B->have_gpu)
-        for (int unfused = 0; unfused < 2; unfused++) {
-            cfg[n++] = (OpConfig){&B->gpa, 1, unfused, B->copy_gbps};
-            cfg[n++] = (OpConfig){&B->gpg, 1, unfused, B->copy_gbps};
+        for (int v = 0; v < 3; v++) { /* fused (register kernel on simplices), separate, shared-memory fused */
+            cfg[n++] = (OpConfig){&B->gpa, 1, v == 1, v == 2, B->copy_gbps};
+            cfg[n++] = (OpConfig){&B->gpg, 1, v == 1, v == 2, B->copy_gbps};
         }
     return n;
 }
@@ -83,6 +85,7 @@ int bench_op_create(Bench *B, const OpConfig *c, const OpCase *k, Operator *op) 
 #ifdef FEMTO_HAVE_CUDA
     GpuTuning tu = B->tuning;
     tu.unfused = c->unfused;
+    tu.fused_shared = c->fused_shared;
     if (c->gpu) FEM_TRY(gpu_device_tune(c->dev, &tu));
 #else
     (void)B;
@@ -90,7 +93,8 @@ int bench_op_create(Bench *B, const OpConfig *c, const OpCase *k, Operator *op) 
     int status = op_create(op, c->dev, k->sp, &k->md->phys, 0, k->md->cell_tags, k->md->facet_tags);
     if (!status) status = op_set_dirichlet(op, k->ndir, k->dir);
 #ifdef FEMTO_HAVE_CUDA
-    if (c->gpu && c->unfused) FEM_TRY(gpu_device_tune(c->dev, &B->tuning)); /* the fused default again */
+    if (c->gpu && (c->unfused || c->fused_shared))
+        FEM_TRY(gpu_device_tune(c->dev, &B->tuning)); /* the fused default again */
 #endif
     return status;
 }

@@ -7,16 +7,16 @@
 #include "bench.h"
 #include "physics/model.h"
 
-enum { BENCH_MAX_CONFIGS = 8 };
+enum { BENCH_MAX_CONFIGS = 10 };
 /* Vector passes of one Jacobi-preconditioned CG iteration besides the operator (fem/solvers/krylov.c): dots
  * p.Ap (2 reads), r.r (1), r.z (2); axpbys of x, r and p (2 reads + 1 write each); z = D^-1 r (2 + 1). */
 enum { CG_VECTOR_PASSES = 17 };
 
 /* One device configuration: CPU (serial, threaded atomic, threaded gather) or GPU (atomic or gather assembly,
- * with the fused kernel or the separate kernels). */
+ * with the fused kernels, the shared-memory fused kernel alone, or the separate kernels). */
 typedef struct {
     Device *dev;
-    int gpu, unfused;
+    int gpu, unfused, fused_shared;
     double copy_gbps; /* the reference copy of this configuration (GPU, or host with its threads) */
 } OpConfig;
 

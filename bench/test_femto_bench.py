@@ -168,7 +168,7 @@ def check_bytes(r):
 
 def expected_configs(gpu):
     if gpu:
-        return 4
+        return 6
     return {("CPU, 1 thread", "serial"), (f"CPU, {THREADS} threads", "atomic"), (f"CPU, {THREADS} threads", "gather")}
 
 
@@ -180,9 +180,9 @@ def check_cases(rows, cases, gpu):
         for op in ("J x", "R(u)"):
             got = [r for r in mine if r["operation"] == op]
             if gpu:
-                check(len(got) == 4, f"{problem} {cells} p={p} {op}: 4 GPU configurations, not {len(got)}")
-                check(sorted(r["assembly"] for r in got) == ["atomic", "atomic", "gather", "gather"],
-                      f"{problem} {cells} p={p} {op}: atomic and gather assembly, fused and not")
+                check(len(got) == 6, f"{problem} {cells} p={p} {op}: 6 GPU configurations, not {len(got)}")
+                check(sorted(r["assembly"] for r in got) == ["atomic"] * 3 + ["gather"] * 3,
+                      f"{problem} {cells} p={p} {op}: atomic and gather assembly, fused (two kinds) and not")
                 check_launches(got)
             else:
                 cfg = {(r["device"], r["assembly"]) for r in got}
@@ -202,10 +202,21 @@ def check_cases(rows, cases, gpu):
 
 
 def check_launches(rows):
-    fused = [r for r in rows if r["implementation"] == "cuda-fused"]
-    check(len(fused) in (0, 2), f"{rows[0]['cells']} p={rows[0]['p']}: fused rows come in pairs (atomic, gather)")
+    """Fused rows in pairs (atomic, gather) per kind; the register kernel on simplices of order <= 2 and the
+    sum-factorised kernel on quadrilaterals and hexahedra of order <= 6 (their own launch lines), the
+    shared-memory kernel where it is asked for (implementation cuda-fused-shared)."""
+    cells, p = rows[0]["cells"], int(rows[0]["p"])
+    register = cells in ("triangles", "tetrahedra") and p <= 2
+    tensor = cells in ("quadrilaterals", "hexahedra") and p <= 6
+    for impl in ("cuda-fused", "cuda-fused-shared"):
+        fused = [r for r in rows if r["implementation"] == impl]
+        check(len(fused) in (0, 2), f"{cells} p={p}: {impl} rows come in pairs (atomic, gather)")
     for r in rows:
-        if r["implementation"] == "cuda-fused":
+        if r["implementation"] == "cuda-fused" and register:
+            check(r["launch"].startswith("fused-simplex "), f"register kernel's launch line: {r['launch'][:80]}")
+        elif r["implementation"] == "cuda-fused" and tensor:
+            check(r["launch"].startswith("fused-tensor "), f"sum-factorised kernel's launch line: {r['launch'][:80]}")
+        elif r["implementation"].startswith("cuda-fused"):
             check(r["launch"].startswith("fused "), f"fused row's launch line: {r['launch'][:80]}")
         else:
             check(r["launch"].startswith("separate kernels of cell block 0: interpolation "),
@@ -232,7 +243,7 @@ def main():
         check({(r["problem"], r["cells"], int(r["p"])) for r in bench_rows} == set(cases),
               f"run {k}: the cases {sorted(cases)}")
         check_cases(rows, cases, gpu)
-        nconfigs = 4 if gpu else 3
+        nconfigs = 6 if gpu else 3
         ncases = len(cases) + (k == 0)  # run 0: the cantilever's operator rows too
         want = ncases * nconfigs * 2 + (nconfigs if k == 0 else 0)  # J x and R(u); the CG rows
         check(len(rows) == want, f"run {k}: {want} operator rows ({ncases} cases x {nconfigs} configurations x "

@@ -308,7 +308,8 @@ static int fused_all(Operator *op, int residual, const Vec *in, Vec *out) {
     if (residual) FEM_TRY(vec_zero(out));
     for (int b = 0; b < op->ncells; b++) FEM_TRY(fused_block(op, 0, b, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
-        if (op->facets[b].nelem > 0) FEM_TRY(fused_block(op, 1, b, residual, in->data, out->data));
+        if (op->facets[b].nelem > 0 && !op_block_skipped(op, 1, residual))
+            FEM_TRY(fused_block(op, 1, b, residual, in->data, out->data));
     return FEM_OK;
 }
 

@@ -148,6 +148,12 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* Whether a block's Jacobian action adds nothing (its q-function is marked zero: a dead load on facets). */
+static inline int op_block_skipped(const Operator *op, int facet, int residual) {
+    const QFunction *q = facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
+                               : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);
+    return q->zero;
+}
 int op_block_aux(Operator *op, OpBlock *b);
 
 FEM_EXTERN_C_END

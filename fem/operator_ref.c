@@ -45,7 +45,7 @@ int op_block_aux(Operator *op, OpBlock *b) {
 /* One block's contribution to out (+=): interpolate in, q-function, integrate. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out) {
     Device *d = op->dev;
-    if (b->nelem == 0) return FEM_OK;
+    if (b->nelem == 0 || op_block_skipped(op, facet, residual)) return FEM_OK;
     int grads = facet ? op->facet_grads : op->grads;
     FEM_TRY(d->ops.interpolate(d, &b->view, in, b->uq, grads ? b->duq : NULL));
     FEM_TRY(op_block_aux(op, b));

@@ -62,6 +62,7 @@ typedef struct {
     const char *name; /* "heat_cell_residual" */
     QfField in[QF_MAX_INPUTS];
     QfField out; /* eval QF_VALUE: s; QF_GRAD: f */
+    int zero;    /* its output is identically zero (a dead load's Jacobian): operators skip its blocks */
 } QFunction;
 
 /* What the descriptor reads: eval bits of its unknown, and whether it reads an aux field / coordinates. */

@@ -57,6 +57,7 @@ static void gpu_destroy(Device *d) {
     GpuState *g = gpu_state(d);
     if (!g) return;
     cudaFree(g->dot_partial);
+    if (g->dot_host) cudaFreeHost(g->dot_host);
     cudaFree(g->fill_pattern);
     free(g);
     d->impl = NULL;
@@ -93,8 +94,13 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->impl = g;
     int status = gpu_kernels_init(g);
     if (!status) {
-        cudaError_t a = cudaMalloc((void **)&g->dot_partial, sizeof(double) * (GPU_DOT_BLOCKS + 1));
-        if (a != cudaSuccess) status = gpu_fail(a, "cudaMalloc", __FILE__, __LINE__);
+        /* the partial sums, the result, and the dot kernel's count of finished blocks (zero between calls) */
+        cudaError_t a = cudaMalloc((void **)&g->dot_partial, sizeof(double) * (GPU_DOT_BLOCKS + 2));
+        if (a == cudaSuccess) a = cudaMemset(g->dot_partial, 0, sizeof(double) * (GPU_DOT_BLOCKS + 2));
+        /* where the dot kernel writes its result for the host: pinned and mapped, so no copy follows it */
+        if (a == cudaSuccess) a = cudaHostAlloc((void **)&g->dot_host, sizeof(double), cudaHostAllocMapped);
+        if (a == cudaSuccess) a = cudaHostGetDevicePointer((void **)&g->dot_host_dev, g->dot_host, 0);
+        if (a != cudaSuccess) status = gpu_fail(a, "allocating the dot product's buffers", __FILE__, __LINE__);
     }
     if (status) {
         cudaGetLastError();

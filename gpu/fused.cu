@@ -12,7 +12,8 @@
  * Full tables on every shape (staged in shared memory when small): simplices, and quadrilaterals and
  * hexahedra whose full tables are small; other blocks, and boundary facets, take the default path. Every
  * q-function of physics/qfunctions.h is instantiated for cells of dimension 2 and 3. FEMTO_GPU_FUSED=0 in the
- * environment (or GpuTuning.unfused) turns the override off. */
+ * environment (or GpuTuning.unfused) turns the override off. Triangles and tetrahedra of order 1 and 2 take the
+ * register kernel of fused_simplex.cu instead (GpuTuning.fused_shared keeps them here). */
 #include "fem/elem_ops.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
@@ -151,8 +152,15 @@ static int fused_plan(const GpuState *g, const Device *d, const OpBlock *b, Fuse
 }
 
 static int fused_block(Operator *op, OpBlock *b, int residual, const double *in, double *out, int *done) {
+    FEM_TRY(gpu_fused_tensor_block(op, b, residual, in, out, done)); /* quads and hexes: gpu/fused_tensor.cu */
+    if (*done) return FEM_OK;
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
+    /* the operator's kind was chosen at its set-up (gpu_operator_setup), from the tuning then */
+    if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual)) {
+        *done = 1;
+        return gpu_fused_simplex_block(op, b, residual, in, out);
+    }
     FusedLayout L;
     FEM_TRY(fused_plan(g, d, b, &L, done));
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
@@ -194,11 +202,17 @@ extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, 
                                    int *blocks_per_sm) {
     *regs = *blocks_per_sm = 0;
     const OpBlock *b = &op->cells[block];
+    int tensor = 0;
+    if (strcmp(op->implementation, "cuda-fused") == 0)
+        FEM_TRY(gpu_fused_tensor_occupancy(op, b, residual, regs, blocks_per_sm, &tensor));
+    if (tensor) return FEM_OK;
     const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual))
+        return gpu_fused_simplex_occupancy(op, b, residual, regs, blocks_per_sm);
     FusedLayout L;
     int ok = 0;
     FEM_TRY(fused_plan(gpu_state(op->dev), op->dev, b, &L, &ok));
-    if (!ok || q->id < 0 || q->id >= QF_COUNT || strcmp(op->implementation, "cuda-fused") != 0) return FEM_OK;
+    if (!ok || q->id < 0 || q->id >= QF_COUNT || strncmp(op->implementation, "cuda-fused", 10) != 0) return FEM_OK;
     FusedKernel k = fused_kernels[q->id][b->view.dim - 2];
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, k));
@@ -218,11 +232,12 @@ extern "C" int gpu_operator_setup(Operator *op) {
         FusedLayout L;
         int ok = 0;
         FEM_TRY(fused_plan(g, op->dev, &op->cells[b], &L, &ok));
-        any |= ok;
+        any |= ok || gpu_fused_simplex_fits(op, &op->cells[b], 0) || gpu_fused_simplex_fits(op, &op->cells[b], 1) ||
+               gpu_fused_tensor_ready(op, &op->cells[b]);
     }
     if (!any) return FEM_OK;
     op->ops.residual = fused_residual;
     op->ops.apply_add = fused_apply_add;
-    op->implementation = "cuda-fused";
+    op->implementation = g->tuning.fused_shared ? "cuda-fused-shared" : "cuda-fused";
     return FEM_OK;
 }

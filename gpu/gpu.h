@@ -35,6 +35,8 @@ typedef struct {
     GpuPlace qdata;       /* q-point arrays staged in shared memory, or read/written in global memory */
     GpuPath path;         /* quads and hexes: full tables or sum factorisation */
     int unfused;          /* operators use the separate kernels, not the fused ones (gpu/fused.cu) */
+    int fused_shared;     /* simplices of order <= 2 take the shared-memory fused kernel (gpu/fused.cu), not the
+                           * register kernel (gpu/fused_simplex.cu): for comparing the two */
 } GpuTuning;
 
 /* Sets the tuning of a CUDA device (NULL: the defaults). FEM_ERR_USAGE when d is not a CUDA device. */

@@ -5,6 +5,7 @@
 
 #include "fem/device.h"
 #include "fem/error.h"
+#include "fem/operator.h"
 #include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
@@ -29,7 +30,9 @@ typedef struct {
     size_t shared_per_sm;
     int kernel_regs[GPU_NKERNELS][GPU_NVARIANTS];    /* registers per thread of each kernel variant */
     int kernel_threads[GPU_NKERNELS][GPU_NVARIANTS]; /* the largest block of each variant */
-    double *dot_partial;  /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the result */
+    double *dot_partial;  /* [GPU_DOT_BLOCKS + 2]: per-block sums, the result, the count of finished blocks */
+    double *dot_host;     /* pinned, mapped host memory: the dot product's result */
+    double *dot_host_dev; /* the same, as the kernels address it */
     double *fill_pattern; /* device copy of a long fill pattern */
     int fill_capacity;
     size_t shared_set[GPU_NKERNELS][GPU_NVARIANTS]; /* the limit cudaFuncSetAttribute raised each to */
@@ -81,6 +84,23 @@ extern "C" const int gpu_nqfunctions;
 
 /* fused.cu: the operator override (Device.ops.operator_setup) */
 extern "C" int gpu_operator_setup(struct Operator *op);
+
+/* fused_simplex.cu: the register kernel of triangles and tetrahedra of order <= 2 (used by fused.cu) */
+extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual);
+extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
+                                       double *out);
+extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual,
+                                           int *regs, int *blocks_per_sm);
+
+/* fused_tensor.cu: the sum-factorised fused kernel of quad and hex cell blocks, which fused.cu tries first.
+ * gpu_fused_tensor_block runs a block's residual or Jacobian action (0 in *done where it does not serve the
+ * block); _ready says whether it serves the block's residual or Jacobian; _occupancy gives its registers and
+ * resident blocks per SM (0 in *handled where it does not serve the block). */
+int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double *in, double *out,
+                           int *done);
+int gpu_fused_tensor_ready(const Operator *op, const OpBlock *b);
+int gpu_fused_tensor_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
+                               int *blocks_per_sm, int *handled);
 
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);

@@ -2,8 +2,8 @@
  *
  * dot: a grid of min(GPU_DOT_BLOCKS, n / 256) blocks (a function of n only, not of the GPU), each thread
  * summing its strided share in index order, each block reducing its threads by a fixed tree into one partial
- * sum; a second one-block kernel reduces the partials in the same fixed way. Only the final scalar is copied
- * back, so the same vectors give bitwise the same dot product on every run. */
+ * sum; the last block to finish reduces the partials in the same fixed way and writes the scalar into
+ * pinned host memory, so the same vectors give bitwise the same dot product on every run. */
 #include "gpu/internal.cuh"
 
 #include <string.h>
@@ -70,9 +70,14 @@ static __device__ void block_sum(double *s) {
     }
 }
 
+/* One pass: each block writes its partial sum; the block that finishes last (a ticket taken after a fence)
+ * reduces the partials in index order, exactly as a second kernel would, and writes the result for the host
+ * and resets the ticket counter. One launch and no copy: the latency of a dot product is most of its cost on
+ * a vector of a million entries. */
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
-    k_dot_partial(int64_t n, const double *x, const double *y, double *partial) {
+    k_dot(int64_t n, const double *x, const double *y, double *partial, unsigned *count, double *host) {
     __shared__ double s[GPU_VEC_THREADS];
+    __shared__ bool last;
     double acc = 0.0;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
@@ -80,17 +85,24 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     s[threadIdx.x] = acc;
     __syncthreads();
     block_sum(s);
-    if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
-}
-
-static __global__ void __launch_bounds__(GPU_VEC_THREADS) k_dot_final(int nparts, double *partial) {
-    __shared__ double s[GPU_VEC_THREADS];
-    double acc = 0.0;
-    for (int i = threadIdx.x; i < nparts; i += blockDim.x) acc += partial[i];
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = s[0];
+        __threadfence();
+        last = atomicAdd(count, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    acc = 0.0;
+    for (int i = threadIdx.x; i < (int)gridDim.x; i += blockDim.x) acc += ((volatile double *)partial)[i];
     s[threadIdx.x] = acc;
     __syncthreads();
     block_sum(s);
-    if (threadIdx.x == 0) partial[GPU_DOT_BLOCKS] = s[0];
+    if (threadIdx.x == 0) {
+        partial[GPU_DOT_BLOCKS] = s[0];
+        *host = s[0];
+        *count = 0;
+    }
 }
 
 int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y) {
@@ -106,11 +118,11 @@ int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out)
     if (n <= 0) return FEM_OK;
     int64_t blocks = (n + GPU_VEC_THREADS - 1) / GPU_VEC_THREADS;
     if (blocks > GPU_DOT_BLOCKS) blocks = GPU_DOT_BLOCKS;
-    k_dot_partial<<<(unsigned)blocks, GPU_VEC_THREADS>>>(n, x, y, g->dot_partial);
-    GPU_LAUNCHED(k_dot_partial);
-    k_dot_final<<<1, GPU_VEC_THREADS>>>((int)blocks, g->dot_partial);
-    GPU_LAUNCHED(k_dot_final);
-    GPU_CHECK(cudaMemcpy(out, g->dot_partial + GPU_DOT_BLOCKS, sizeof(double), cudaMemcpyDeviceToHost));
+    k_dot<<<(unsigned)blocks, GPU_VEC_THREADS>>>(n, x, y, g->dot_partial,
+                                                 (unsigned *)(g->dot_partial + GPU_DOT_BLOCKS + 1), g->dot_host_dev);
+    GPU_LAUNCHED(k_dot);
+    GPU_CHECK(cudaStreamSynchronize(0));
+    *out = *(volatile double *)g->dot_host;
     return FEM_OK;
 }
 

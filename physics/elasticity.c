@@ -21,7 +21,8 @@
 static const QFunction elas_qfunctions[2][4] = {
     {ELAS_CELL_QF(elas_linear_residual, "u"), ELAS_CELL_QF(elas_linear_jacobian, "du"),
      ELAS_FACET_QF(elas_linear_facet_residual, "u", QF_VALUE),
-     ELAS_FACET_QF(elas_zero_facet_jacobian, "du", QF_VALUE)},
+     {QF_DESCRIBE(elas_zero_facet_jacobian), .in = {{"du", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE},
+      .zero = 1}},
     {ELAS_CELL_QF(elas_nh_residual, "u"), ELAS_CELL_QF(elas_nh_jacobian, "du"),
      ELAS_FACET_QF(elas_nh_facet_residual, "u", QF_VALUE | QF_GRAD),
      ELAS_FACET_QF(elas_nh_facet_jacobian, "du", QF_VALUE | QF_GRAD)},

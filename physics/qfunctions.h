@@ -37,6 +37,18 @@
     X(elas_load_out)                                                                                         \
     X(elas_gradient_out)
 
+/* The operator's cell q-functions again, each with its component count (1, or 0 for one per space dimension):
+ * backends that specialise a kernel on the component count (gpu/fused.cu's register kernel) instantiate this
+ * list; a cell q-function missing here runs on the generic kernels. */
+#define FEMTO_CELL_QFUNCTIONS(X)                                                                             \
+    X(heat_cell_residual, 1)                                                                                 \
+    X(heat_cell_jacobian, 1)                                                                                 \
+    X(elas_linear_residual, 0)                                                                               \
+    X(elas_linear_jacobian, 0)                                                                               \
+    X(elas_nh_residual, 0)                                                                                   \
+    X(elas_nh_jacobian, 0)                                                                                   \
+    X(rd_cell, 1)
+
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };
 #undef FEMTO_QF_ID_

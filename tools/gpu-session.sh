@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -75,6 +75,29 @@ for step in $steps; do
       timeout "${FB_LIMIT:-200}" ./femto-bench --gpu-only --rows operator $args --markdown "$out/fb-one.md" 2>&1 | tail -n 4
       { echo -e "\n### femto-bench $args\n"; cat "$out/fb-one.md"; } >> "$out/operator.md" 2>/dev/null
       rm -f "$out/fb-one.md"
+    done ;;
+  optet) # issue 13's headline rows: p = 2 tetrahedra at ~1M elements, every GPU configuration, and the CG rows;
+         # then the register kernel with one thread per element for elasticity too (FEMTO_GPU_SIMPLEX_SPLIT=0)
+    echo "== femto-bench optet"
+    timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator,cg --shapes tet --op-orders 2 --elements 1000000 \
+      --markdown "$out/optet.md" 2>&1 | tail -n 3
+    echo "== femto-bench optet, FEMTO_GPU_SIMPLEX_SPLIT=0"
+    FEMTO_GPU_SIMPLEX_SPLIT=0 timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator --shapes tet --op-orders 2 \
+      --physics elasticity,neo-hookean --elements 1000000 --markdown "$out/optet-nosplit.md" 2>&1 | tail -n 3 ;;
+  ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
+    for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
+      echo "== femto-bench ophex $args"
+      timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator --shapes hex $args --elements 1000000 \
+        --markdown "$out/fb-one.md" 2>&1 | tail -n 3
+      { echo -e "\n### femto-bench hex $args\n"; cat "$out/fb-one.md"; } >> "$out/ophex.md" 2>/dev/null
+      rm -f "$out/fb-one.md"
+    done ;;
+  cpuop) # CPU operator rows on all host threads: the generic element loops (FEMTO_CPU_FUSED=0) and the fused CPU operator
+    for fused in 0 1; do
+      echo "== femto-bench cpuop FEMTO_CPU_FUSED=$fused"
+      OMP_WAIT_POLICY=PASSIVE FEMTO_CPU_FUSED=$fused timeout "${FB_LIMIT:-300}" ./femto-bench --cpu-only --threads "$(nproc)" \
+        --elements 200000 --rows operator --shapes tet,hex --physics heat,elasticity --op-orders 2 \
+        --markdown "$out/cpuop-$fused.md" 2>&1 | tail -n 3
     done ;;
   overheads) # where a whole run's time goes (issue 14): phases with -v, the mesh meshed then cached, output on/off
     o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/

@@ -1,10 +1,15 @@
-/* The fused GPU operator (gpu/fused.cu) against the CPU device and against the GPU's separate kernels: the
- * residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
+/* The fused GPU operator (gpu/fused.cu, gpu/fused_simplex.cu's register kernel on simplices of order <= 2 and
+ * gpu/fused_tensor.cu's sum-factorised kernel on quadrilaterals and hexahedra of order <= 6) against the CPU
+ * device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
+ * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
  * heat with a temperature-dependent conductivity and convection, on one mesh, every order given, with
  * atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu|| must be <= 1e-12; the fused device must
- * report the fused implementation where its blocks allow it.
+ * report the fused implementation where its blocks allow it, and on quadrilaterals and hexahedra run cell
+ * block 0 in a fused kernel at every order (gpu_fused_occupancy reports its registers), the shared-memory
+ * device only where the full tables are fused (p <= 2). GEOMETRY_ORDER 2 reads the mesh with curved
+ * (second-order) cells, so that the register kernel reads the geometry at every q-point.
  *
- * usage: test_gpu_fused MESH.geo MAXORDER      (exit 77 without a GPU) */
+ * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]      (exit 77 without a GPU) */
 #include "common/femto_test.h"
 #include "elasticity/elas_test.h"
 #include "physics/heat.h"
@@ -16,9 +21,10 @@
 #include <string.h>
 
 #define TOL 1e-12
+enum { NDEV = 5 };
 
 typedef struct {
-    Device *dev[4]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels */
+    Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
 } Devices;
 
 static double rel_diff(int64_t n, const double *a, const double *b) {
@@ -27,9 +33,10 @@ static double rel_diff(int64_t n, const double *a, const double *b) {
     return sqrt(d / (s > 0 ? s : 1.0));
 }
 
-/* R(u) and J v on device d, downloaded; impl: the operator's implementation name. */
+/* R(u) and J v on device d, downloaded; impl: the operator's implementation name; regs: the registers of the
+ * fused kernel of cell block 0's Jacobian action (0: not fused). */
 static void apply(Device *d, const Space *sp, const Model *md, const double *u, const double *v, double *R, double *Jv,
-                  const char **impl) {
+                  const char **impl, int *regs) {
     int64_t n = sp->ndofs;
     Operator op;
     CHECK_OK(op_create(&op, d, sp, &md->phys, 0, md->cell_tags, md->facet_tags));
@@ -45,29 +52,42 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
     CHECK_OK(vec_download(&W, R));
     CHECK_OK(op_jacobian(&op, &V, &W));
     CHECK_OK(vec_download(&W, Jv));
+    int blocks = 0;
+    *regs = 0;
+    if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
     op_destroy(&op);
 }
 
 static void compare(Devices *D, const char *what, const Space *sp, const Model *md, double base, double amp) {
     int64_t n = sp->ndofs;
-    double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[4], *J[4];
+    double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[NDEV], *J[NDEV];
     uint64_t seed = 2024;
     for (int64_t i = 0; i < n; i++) u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
-    const char *impl[4];
-    for (int k = 0; k < 4; k++) {
+    const char *impl[NDEV];
+    int regs[NDEV];
+    for (int k = 0; k < NDEV; k++) {
         R[k] = malloc(sizeof(double) * n), J[k] = malloc(sizeof(double) * n);
-        apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k]);
+        apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k], &regs[k]);
     }
-    static const char *names[4] = {"", "fused atomic", "fused gather", "separate kernels"};
-    for (int k = 1; k < 4; k++) {
+    static const char *names[NDEV] = {"", "fused atomic", "fused gather", "separate kernels", "shared-memory fused"};
+    for (int k = 1; k < NDEV; k++) {
         double er = rel_diff(n, R[k], R[0]), ej = rel_diff(n, J[k], J[0]);
-        printf("  %s p = %d, %s (%s): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k], impl[k], er, ej);
+        printf("  %s p = %d, %s (%s, %d registers): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k],
+               impl[k], regs[k], er, ej);
         CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what, sp->order,
               names[k], er, ej);
     }
     CHECK(strcmp(impl[3], "ref") == 0, "the unfused device runs the default implementation, not %s", impl[3]);
-    for (int k = 0; k < 4; k++) free(R[k]), free(J[k]);
+    if (shape_is_tensor(sp->cells[0].shape) && sp->order <= 6) {
+        for (int k = 1; k <= 2; k++)
+            CHECK(strcmp(impl[k], "cuda-fused") == 0 && regs[k] > 0,
+                  "%s p = %d %s: cell block 0 is not fused (%s, %d registers)", what, sp->order, names[k], impl[k],
+                  regs[k]);
+        CHECK((regs[4] > 0) == (sp->order <= 2), "%s p = %d, shared-memory fused: %d registers", what, sp->order,
+              regs[4]);
+    }
+    for (int k = 0; k < NDEV; k++) free(R[k]), free(J[k]);
     free(u), free(v);
 }
 
@@ -104,24 +124,28 @@ static void heat(Devices *D, const Mesh *m, int p) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER\n"), 2;
+    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]\n"), 2;
 #ifndef FEMTO_HAVE_CUDA
     (void)argv, (void)elasticity, (void)heat;
     printf("skipped: built without CUDA\n");
     return TEST_SKIP;
 #else
-    Device cpu, fa, fg, sep;
+    Device cpu, fa, fg, sep, shm;
     CHECK_OK(test_device(&cpu, DEV_CPU, 2, ASSEMBLE_GATHER));
     if (test_device(&fa, DEV_CUDA, 0, ASSEMBLE_ATOMIC)) return TEST_SKIP;
     CHECK_OK(test_device(&fg, DEV_CUDA, 0, ASSEMBLE_GATHER));
     CHECK_OK(test_device(&sep, DEV_CUDA, 0, ASSEMBLE_GATHER));
+    CHECK_OK(test_device(&shm, DEV_CUDA, 0, ASSEMBLE_ATOMIC));
     GpuTuning t;
     memset(&t, 0, sizeof t);
     t.unfused = 1;
     CHECK_OK(gpu_device_tune(&sep, &t));
-    Devices D = {{&cpu, &fa, &fg, &sep}};
+    t.unfused = 0, t.fused_shared = 1;
+    CHECK_OK(gpu_device_tune(&shm, &t));
+    Devices D = {{&cpu, &fa, &fg, &sep, &shm}};
     Mesh m;
     MeshReadOptions mo = {0};
+    mo.order = argc > 3 ? atoi(argv[3]) : 0;
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     for (int p = 1; p <= atoi(argv[2]); p++) {
         elasticity(&D, &m, p, ELASTIC_LINEAR);

@@ -1,0 +1,357 @@
+/* The register kernel: the fused residual and Jacobian action of a block of triangles or tetrahedra of up to
+ * SIMPLEX_MAX_DOF nodes (orders 1 and 2), one thread per element, everything an element needs in registers.
+ *
+ * Why a second fused kernel: the shared-memory kernel of fused.cu spreads an element over many threads and
+ * passes its q-point values through shared memory with a barrier per stage; on p = 2 tetrahedra it ran at 9%
+ * (elasticity) and 33% (heat) of copy bandwidth, bound by shared-memory traffic and barriers rather than by
+ * memory. Here a thread gathers its element's nodal values once into registers, and at each q-point forms the
+ * values and reference gradients, calls the physics' own point function (the FEM_HD function of the physics'
+ * _qf.h, a template argument) on per-thread arrays, and adds the test-function sums into per-thread
+ * accumulators; the element's result goes out by atomics (or into the element vectors that the gather
+ * assembly reads). The shape tables sit in shared memory and every thread of a warp reads the same entry at
+ * the same time (a broadcast).
+ *
+ * Geometry: on affine cells (straight-sided simplices: order-1 geometry) J^{-1} is the same at every q-point,
+ * so it is read once per element and only w det J per q-point: on p = 2 tetrahedra with 4 q-points that is 13
+ * of the 40 stored geometry doubles. Curved cells read all of it.
+ *
+ * The point function sees a QfArgs of one q-point whose dimension and component count are compile-time
+ * constants and whose u, du, geo, s, f point to the thread's own arrays: once inlined, its loops unroll and the
+ * arrays stay in registers (ptxas -v: no stack frame). The component count of each cell q-function comes from
+ * physics/qfunctions.h's FEMTO_CELL_QFUNCTIONS list. */
+#include "fem/element.h"
+#include "fem/operator.h"
+#include "gpu/internal.cuh"
+#include "gpu/qfunction.cuh"
+#include "physics/qfunctions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10, SIMPLEX_MAX_Q = 64 };
+
+typedef void (*PointFn)(const QfArgs *, int64_t);
+
+/* Affine cells: w_q / w_0 of the rule, so that w_q det J = (w_0 det J) w_q / w_0 comes from q-point 0's
+ * geometry alone (n = 0: not affine, or a rule of more than SIMPLEX_MAX_Q points: read every q-point's). */
+typedef struct {
+    int n;
+    double ratio[SIMPLEX_MAX_Q];
+} SimplexWeights;
+
+/* The geometry of q-point q of the element whose stored geometry starts at ge (GEO_STRIDE(D) per q-point):
+ * on affine cells J^{-1} was read once (geo[1..]) and only w det J changes, from q-point 0's. */
+template <int D>
+static __device__ __forceinline__ void simplex_geo(const double *ge, int q, const SimplexWeights &w, double *geo) {
+    constexpr int GS = GEO_STRIDE(D);
+    if (w.n) {
+        geo[0] = w.ratio[q] * __ldg(ge);
+    } else {
+#pragma unroll
+        for (int k = 0; k < GS; k++) geo[k] = __ldg(ge + q * GS + k);
+    }
+}
+
+/* The element's values ue[c][i] at q-point q: value uq[c] and reference gradient du[c][r]. */
+template <int D, int NC>
+static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, const double *Gq,
+                                                      const double (&ue)[NC][SIMPLEX_MAX_DOF], double *uq,
+                                                      double *du) {
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        uq[c] = 0.0;
+#pragma unroll
+        for (int r = 0; r < D; r++) du[c * D + r] = 0.0;
+    }
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        if (i < nd) {
+            const double b = Bq[i];
+            double g[D];
+#pragma unroll
+            for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                uq[c] += b * ue[c][i];
+#pragma unroll
+                for (int r = 0; r < D; r++) du[c * D + r] += g[r] * ue[c][i];
+            }
+        }
+    }
+}
+
+/* re[c][i] += B[q][i] s[c] + G[q][i][r] f[c][r] */
+template <int D, int NC>
+static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, const double *Gq, const double *s,
+                                                     const double *f, double (&re)[NC][SIMPLEX_MAX_DOF]) {
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        if (i < nd) {
+            const double b = Bq[i];
+            double g[D];
+#pragma unroll
+            for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                double v = b * s[c];
+#pragma unroll
+                for (int r = 0; r < D; r++) v += g[r] * f[c * D + r];
+                re[c][i] += v;
+            }
+        }
+    }
+}
+
+template <int D, int NC, PointFn POINT>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+    k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
+    extern __shared__ double smem[];
+    constexpr int GS = GEO_STRIDE(D);
+    const int nd = v.ndof, nq = v.nq;
+    double *B = smem, *G = smem + nq * nd;
+    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
+    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    /* the block's dof map, read coalesced; each thread then takes its element's row */
+    const int64_t e0 = (int64_t)blockIdx.x * SIMPLEX_THREADS;
+    const int nb = (int)(v.nelem - e0 < SIMPLEX_THREADS ? v.nelem - e0 : SIMPLEX_THREADS);
+    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
+    __syncthreads();
+    if ((int)threadIdx.x >= nb) return;
+    const int64_t e = e0 + threadIdx.x;
+    const fem_idx *my = ids + threadIdx.x * nd;
+    double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        const int64_t n = i < nd ? (int64_t)my[i] : 0;
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            ue[c][i] = i < nd ? __ldg(in + n * NC + c) : 0.0;
+            re[c][i] = 0.0;
+        }
+    }
+    const double *ge = a.geo + e * nq * GS;
+    double geo[GS];
+    if (w.n) {
+#pragma unroll
+        for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
+    }
+    for (int q = 0; q < nq; q++) {
+        simplex_geo<D>(ge, q, w, geo);
+        double uq[NC], du[NC * D], s[NC], f[NC * D];
+        simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
+        QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+        POINT(&la, 0);
+        simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
+    }
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        if (i < nd) {
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                if (evec)
+                    evec[(e * NC + c) * nd + i] = re[c][i];
+                else
+                    atomicAdd(&out[(int64_t)my[i] * NC + c], re[c][i]);
+            }
+        }
+    }
+}
+
+/* NC > 1 (elasticity): NC lanes per element, lane c holding component c's nodal values and sums, 32 / NC
+ * elements per warp (the lanes left over repeat the warp's last element). At each q-point a lane forms its
+ * component's value and gradient, takes the element's other components from its neighbour lanes (shuffles),
+ * runs the whole point function (every lane of an element computes the same point, so its state is written
+ * with the same values) and integrates its own component's row. A third of the one-thread kernel's registers
+ * (ptxas: 200 for 3D linear elasticity, 2 blocks per SM) for some repeated point-function work. */
+template <int D, int NC, PointFn POINT>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
+    extern __shared__ double smem[];
+    constexpr int GS = GEO_STRIDE(D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
+    const int nd = v.ndof, nq = v.nq;
+    double *B = smem, *G = smem + nq * nd;
+    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
+    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    const int64_t e0 = (int64_t)blockIdx.x * EPB;
+    const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
+    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
+    __syncthreads();
+    const int lane = threadIdx.x & 31, slot = min(lane / NC, EPW - 1), base = slot * NC;
+    const int c = (lane - base) % NC, le = min((int)(threadIdx.x >> 5) * EPW + slot, nb - 1);
+    const bool writes = lane < EPW * NC && (int)(threadIdx.x >> 5) * EPW + slot < nb;
+    const int64_t e = e0 + le;
+    const fem_idx *my = ids + le * nd;
+    double ue[SIMPLEX_MAX_DOF], re[SIMPLEX_MAX_DOF];
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+        ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
+        re[i] = 0.0;
+    }
+    const double *ge = a.geo + e * nq * GS;
+    double geo[GS];
+    if (w.n) {
+#pragma unroll
+        for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
+    }
+    for (int q = 0; q < nq; q++) {
+        simplex_geo<D>(ge, q, w, geo);
+        const double *Bq = B + q * nd, *Gq = G + q * nd * D;
+        double u1 = 0.0, g1[D];
+#pragma unroll
+        for (int r = 0; r < D; r++) g1[r] = 0.0;
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+            if (i < nd) {
+                u1 += Bq[i] * ue[i];
+#pragma unroll
+                for (int r = 0; r < D; r++) g1[r] += Gq[i * D + r] * ue[i];
+            }
+        double uq[NC], du[NC * D], s[NC], f[NC * D];
+#pragma unroll
+        for (int cc = 0; cc < NC; cc++) {
+            uq[cc] = __shfl_sync(0xffffffffu, u1, base + cc);
+#pragma unroll
+            for (int r = 0; r < D; r++) du[cc * D + r] = __shfl_sync(0xffffffffu, g1[r], base + cc);
+        }
+        QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+        POINT(&la, 0);
+        double sc = 0.0, fc[D];
+#pragma unroll
+        for (int r = 0; r < D; r++) fc[r] = 0.0;
+#pragma unroll
+        for (int cc = 0; cc < NC; cc++)
+            if (cc == c) {
+                sc = s[cc];
+#pragma unroll
+                for (int r = 0; r < D; r++) fc[r] = f[cc * D + r];
+            }
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+            if (i < nd) {
+                double t = Bq[i] * sc;
+#pragma unroll
+                for (int r = 0; r < D; r++) t += Gq[i * D + r] * fc[r];
+                re[i] += t;
+            }
+    }
+    if (!writes) return;
+#pragma unroll
+    for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        if (i < nd) {
+            if (evec)
+                evec[(e * NC + c) * nd + i] = re[i];
+            else
+                atomicAdd(&out[(int64_t)my[i] * NC + c], re[i]);
+        }
+}
+
+typedef void (*SimplexKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, double *);
+typedef struct {
+    int id, ncomp; /* ncomp 0: one per space dimension */
+    SimplexKernel k[2], split[2];
+} SimplexEntry;
+/* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
+template <int D, int NC, PointFn POINT>
+static constexpr SimplexKernel simplex_split() {
+    if constexpr (NC == 1)
+        return nullptr;
+    else
+        return k_fused_simplex_split<D, NC, POINT>;
+}
+#define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
+#define SIMPLEX_ENTRY_(fn, nc)                                                                               \
+    {QF_##fn,                                                                                                \
+     nc,                                                                                                     \
+     {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), fn>},               \
+     {simplex_split<2, SIMPLEX_NC_(nc, 2), fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), fn>()}},
+static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
+#undef SIMPLEX_ENTRY_
+
+/* Elements per block of a kernel: one per thread, or 32 / nc per warp for the split kernel. */
+static int simplex_epb(int nc, int split) {
+    return split ? (32 / nc) * (SIMPLEX_THREADS / 32) : SIMPLEX_THREADS;
+}
+
+/* The kernel for q-function id on cells of dimension dim with nc components, or NULL; *split: the
+ * component-split kernel (vector physics, unless FEMTO_GPU_SIMPLEX_SPLIT=0 asks for one thread per element). */
+static SimplexKernel simplex_kernel(int id, int dim, int nc, int *split) {
+    const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
+    for (size_t k = 0; k < sizeof simplex_kernels / sizeof simplex_kernels[0]; k++) {
+        const SimplexEntry *s = &simplex_kernels[k];
+        if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
+        *split = s->split[dim - 2] && !(env && strcmp(env, "0") == 0);
+        return *split ? s->split[dim - 2] : s->k[dim - 2];
+    }
+    return NULL;
+}
+
+static size_t simplex_smem(const ElemView *v) {
+    return sizeof(double) * (size_t)v->nq * v->ndof * (1 + v->dim) + sizeof(fem_idx) * SIMPLEX_THREADS * v->ndof;
+}
+
+/* The weight ratios of an affine block's rule (n = 0 for curved cells, or a rule too long for the table). */
+static SimplexWeights simplex_weights(const Operator *op, const OpBlock *b) {
+    SimplexWeights w;
+    memset(&w, 0, sizeof w);
+    const Quadrature *q = &b->basis.tables.quad;
+    const int bi = (int)(b - op->cells);
+    if (op->space->mesh->cells[bi].order != 1 || q->npts > SIMPLEX_MAX_Q) return w;
+    w.n = q->npts;
+    for (int k = 0; k < q->npts; k++) w.ratio[k] = q->w[k] / q->w[0];
+    return w;
+}
+
+/* Whether cell block b runs on the register kernel: triangles and tetrahedra of up to SIMPLEX_MAX_DOF nodes
+ * whose q-function is in the list, with the shape tables and dof map fitting in shared memory. */
+extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual) {
+    const ElemView *v = &b->view;
+    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const Shape s = b->basis.tables.shape;
+    if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) || v->ndof > SIMPLEX_MAX_DOF)
+        return 0;
+    int split;
+    if (b->nelem == 0 || !simplex_kernel(q->id, v->dim, v->ncomp, &split)) return 0;
+    return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
+}
+
+extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out) {
+    Device *d = op->dev;
+    GpuState *g = gpu_state(d);
+    const ElemView *v = &b->view;
+    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    int split;
+    SimplexKernel k = simplex_kernel(q->id, v->dim, v->ncomp, &split);
+    const SimplexWeights w = simplex_weights(op, b);
+    const size_t smem = simplex_smem(v);
+    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (residual) FEM_TRY(op_block_aux(op, b));
+    QfArgs a = op_block_args(op, b, 0, residual);
+    double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
+    const int epb = simplex_epb(v->ncomp, split);
+    const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
+    k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
+    GPU_LAUNCHED("fused simplex operator");
+    snprintf(g->last_launch, sizeof g->last_launch,
+             "fused-simplex %s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
+             split ? (v->ncomp == 3 ? "3 lanes/elem, 10 elems/warp" : "2 lanes/elem, 16 elems/warp") : "1 elem/thread",
+             SIMPLEX_THREADS, (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point",
+             evec ? "gather assembly" : "atomic assembly");
+    return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
+}
+
+extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
+                                           int *blocks_per_sm) {
+    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    int split;
+    SimplexKernel k = simplex_kernel(q->id, b->view.dim, b->view.ncomp, &split);
+    cudaFuncAttributes at;
+    GPU_CHECK(cudaFuncGetAttributes(&at, k));
+    *regs = at.numRegs;
+    const size_t smem = simplex_smem(&b->view);
+    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, SIMPLEX_THREADS, smem));
+    return FEM_OK;
+}
