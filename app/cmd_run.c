@@ -2,6 +2,7 @@
  * write results. Each physics of the problem runs through app/run_physics.c (physics/physics.h). */
 #include "run.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 #include "fem/probe.h"
 #include "io/fileutil.h"
@@ -120,11 +121,8 @@ static int device_join(DeviceStart *ds) {
     return FEM_OK;
 }
 
-/* Problem, overrides, mesh: the part `check` and `run` share; ds (run only) starts the device meanwhile. */
-static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
-    memset(r, 0, sizeof *r);
-    r->o = o;
-    r->t0 = app_seconds();
+/* The problem file with the command line's overrides. */
+static int read_problem(const AppOptions *o, Run *r) {
     FEM_TRY(problem_read(o->file, &r->pb));
     run_tick(r, PHASE_PROBLEM, r->t0);
     Problem *pb = &r->pb;
@@ -135,16 +133,41 @@ static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
     snprintf(r->base, sizeof r->base, "%s", pb->output.basename);
     r->warnings = (FemWarnings){print_warning, (void *)o, 0};
     problem_warnings(pb, &r->warnings);
-    MeshReadResult got;
-    MeshReadOptions mo = app_mesh_options(o, pb, &got);
-    app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
-    if (ds) {
+    return FEM_OK;
+}
+
+/* The mesh. Over MPI ranks rank 0 reads it before MPI starts (the reader forks a child, which MPI does not
+ * survive) and every rank receives it; status (the problem's, on this rank) is then agreed by all ranks, so
+ * that a bad input on any rank ends every rank with one sentence and one code. */
+static int read_mesh(Run *r, int status, const MeshReadOptions *mo) {
+    int split = comm_launch_size() > 1;
+    if (!status && (!split || comm_launch_rank() == 0)) status = mesh_read(r->pb.mesh_file, mo, &r->mesh);
+    if (!split) return status;
+    int init = comm_ensure_init();
+    return init ? init : mesh_share(&r->mesh, status);
+}
+
+/* Problem, overrides, mesh: the part `check` and `run` share; ds (run only) starts the device meanwhile. */
+static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    r->t0 = app_seconds();
+    int status = read_problem(o, r);
+    if (status && comm_launch_size() <= 1) return status;
+    MeshReadResult got = {0};
+    MeshReadOptions mo = {0};
+    if (!status) {
+        mo = app_mesh_options(o, &r->pb, &got);
+        app_say(o, 1, "femto %s: %s\n", FEMTO_VERSION, o->file);
+    }
+    if (ds && !status) {
         ds->r = r;
         ds->started = pthread_create(&ds->thread, NULL, device_start, ds) == 0;
         if (!ds->started) device_start(ds); /* no thread: in line */
     }
     double t = app_seconds();
-    FEM_TRY(mesh_read(pb->mesh_file, &mo, &r->mesh));
+    FEM_TRY(read_mesh(r, status, &mo));
+    Problem *pb = &r->pb;
     r->t_mesh = app_seconds() - t;
     const Mesh *m = &r->mesh;
     int64_t ncells = 0;
@@ -232,7 +255,8 @@ int app_run(const AppOptions *o) {
         snprintf(names[i], sizeof names[i], "_%s", physics_types[i]->name);
         series[i] = names[i];
     }
-    if (!status) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
+    int writes = comm_rank() == 0; /* over MPI ranks rank 0 writes the results (and prints) */
+    if (!status && writes) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
     if (!status) status = run_all(&r, 0);
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
@@ -252,11 +276,12 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
         summary_add(&r.summary, "host_peak_bytes", host_peak, "B");
-        status = write_summary(&r);
+        if (writes) status = write_summary(&r);
     }
     /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
-    if (!status) status = resultset_commit(&r.set);
+    if (!status && writes) status = resultset_commit(&r.set);
     resultset_abort(&r.set);
+    status = comm_agree(status); /* every rank ends with rank 0's outcome, or with the failure of any */
     if (!status)
         app_say(o, 1,
                 "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",

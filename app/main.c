@@ -4,6 +4,7 @@
 #include "app.h"
 #include "backends.h"
 
+#include "fem/comm.h"
 #include "fem/device.h"
 #include "fem/error.h"
 #include "io/interrupt.h"
@@ -124,8 +125,9 @@ static const Command commands[] = {
      "                              xsi:noNamespaceSchemaLocation=\"problem.xsd\">\n"},
 };
 
+/* Over MPI ranks only rank 0 prints (the launcher's rank: also before MPI starts). */
 void app_say(const AppOptions *o, int level, const char *fmt, ...) {
-    if (o->verbosity < level) return;
+    if (o->verbosity < level || comm_launch_rank() != 0) return;
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -134,7 +136,7 @@ void app_say(const AppOptions *o, int level, const char *fmt, ...) {
 }
 
 void app_warn(const AppOptions *o, const char *fmt, ...) {
-    if (o->verbosity < 1) return;
+    if (o->verbosity < 1 || comm_launch_rank() != 0) return;
     fflush(stdout);
     fputs("warning: ", stderr);
     va_list ap;
@@ -317,7 +319,8 @@ int main(int argc, char **argv) {
     interrupt_install("femto-app"); /* Ctrl-C and kill remove a run's half-written results (io/interrupt.h) */
     status = cmd->run(&o);
     if (status != FEM_OK) {
-        fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");
+        if (comm_launch_rank() == 0) /* over MPI ranks every rank has the same sentence: rank 0 says it */
+            fprintf(stderr, "femto-app: %s\n", fem_last_error()[0] ? fem_last_error() : "failed");
         return status;
     }
     return 0;

@@ -5,6 +5,7 @@
 #include "app.h"
 
 #include "fem/device.h"
+#include "fem/halo.h"
 #include "fem/solvers/newton.h"
 #include "io/mesh_read.h"
 #include "io/results.h"
@@ -82,7 +83,32 @@ typedef struct {
     RunSeries *series; /* the series of the physics being solved: Newton's iterations go there */
     int plots;         /* PNG plots written */
     int plots_noted;   /* the summary said that none are drawn */
+    int mpi_noted;     /* the note on the preconditioner over MPI ranks was printed */
 } Run;
+
+/* A physics solved over MPI ranks: the solve runs on the rank's part of the space (its operator with the
+ * halo, Jacobi-preconditioned Krylov); rank 0 gathers the solution into the global numbering and writes the
+ * results and the summary from the whole space, exactly as one process would. */
+typedef struct {
+    int on; /* the run is split over ranks */
+    int32_t *part;
+    Dist d;
+    Model md; /* the rank's share of the physics' model */
+    Halo halo;
+    int64_t nglobal;    /* global dofs */
+    int64_t *gdof;      /* global dof of every owned local dof */
+    double *local;      /* host copy of the rank's solution */
+    int have_dist, have_model, have_halo;
+} RunDist;
+
+/* One sentence (exit 1) for what a run over several ranks cannot do yet: time steps, coupled physics. */
+int run_dist_refuse(const Problem *pb, const PhysicsType *t);
+/* Partition (rank 0 computes, every rank receives), the rank's part, its model and halo. Collective. */
+int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev);
+/* The whole solution vector, in global numbering, on every rank, from each rank's owned entries of u.
+ * Collective. */
+int run_dist_gather(RunDist *rd, const Vec *u, double *global);
+void run_dist_destroy(RunDist *rd);
 
 double app_seconds(void);
 /* Adds the seconds since t0 to phase and returns the time now (the next phase's t0). */

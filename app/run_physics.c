@@ -3,6 +3,7 @@
  * of the run reads is kept in the Run. */
 #include "run.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 #include "fem/solvers/stepper.h"
 
@@ -15,11 +16,16 @@ typedef struct {
     const PhysicsType *t;
     Space *sp; /* malloc'ed: handed to the Run when a later physics reads the field */
     Model md;
-    Operator op;
+    Operator op; /* the solve's: on the whole space, or on the rank's part over MPI ranks */
     Newton nw;
     Stepper st;
     Vec u;
     double *host;       /* the solution on the host, current after each write and before the summary */
+    /* over MPI ranks: the rank's part; and on rank 0 the operator and solution on the whole space, which the
+     * output and the summary read */
+    RunDist dist;
+    Operator gop;
+    Vec gu;
     const double *aux;  /* the field read from an earlier physics (host), or NULL */
     ResultSeries rs;
     OutFrame frame;
@@ -37,7 +43,21 @@ static const RunField *find_field(const Run *r, const char *name) {
 
 static PhysicsState state_of(PhysicsRun *p) {
     PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
-    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, &p->u, p->host, p->aux, track};
+    Operator *op = p->dist.on ? &p->gop : &p->op;
+    const Vec *u = p->dist.on ? &p->gu : &p->u;
+    return (PhysicsState){&p->r->pb, p->sp, &p->md, op, u, p->host, p->aux, track};
+}
+
+/* Over MPI ranks only rank 0 writes and summarises. */
+static int writer(const PhysicsRun *p) {
+    return !p->dist.on || comm_rank() == 0;
+}
+
+/* p->host = the whole solution (over MPI ranks: gathered, and on rank 0 uploaded into gu). */
+static int solution_to_host(PhysicsRun *p) {
+    if (!p->dist.on) return vec_download(&p->u, p->host);
+    FEM_TRY(run_dist_gather(&p->dist, &p->u, p->host));
+    return comm_rank() == 0 ? vec_upload(&p->gu, p->host) : FEM_OK;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -64,7 +84,9 @@ static double series_x(const PhysicsRun *p, double t) {
 }
 
 static int write_frame(PhysicsRun *p, double time) {
-    FEM_TRY(vec_download(&p->u, p->host));
+    FEM_TRY(solution_to_host(p));
+    if (!writer(p)) return FEM_OK;
+    if (p->dist.on) FEM_TRY(op_update_ctx(&p->gop)); /* the load factor the ranks solved at */
     FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
     if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
     NodalField fields[PHYSICS_MAX_FIELDS];
@@ -93,7 +115,7 @@ static int write_hook(void *ctx, double time) {
     double t0 = app_seconds();
     int status = write_frame(p, time);
     p->r->t_output += app_seconds() - t0;
-    return status;
+    return p->dist.on ? comm_agree(status) : status; /* rank 0 wrote: every rank goes on, or none */
 }
 
 /* ---------------------------------------------------------------- the stepper's other hooks */
@@ -121,6 +143,7 @@ static int track_step(PhysicsRun *p, const StepReport *s) {
 /* One line per solve: what was solved, Newton's iterations and residuals, the linear iterations, seconds. */
 static void step_hook(void *ctx, const StepReport *s) {
     PhysicsRun *p = ctx;
+    if (!writer(p)) return;
     const NewtonResult *res = s->newton;
     run_account(p->r, res, &p->nw.set);
     run_series_solve(&p->series, s, series_x(p, s->t));
@@ -173,21 +196,42 @@ static int read_field(PhysicsRun *p) {
     return FEM_OK;
 }
 
+/* An operator of the model md on space sp, with its constrained dofs and, over MPI ranks, its halo. */
+static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Model *md, Halo *halo) {
+    FEM_TRY(op_create(op, &p->r->dev, sp, &md->phys, p->r->pb.quadrature_degree, md->cell_tags,
+                      md->facet_tags));
+    op_set_halo(op, halo);
+    return op_set_dirichlet(op, md->ndir, md->dir_dofs);
+}
+
+/* The solve's operator, Newton and solution vector: on the whole space, or over MPI ranks on this rank's part
+ * (and on rank 0 the whole space's operator and solution for the output). */
+static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
+    Run *r = p->r;
+    const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
+    const Model *md = p->dist.on ? &p->dist.md : &p->md;
+    FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
+    if (p->dist.on && comm_rank() == 0) {
+        FEM_TRY(model_operator(p, &p->gop, p->sp, &p->md, NULL));
+        FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
+    }
+    FEM_TRY(read_field(p));
+    FEM_TRY(newton_create(&p->nw, &p->op, ns, writer(p) ? run_report : NULL, r));
+    FEM_TRY(vec_create_split(&p->u, &r->dev, sp->ndofs, sp->ndofs_owned));
+    FEM_ALLOC(p->host, p->sp->ndofs + 1, "the solution");
+    double u0 = p->t->initial(&r->pb);
+    for (int64_t i = 0; i < p->sp->ndofs; i++) p->host[i] = u0;
+    return vec_upload(&p->u, p->host); /* the first of the host's values: as many as the solve's space has */
+}
+
 /* Operator, Newton, the solution vector and the results series. */
 static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     Run *r = p->r;
     const Problem *pb = &r->pb;
     double t0 = app_seconds();
-    FEM_TRY(op_create(&p->op, &r->dev, p->sp, &p->md.phys, pb->quadrature_degree, p->md.cell_tags, p->md.facet_tags));
-    FEM_TRY(op_set_dirichlet(&p->op, p->md.ndir, p->md.dir_dofs));
-    FEM_TRY(read_field(p));
-    FEM_TRY(newton_create(&p->nw, &p->op, ns, run_report, r));
+    FEM_TRY(build_solver(p, ns));
     t0 = run_tick(r, PHASE_OPERATOR, t0);
-    FEM_TRY(vec_create(&p->u, &r->dev, p->sp->ndofs));
-    FEM_ALLOC(p->host, p->sp->ndofs + 1, "the solution");
-    double u0 = p->t->initial(pb);
-    for (int64_t i = 0; i < p->sp->ndofs; i++) p->host[i] = u0;
-    FEM_TRY(vec_upload(&p->u, p->host));
+    if (!writer(p)) return FEM_OK;
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
     int status = FEM_OK;
     if (pb->output.vtu || pb->output.hdf5) { /* the output mesh, only where something is written */
@@ -207,8 +251,9 @@ static int solve(PhysicsRun *p) {
     const Problem *pb = &r->pb;
     const PhysicsType *t = p->t;
     StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook, step_hook};
-    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, p->md.ndir, p->md.dir_dofs,
-                           p->md.dir_values, &hooks));
+    const Model *md = p->dist.on ? &p->dist.md : &p->md;
+    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, md->ndir, md->dir_dofs,
+                           md->dir_values, &hooks));
     int status;
     if (t->transient(pb)) {
         static const StepScheme schemes[] = {[TIME_BACKWARD_EULER] = TIME_SCHEME_BACKWARD_EULER,
@@ -241,7 +286,7 @@ static void summary_key(void *ctx, const char *key, double value, const char *un
 static void summary(PhysicsRun *p, const char *model) {
     Run *r = p->r;
     const Stepper *st = &p->st;
-    if (vec_download(&p->u, p->host)) return;
+    if (!p->dist.on && vec_download(&p->u, p->host)) return; /* over MPI ranks: gathered by the last write */
     app_say(r->o, 1, "summary (%s, %s):\n", p->t->name, model);
     Report rep = {r, summary_line, summary_key, &r->warnings};
     PhysicsState s = state_of(p);
@@ -294,10 +339,28 @@ static void release(PhysicsRun *p) {
     stepper_destroy(&p->st);
     newton_destroy(&p->nw);
     if (p->op.dev) op_destroy(&p->op);
+    if (p->gop.dev) op_destroy(&p->gop);
+    vec_destroy(&p->gu);
+    run_dist_destroy(&p->dist);
     vec_destroy(&p->u);
     free(p->host);
     if (p->have_model) model_destroy(&p->md);
     if (p->sp) space_destroy(p->sp), free(p->sp);
+}
+
+/* Over MPI ranks: Jacobi (said once), and the rank's part of the space, model and halo. */
+static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
+    Run *r = p->r;
+    if (ns->pc.type != PC_JACOBI && ns->pc.type != PC_NONE) {
+        if (!r->mpi_noted)
+            app_say(r->o, 1,
+                    "note: over %d MPI ranks the preconditioner is Jacobi (%s across ranks is not built "
+                    "yet)\n",
+                    comm_size(), pc_name(ns->pc.type));
+        r->mpi_noted = 1;
+        ns->pc.type = PC_JACOBI;
+    }
+    return run_dist_setup(&p->dist, p->sp, &p->md, &r->dev);
 }
 
 int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
@@ -305,15 +368,24 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     memset(&p, 0, sizeof p);
     p.r = r;
     p.t = t;
+    int split = comm_size() > 1;
     int status = prepare(&p);
+    if (!status && !check_only && split) status = run_dist_refuse(&r->pb, t);
+    if (split) status = comm_agree(status);
     if (status || check_only) return release(&p), status;
     char model[96];
     t->describe(&r->pb, &p.md, model, sizeof model);
     NewtonSettings ns = run_newton_settings(r, p.md.symmetric, p.md.linear);
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
-    app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning\n", t->name, model,
+    if (split) status = split_over_ranks(&p, &ns);
+    app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
             r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
-    status = build(&p, &ns, series);
+    if (split)
+        app_say(r->o, 1, ", over %d MPI ranks\n", comm_size());
+    else
+        app_say(r->o, 1, "\n");
+    if (!status) status = build(&p, &ns, series);
+    if (split) status = comm_agree(status);
     r->series = &p.series;
     if (!status) status = solve(&p);
     if (p.opened) {
@@ -321,10 +393,11 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
         if (!status) status = cs;
     }
     double t0 = app_seconds();
-    if (!status) summary(&p, model);
+    if (!status && writer(&p)) summary(&p, model);
     run_tick(r, PHASE_SUMMARY, t0);
-    if (!status) status = write_series(&p, series);
+    if (!status && writer(&p)) status = write_series(&p, series);
     if (!status && read_later(r, t)) status = keep_field(&p);
+    if (split) status = comm_agree(status);
     release(&p);
     return status;
 }

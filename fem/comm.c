@@ -6,6 +6,7 @@
 
 #ifdef FEMTO_HAVE_MPI
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static void finalize_at_exit(void) {
@@ -56,6 +57,85 @@ int comm_size(void) {
     return size;
 }
 
+/* Open MPI's variables, then PMIx's and MPICH's (Hydra) */
+static int launch_env(const char *const *names, int fallback) {
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return atoi(v);
+    }
+    return fallback;
+}
+
+int comm_launch_rank(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    return launch_env(names, 0);
+}
+
+int comm_launch_size(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    return launch_env(names, 1);
+}
+
+int comm_bcast(void *buf, int64_t bytes, int root) {
+    if (comm_size() == 1) return FEM_OK;
+    /* MPI counts in int: large buffers go in pieces of at most 1 GiB */
+    for (int64_t done = 0; done < bytes;) {
+        int piece = (int)(bytes - done < (1 << 30) ? bytes - done : (1 << 30));
+        if (MPI_Bcast((char *)buf + done, piece, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return fem_fail(FEM_ERR_INTERNAL, "a broadcast from MPI rank %d failed", root);
+        done += piece;
+    }
+    return FEM_OK;
+}
+
+int comm_agree(int status) {
+    if (comm_size() == 1) return status;
+    int worst = status, first;
+    if (MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Allreduce failed)");
+    if (worst == FEM_OK) return FEM_OK;
+    int mine = status == worst ? comm_rank() : comm_size();
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Allreduce failed)");
+    char msg[1024] = "";
+    if (comm_rank() == first) snprintf(msg, sizeof msg, "%s", fem_last_error());
+    if (MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Bcast failed)");
+    msg[sizeof msg - 1] = 0;
+    return fem_fail(worst, "%s", msg);
+}
+
+int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t *send_off, const double *send,
+                        const int64_t *recv_off, double *recv) {
+    x->n = 0;
+    x->requests = NULL;
+    if (n == 0) return FEM_OK;
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+    if (!req) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for %d MPI requests", 2 * n);
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = MPI_Irecv(recv + recv_off[i], (int)(recv_off[i + 1] - recv_off[i]), MPI_DOUBLE, ranks[i], 0,
+                       MPI_COMM_WORLD, &req[i]);
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = MPI_Isend(send + send_off[i], (int)(send_off[i + 1] - send_off[i]), MPI_DOUBLE, ranks[i], 0,
+                       MPI_COMM_WORLD, &req[n + i]);
+    x->n = n;
+    x->requests = req;
+    if (rc != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "posting a halo exchange with %d MPI ranks failed", n);
+    return FEM_OK;
+}
+
+int comm_exchange_end(CommExchange *x) {
+    if (x->n == 0) return FEM_OK;
+    int rc = MPI_Waitall(2 * x->n, x->requests, MPI_STATUSES_IGNORE);
+    free(x->requests);
+    x->requests = NULL;
+    x->n = 0;
+    if (rc != MPI_SUCCESS) return fem_fail(FEM_ERR_INTERNAL, "a halo exchange between MPI ranks failed");
+    return FEM_OK;
+}
+
 #else /* built without MPI: one process */
 
 int comm_ensure_init(void) {
@@ -70,6 +150,32 @@ int comm_rank(void) {
 }
 int comm_size(void) {
     return 1;
+}
+
+int comm_launch_rank(void) {
+    return 0;
+}
+int comm_launch_size(void) {
+    return 1;
+}
+int comm_bcast(void *buf, int64_t bytes, int root) {
+    (void)buf, (void)bytes, (void)root;
+    return FEM_OK;
+}
+int comm_agree(int status) {
+    return status;
+}
+int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t *send_off, const double *send,
+                        const int64_t *recv_off, double *recv) {
+    (void)ranks, (void)send_off, (void)send, (void)recv_off, (void)recv;
+    x->n = 0;
+    x->requests = NULL;
+    return n == 0 ? FEM_OK
+                  : fem_fail(FEM_ERR_INTERNAL, "a halo exchange needs MPI, and femto was built without it");
+}
+int comm_exchange_end(CommExchange *x) {
+    (void)x;
+    return FEM_OK;
 }
 
 #endif

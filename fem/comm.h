@@ -26,6 +26,33 @@ int comm_sum(double *v, int n);
 int comm_rank(void);
 int comm_size(void);
 
+/* This process's rank and the number of ranks as the launcher (mpirun, mpiexec) announced them in the
+ * environment, readable before MPI is initialised (a process that forks, as the mesh reader does, must do so
+ * before MPI_Init); 0 and 1 when not launched by one, or without MPI. */
+int comm_launch_rank(void);
+int comm_launch_size(void);
+
+/* bytes of buf from rank root to every rank. A no-op on one process. */
+int comm_bcast(void *buf, int64_t bytes, int root);
+
+/* Every rank calls it with its own status and gets the same answer: FEM_OK when every rank succeeded, else
+ * the largest code any rank returned, with the sentence of the lowest rank that returned it recorded on every
+ * rank (fem_fail), so that all ranks report one message and exit with one code, and none waits for a failed
+ * one. */
+int comm_agree(int status);
+
+/* A point-to-point exchange of doubles with a few neighbour ranks, split in two so that work can run while
+ * the messages travel: to ranks[i] go send[send_off[i] .. send_off[i+1]), from it come recv[recv_off[i] ..
+ * recv_off[i+1]). The buffers stay untouched (send) and unread (recv) until comm_exchange_end. Without MPI,
+ * or on one process, there are no neighbours (n = 0). */
+typedef struct {
+    int n;
+    void *requests; /* MPI's, 2 n of them */
+} CommExchange;
+int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t *send_off, const double *send,
+                        const int64_t *recv_off, double *recv);
+int comm_exchange_end(CommExchange *x);
+
 FEM_EXTERN_C_END
 
 #endif

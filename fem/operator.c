@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "geometry.h"
+#include "halo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -162,7 +163,7 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, cell_tags[b]);
     for (int b = 0; b < op->nfacets && !status; b++)
         if (facet_tags && facet_tags[b]) status = setup_facets(op, b, facet_tags[b]);
-    if (!status) status = vec_create(&op->work, dev, sp->ndofs);
+    if (!status) status = vec_create_split(&op->work, dev, sp->ndofs, sp->ndofs_owned);
     if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);
     return status;
@@ -194,6 +195,10 @@ void op_destroy(Operator *op) {
     free(op->dir_host);
     vec_destroy(&op->work);
     memset(op, 0, sizeof *op);
+}
+
+void op_set_halo(Operator *op, Halo *halo) {
+    op->halo = halo;
 }
 
 int op_update_ctx(Operator *op) {
@@ -255,12 +260,16 @@ int op_residual(Operator *op, const Vec *u, Vec *r) {
 
 int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
-    return op->ops.residual(op, u, r);
+    /* u's ghosts are copies of their owners' entries: refreshing them leaves u the same vector */
+    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
+    FEM_TRY(op->ops.residual(op, u, r));
+    return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
 }
 
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
+    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
     const Vec *in = v;
     if (op->ndir) { /* the constrained columns drop out: apply to v with those entries zero */
         FEM_TRY(vec_copy(&op->work, v));
@@ -269,7 +278,8 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     }
     FEM_TRY(vec_zero(Jv));
     FEM_TRY(op->ops.apply_add(op, in, Jv));
-    if (op->ndir) { /* identity rows */
+    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
+    if (op->ndir) { /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
         FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
         FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
     }
@@ -278,6 +288,8 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
 
 int op_diagonal(Operator *op, Vec *diag) {
     FEM_TRY(op->ops.diagonal(op, diag));
+    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, diag));
     if (op->ndir) FEM_TRY(op->dev->ops.scatter(op->dev, op->ndir, op->dir, op->ones, diag->data));
-    return FEM_OK;
+    /* the ghosts too hold the whole diagonal, so that a preconditioner built from it is defined everywhere */
+    return op->halo ? halo_forward(op->halo, diag) : FEM_OK;
 }

@@ -12,6 +12,12 @@
  *     physics' symmetry), and counts for the summary.
  * The Jacobian's action reuses the q-point state the physics stored at the last residual evaluation.
  *
+ * On a space split over MPI ranks (fem/dist.h) the operator is built on the rank's local space and given the
+ * halo (op_set_halo): its entries then compute the rank's partial sums, and the functions below wrap them in
+ * the exchanges: forward the input's ghosts from their owners, apply, reverse-add the ghost rows into their
+ * owners. The constrained dofs are then every local dof that is constrained, owned or ghost: a ghost's column
+ * must drop out on the rank that holds it, and the owner's row is set after the sums arrive.
+ *
  * Everything the operator holds lives on its device; vectors are Vecs of length space->ndofs there. */
 #ifndef FEMTO_OPERATOR_H
 #define FEMTO_OPERATOR_H
@@ -91,6 +97,7 @@ struct Operator {
     int32_t *dir_host; /* the same on the host (sorted as given) */
     double *dir_tmp, *ones;
     Vec work;
+    struct Halo *halo;                 /* the space's halo over MPI ranks (NULL: one process) */
     const double *aux;                 /* device scalar L-vector (space->nnodes) or NULL */
     int64_t evaluations, applications; /* counts, for the summary */
 };
@@ -105,6 +112,10 @@ void op_destroy(Operator *op);
  * level); no constrained dofs yet. */
 int op_create_like(Operator *op, const Operator *like, const Space *sp);
 
+/* The halo over MPI ranks of the operator's (local) space with phys.ncomp components, owned by the caller;
+ * NULL: one process. */
+void op_set_halo(Operator *op, struct Halo *halo);
+
 /* Re-uploads phys.ctx after the physics changed it (time step, load factor). */
 int op_update_ctx(Operator *op);
 /* The constrained dofs (host list); they stay fixed at whatever value u has there. */
@@ -115,6 +126,9 @@ int op_set_source(Operator *op, int b, const double *src);
 /* Coordinates of the q-points of cell block b, host array [nelem][nq][3] (malloc'ed). */
 int op_qpoint_coordinates(const Operator *op, int b, double **x);
 
+/* With a halo, the ghost entries of the input vector (u, v) are refreshed from their owners first, and the
+ * results hold the sums over ranks on owned dofs (zero on unconstrained ghosts; op_diagonal's ghosts are the
+ * owners' values). */
 /* r = R(u) (r zero on constrained dofs); stores the q-point state. */
 int op_residual(Operator *op, const Vec *u, Vec *r);
 /* r = R(u) without zeroing the constrained rows: there r holds the reaction (force or heat flow) that the

@@ -296,8 +296,8 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
         status = number_cells(sp, &nb);
     }
     if (!status) {
-        sp->nnodes = nb.next;
-        sp->ndofs = nb.next * ncomp;
+        sp->nnodes = sp->nnodes_owned = nb.next;
+        sp->ndofs = sp->ndofs_owned = nb.next * ncomp;
         if (sp->ndofs >= INT32_MAX)
             status = fem_fail(FEM_ERR_INPUT, "%lld dofs exceed femto's limit of 2^31", (long long)sp->ndofs);
     }
@@ -315,6 +315,31 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
     free(nb.face);
     if (status) space_destroy(sp);
     return status;
+}
+
+int space_renumber(Space *sp, const fem_idx *new_of_old, int64_t nowned) {
+    SpaceBlock *blocks[2 * MESH_MAX_BLOCKS];
+    int nb = 0;
+    for (int b = 0; b < sp->ncell_blocks; b++) blocks[nb++] = &sp->cells[b];
+    for (int b = 0; b < sp->nfacet_blocks; b++) blocks[nb++] = &sp->facets[b];
+    for (int i = 0; i < nb; i++) {
+        SpaceBlock *b = blocks[i];
+        for (int64_t k = 0; k < b->count * b->ndof; k++) b->dofs[k] = new_of_old[b->dofs[k]];
+        free(b->t_offsets);
+        free(b->t_slots);
+        b->t_offsets = NULL;
+        b->t_slots = NULL;
+        FEM_TRY(build_transpose(b, sp->nnodes));
+    }
+    double *x = malloc(sizeof(double) * 3 * (size_t)(sp->nnodes + 1));
+    if (!x) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for node coordinates");
+    for (int64_t n = 0; n < sp->nnodes; n++)
+        memcpy(&x[3 * (int64_t)new_of_old[n]], &sp->node_x[3 * n], 3 * sizeof(double));
+    free(sp->node_x);
+    sp->node_x = x;
+    sp->nnodes_owned = nowned;
+    sp->ndofs_owned = nowned * sp->ncomp;
+    return FEM_OK;
 }
 
 static void block_free(SpaceBlock *b) {

@@ -34,6 +34,9 @@ typedef struct Space {
     int order, ncomp;
     int64_t nnodes;                  /* scalar nodes */
     int64_t ndofs;                   /* nnodes * ncomp */
+    /* the nodes (and their dofs) this process owns come first; the rest are ghosts, copies of nodes another
+     * rank owns (fem/dist.h). On one process every node is owned. */
+    int64_t nnodes_owned, ndofs_owned;
     int ncell_blocks, nfacet_blocks; /* as in the mesh */
     SpaceBlock cells[MESH_MAX_BLOCKS];
     SpaceBlock facets[MESH_MAX_BLOCKS]; /* the trace of the space on each facet block */
@@ -43,6 +46,11 @@ typedef struct Space {
 /* A space of order p with ncomp components on m (which must outlive it and have its topology built). */
 int space_create(const Mesh *m, int order, int ncomp, Space *s);
 void space_destroy(Space *s);
+
+/* Renumbers the nodes: node n becomes new_of_old[n] (a permutation), and the first nowned of the new numbers
+ * are this process's own (fem/dist.c numbers a rank's owned nodes before its ghosts). The element maps, their
+ * transposes and the node coordinates follow. */
+int space_renumber(Space *s, const fem_idx *new_of_old, int64_t nowned);
 
 /* Physical coordinates x[nnodes][3] of every node, mapped through each cell's geometry from the node's reference
  * position: its own (GLL) position, or (equispaced = 1) the equispaced lattice position where VTK's Lagrange

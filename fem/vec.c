@@ -20,10 +20,14 @@ int vec_create(Vec *v, Device *dev, int64_t n) {
     return FEM_OK;
 }
 
-int vec_duplicate(Vec *v, const Vec *like) {
-    FEM_TRY(vec_create(v, like->dev, like->n));
-    v->nowned = like->nowned;
+int vec_create_split(Vec *v, Device *dev, int64_t n, int64_t nowned) {
+    FEM_TRY(vec_create(v, dev, n));
+    v->nowned = nowned;
     return FEM_OK;
+}
+
+int vec_duplicate(Vec *v, const Vec *like) {
+    return vec_create_split(v, like->dev, like->n, like->nowned);
 }
 
 Vec vec_wrap(Device *dev, int64_t n, double *data) {

@@ -21,6 +21,8 @@ typedef struct Vec {
 
 /* A vector of n entries (all owned), not initialised. */
 int vec_create(Vec *v, Device *dev, int64_t n);
+/* A vector of n entries of which the first nowned are this process's (the rest ghosts), not initialised. */
+int vec_create_split(Vec *v, Device *dev, int64_t n, int64_t nowned);
 /* A vector with the same device and layout as `like`. */
 int vec_duplicate(Vec *v, const Vec *like);
 /* A view of n entries of device memory that someone else owns. */

@@ -57,6 +57,11 @@ typedef struct {
  * FEM_ERR_INPUT sentence naming the file and, where there is one, the element or group. opt may be NULL. */
 int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m);
 
+/* An MPI run: rank 0 read the mesh into m (status: what mesh_read returned) before MPI started; every rank
+ * receives it, finished as mesh_read finishes it, or rank 0's error (every rank then returns that status with
+ * rank 0's sentence). On one process it returns status. Collective: every rank calls it. */
+int mesh_share(Mesh *m, int status);
+
 /* The most cells femto meshes from a .geo without opt->force: what fits in this machine's memory at 2 KiB a
  * cell (Gmsh needs about 0.6 KiB a tetrahedron while meshing; femto's arrays and solver need the rest). */
 double mesh_cell_limit(void);

@@ -158,3 +158,55 @@ int model_natural_sets(Model *md, const Problem *pb, const Mesh *m, int n, const
     }
     return FEM_OK;
 }
+
+/* out[k] = in[which[k]] for the n elements of a local block (NULL in, NULL out: no tags in the block). */
+static int local_tags(const int32_t *in, const int64_t *which, int64_t n, int32_t **out) {
+    *out = NULL;
+    if (!in) return FEM_OK;
+    FEM_ALLOC(*out, n, "a rank's tags");
+    for (int64_t k = 0; k < n; k++) (*out)[k] = in[which[k]];
+    return FEM_OK;
+}
+
+static int local_dirichlet(const Model *global, const Dist *d, Model *local) {
+    int64_t n = d->space.ndofs;
+    FEM_ALLOC(local->dir_dofs, n, "a rank's constrained dofs");
+    FEM_ALLOC(local->dir_values, n, "a rank's constrained dofs");
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!g) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's constrained dofs");
+    dist_global_dofs(d, n, g);
+    local->ndir = 0;
+    for (int64_t i = 0; i < n; i++) { /* global->dir_dofs is sorted (model_finish_dirichlet) */
+        int64_t lo = 0, hi = global->ndir;
+        while (lo < hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (global->dir_dofs[mid] < g[i]) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < global->ndir && global->dir_dofs[lo] == g[i]) {
+            local->dir_dofs[local->ndir] = (int32_t)i;
+            local->dir_values[local->ndir++] = global->dir_values[lo];
+        }
+    }
+    free(g);
+    return FEM_OK;
+}
+
+int model_localize(const Model *global, const Dist *d, Model *local) {
+    *local = *global;
+    memset(local->cell_tags, 0, sizeof local->cell_tags);
+    memset(local->facet_tags, 0, sizeof local->facet_tags);
+    local->dir_dofs = NULL;
+    local->dir_values = NULL;
+    local->ctx = NULL;
+    int status = FEM_OK;
+    for (int b = 0; b < d->mesh.ncell_blocks && !status; b++)
+        status = local_tags(global->cell_tags[d->cell_block[b]], d->cell_global[b], d->mesh.cells[b].count,
+                            &local->cell_tags[b]);
+    for (int b = 0; b < d->mesh.nfacet_blocks && !status; b++)
+        status = local_tags(global->facet_tags[d->facet_block[b]], d->facet_global[b],
+                            d->mesh.facets[b].count, &local->facet_tags[b]);
+    if (!status) status = local_dirichlet(global, d, local);
+    if (status) model_destroy(local);
+    return status;
+}

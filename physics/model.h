@@ -5,6 +5,7 @@
 #ifndef FEMTO_MODEL_H
 #define FEMTO_MODEL_H
 
+#include "fem/dist.h"
 #include "fem/operator.h"
 #include "io/problem.h"
 
@@ -53,6 +54,11 @@ int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int 
                         const double *values);
 /* Sorts the Dirichlet list and removes duplicates (keeping the last value given). */
 int model_finish_dirichlet(Model *md);
+
+/* A rank's share of a model made on the whole space (fem/dist.h): the tags of its cells and facets, and every
+ * local dof (owned or ghost) that the global model constrains, with its value. The constants stay the global
+ * model's (local->phys.ctx points at them; local->ctx is NULL), so global must outlive local. */
+int model_localize(const Model *global, const Dist *d, Model *local);
 
 FEM_EXTERN_C_END
 

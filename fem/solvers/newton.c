@@ -27,7 +27,7 @@ int newton_create(Newton *nw, Operator *op, const NewtonSettings *set, NewtonRep
     Vec *vecs[] = {&nw->r, &nw->du, &nw->trial, &nw->rtrial, &nw->r_zero, &nw->tmp};
     int status = FEM_OK;
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0] && !status; i++)
-        status = vec_create(vecs[i], op->dev, op->space->ndofs);
+        status = vec_create_split(vecs[i], op->dev, op->space->ndofs, op->space->ndofs_owned);
     if (!status) status = ksp_create(&nw->ksp, &nw->r, &set->ksp);
     if (!status) status = pc_create(&nw->pc, &nw->r, &set->pc);
     if (status) newton_destroy(nw);

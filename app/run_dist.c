@@ -1,0 +1,63 @@
+/* A physics solved over MPI ranks (see run.h, RunDist): the partition, the rank's part of the space and
+ * model, its halo, and the solution gathered back into the global numbering. */
+#include "run.h"
+
+#include "fem/comm.h"
+#include "fem/error.h"
+#include "fem/partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int run_dist_refuse(const Problem *pb, const PhysicsType *t) {
+    if (t->transient(pb))
+        return fem_fail(FEM_ERR_USAGE,
+                        "%s: a transient run over %d MPI ranks is not supported yet; run it in one process",
+                        pb->path, comm_size());
+    if (t->reads(pb))
+        return fem_fail(
+            FEM_ERR_USAGE,
+            "%s: a coupled run (%s reads the %s field) over %d MPI ranks is not supported yet; run it "
+            "in one process",
+            pb->path, t->name, t->reads(pb), comm_size());
+    return FEM_OK;
+}
+
+int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev) {
+    memset(rd, 0, sizeof *rd);
+    rd->on = 1;
+    FEM_ALLOC(rd->part, partition_ncells(gsp->mesh), "the partition");
+    FEM_TRY(partition_mesh_shared(gsp->mesh, comm_size(), rd->part));
+    int status = dist_create(&rd->d, gsp, rd->part, comm_rank(), comm_size());
+    status = comm_agree(status); /* a rank without cells: every rank says so */
+    if (status) return status;
+    rd->have_dist = 1;
+    FEM_TRY(model_localize(gmd, &rd->d, &rd->md));
+    rd->have_model = 1;
+    FEM_TRY(halo_create(&rd->halo, &rd->d, dev, gsp->ncomp));
+    rd->have_halo = 1;
+    rd->nglobal = gsp->ndofs;
+    FEM_ALLOC(rd->gdof, rd->d.space.ndofs_owned, "global dof numbers");
+    FEM_ALLOC(rd->local, rd->d.space.ndofs, "a rank's solution");
+    dist_global_dofs(&rd->d, rd->d.space.ndofs_owned, rd->gdof);
+    return FEM_OK;
+}
+
+int run_dist_gather(RunDist *rd, const Vec *u, double *global) {
+    FEM_TRY(vec_download(u, rd->local));
+    memset(global, 0, sizeof(double) * (size_t)rd->nglobal);
+    for (int64_t i = 0; i < rd->d.space.ndofs_owned; i++) global[rd->gdof[i]] = rd->local[i];
+    /* every global dof has one owner: the sum over ranks is the whole vector (a gather to rank 0 will do
+     * when the ranks stop holding the whole mesh) */
+    return comm_sum(global, (int)rd->nglobal);
+}
+
+void run_dist_destroy(RunDist *rd) {
+    if (rd->have_halo) halo_destroy(&rd->halo);
+    if (rd->have_model) model_destroy(&rd->md);
+    if (rd->have_dist) dist_destroy(&rd->d);
+    free(rd->part);
+    free(rd->gdof);
+    free(rd->local);
+    memset(rd, 0, sizeof *rd);
+}

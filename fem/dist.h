@@ -1,0 +1,52 @@
+/* A rank's part of a mesh split over MPI processes: its cells as a mesh of their own, the space on them with
+ * its nodes numbered OWNED first, then GHOST, the map to the global numbering, and which nodes it exchanges
+ * with which neighbour rank (the halo, fem/halo.h moves values along it).
+ *
+ * Every rank holds the whole mesh and the whole space (rank 0 reads the mesh and sends it, or every rank
+ * reads it) and the partition (fem/partition.h); dist_create then builds the rank's part from them with no
+ * message at all: each rank computes the same owners and the same ordered lists, so the two ends of every
+ * exchange agree by construction. That costs every rank the memory of the whole mesh, which a later step
+ * (each rank reads or receives only its cells) removes; the local objects below do not change then.
+ *
+ * A node is owned by the lowest rank among the cells that touch it. The local numbering puts a rank's owned
+ * nodes first in increasing global number, then its ghosts grouped by owner, each group in increasing global
+ * number, so what rank o sends rank r (r's ghosts owned by o, sorted by global number) arrives as one
+ * contiguous range of r's ghosts. Facet elements (boundary conditions) belong to the rank of the cell they
+ * bound, so each is integrated once. Blocks with no cell on this rank are left out of the local mesh;
+ * cell_block and facet_block say which global block each local block is. */
+#ifndef FEMTO_DIST_H
+#define FEMTO_DIST_H
+
+#include "space.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef struct {
+    int rank, nranks;
+    Mesh mesh;   /* this rank's cells, the facets they carry, their mesh nodes; topology built */
+    Space space; /* order and components of the global space; nnodes_owned of them owned */
+    int64_t nglobal_nodes;
+    int64_t *node_global; /* [space.nnodes] the global space's number of each local node */
+    int cell_block[MESH_MAX_BLOCKS], facet_block[MESH_MAX_BLOCKS]; /* the global block of a local block */
+    int64_t *cell_global[MESH_MAX_BLOCKS];  /* [count] the cell's index in its global block */
+    int64_t *facet_global[MESH_MAX_BLOCKS]; /* [count] the facet's index in its global block */
+    /* The halo, in local node numbers: to neighbour nbr[i] go the owned nodes send[send_off[i] ..
+     * send_off[i+1]), from it come the ghosts recv[recv_off[i] .. recv_off[i+1]) (it owns them). Both ends
+     * list a shared node at the same position. */
+    int nnbr;
+    int *nbr;
+    int64_t *send_off, *recv_off;
+    int32_t *send, *recv;
+} Dist;
+
+/* Rank `rank`'s part of the global space gsp (on its global mesh) split by part[] (partition.h's cell
+ * numbering, values in [0, nranks)). A rank without cells is FEM_ERR_INPUT. */
+int dist_create(Dist *d, const Space *gsp, const int32_t *part, int rank, int nranks);
+void dist_destroy(Dist *d);
+
+/* Global dof numbers of the first n local dofs (ncomp components interleaved), into g[n]. */
+void dist_global_dofs(const Dist *d, int64_t n, int64_t *g);
+
+FEM_EXTERN_C_END
+
+#endif

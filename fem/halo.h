@@ -1,0 +1,58 @@
+/* Moving values between a rank's owned dofs and the ghost copies its neighbours hold (the halo of
+ * fem/dist.h), on Vecs in a device's memory.
+ *
+ * forward: every ghost receives its owner's value (before an operator reads a vector).
+ * reverse-add: every ghost's partial sum is added to its owner's entry, then the ghost is zeroed (after an
+ * operator wrote element contributions into ghost rows).
+ * Each is split into begin and end: between them the messages travel and the caller may compute what does not
+ * touch the halo (an operator's interior elements). Values are staged through host buffers (gather on the
+ * device, download, MPI, upload, scatter), which serves every device; CUDA-aware MPI can replace the staging
+ * later without changing the callers. On one process (no neighbours) every call returns at once.
+ *
+ * A Halo belongs to its caller (no global state) and serves one layout (a Dist and a number of components) at
+ * a time: one exchange in flight per Halo. */
+#ifndef FEMTO_HALO_H
+#define FEMTO_HALO_H
+
+#include "comm.h"
+#include "dist.h"
+#include "vec.h"
+
+FEM_EXTERN_C_BEGIN
+
+typedef struct Halo {
+    Device *dev;
+    int ncomp, nnbr;
+    const int *nbr;                /* the Dist's */
+    int64_t *send_off, *recv_off;  /* in dofs, per neighbour (host) */
+    int32_t *send_idx, *recv_idx;  /* device: owned dofs sent, ghost dofs received (forward) */
+    double *send_dev, *recv_dev;   /* device staging */
+    double *send_host, *recv_host; /* host staging */
+    int64_t nsend, nrecv;          /* dofs */
+    /* reverse-add sums into each owned dof once however many neighbours ghost it: the distinct sent dofs
+     * (sum_idx, device), where each sent position adds to (sum_slot, host), the sums (host) */
+    int64_t nsum;
+    int32_t *sum_idx, *sum_slot;
+    double *sum_dev, *sum_host;
+    CommExchange x;
+    Vec *pending; /* the Vec whose exchange is in flight */
+    int pending_reverse;
+} Halo;
+
+/* The halo of d's space with ncomp components on device dev. */
+int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp);
+void halo_destroy(Halo *h);
+
+/* Ghost entries of v = their owners' values. */
+int halo_forward_begin(Halo *h, Vec *v);
+int halo_forward_end(Halo *h, Vec *v);
+int halo_forward(Halo *h, Vec *v);
+
+/* Owned entries of v += the ghost partial sums that neighbours hold of them; v's ghosts = 0. */
+int halo_reverse_begin(Halo *h, Vec *v);
+int halo_reverse_end(Halo *h, Vec *v);
+int halo_reverse_add(Halo *h, Vec *v);
+
+FEM_EXTERN_C_END
+
+#endif

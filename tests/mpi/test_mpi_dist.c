@@ -1,0 +1,158 @@
+/* A space split over MPI ranks (fem/dist.h) and its halo (fem/halo.h), run under mpiexec with 2 or 3 ranks:
+ *   - every global node is owned by exactly one rank (the owned counts sum to the global count);
+ *   - a local node sits where its global node sits (the local-to-global map);
+ *   - forward fills every ghost with its owner's value exactly, and reverse-add after it leaves on each owned
+ *     dof its valence (the number of ranks that hold the node) times the value, with the ghosts zeroed;
+ *   - with split begin/end and other work between them, the same;
+ *   - a failure on one rank reaches every rank as the same code and sentence (comm_agree).
+ *
+ *   mpiexec -n N test_mpi_dist MESH ORDER NCOMP */
+#include "common/femto_test.h"
+#include "fem/comm.h"
+#include "fem/error.h"
+#include "fem/halo.h"
+#include "fem/partition.h"
+#include "io/mesh_read.h"
+
+#include <math.h>
+#include <string.h>
+
+static double field(int64_t gdof) {
+    return 1.0 + 0.25 * sin(0.37 * (double)gdof) + 1e-3 * (double)gdof;
+}
+
+/* valence[g]: how many distinct parts have a cell on global node g. */
+static int *node_valence(const Space *gsp, const int32_t *part, int nranks) {
+    int *val = calloc((size_t)gsp->nnodes, sizeof(int));
+    char *seen = calloc((size_t)gsp->nnodes * (size_t)nranks, 1);
+    for (int b = 0; b < gsp->ncell_blocks; b++) {
+        const SpaceBlock *sb = &gsp->cells[b];
+        int64_t off = partition_cell_offset(gsp->mesh, b);
+        for (int64_t c = 0; c < sb->count; c++)
+            for (int i = 0; i < sb->ndof; i++) {
+                int64_t g = sb->dofs[c * sb->ndof + i];
+                char *s = &seen[g * nranks + part[off + c]];
+                if (!*s) *s = 1, val[g]++;
+            }
+    }
+    free(seen);
+    return val;
+}
+
+static void check_ownership(const Dist *d, const Space *gsp) {
+    double *count = calloc((size_t)gsp->nnodes, sizeof(double)), owned = (double)d->space.nnodes_owned;
+    for (int64_t i = 0; i < d->space.nnodes_owned; i++) count[d->node_global[i]] += 1;
+    CHECK_OK(comm_sum(count, (int)gsp->nnodes));
+    CHECK_OK(comm_sum(&owned, 1));
+    int64_t wrong = 0;
+    for (int64_t g = 0; g < gsp->nnodes; g++) wrong += count[g] != 1.0;
+    CHECK(owned == (double)gsp->nnodes, "owned nodes sum to %.0f over the ranks, the space has %lld", owned,
+          (long long)gsp->nnodes);
+    CHECK(wrong == 0, "%lld global nodes are not owned by exactly one rank", (long long)wrong);
+    int64_t misplaced = 0;
+    for (int64_t i = 0; i < d->space.nnodes; i++)
+        for (int a = 0; a < 3; a++)
+            misplaced += fabs(d->space.node_x[3 * i + a] - gsp->node_x[3 * d->node_global[i] + a]) > 1e-12;
+    CHECK(misplaced == 0, "rank %d: %lld local node coordinates differ from their global node's", d->rank,
+          (long long)misplaced);
+    free(count);
+}
+
+/* forward, then reverse-add (split: begin, other work, end when split). */
+static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split) {
+    Halo h;
+    CHECK_OK(halo_create(&h, d, dev, ncomp));
+    Vec v;
+    int64_t n = d->space.nnodes * ncomp, nown = d->space.nnodes_owned * ncomp;
+    CHECK_OK(vec_create_split(&v, dev, n, nown));
+    double *x = malloc(sizeof(double) * (size_t)n);
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)n);
+    dist_global_dofs(d, n, g);
+    for (int64_t i = 0; i < n; i++) x[i] = i < nown ? field(g[i]) : -1e30;
+    CHECK_OK(vec_upload(&v, x));
+    if (split) {
+        CHECK_OK(halo_forward_begin(&h, &v));
+        double dot;
+        CHECK_OK(vec_dot(&v, &v, &dot)); /* other work (even a reduction) while the messages travel */
+        CHECK_OK(halo_forward_end(&h, &v));
+    } else {
+        CHECK_OK(halo_forward(&h, &v));
+    }
+    CHECK_OK(vec_download(&v, x));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += x[i] != field(g[i]);
+    CHECK(bad == 0, "rank %d: %lld entries differ from the owner's value after forward", d->rank,
+          (long long)bad);
+    if (split) {
+        CHECK_OK(halo_reverse_begin(&h, &v));
+        CHECK_OK(halo_reverse_end(&h, &v));
+    } else {
+        CHECK_OK(halo_reverse_add(&h, &v));
+    }
+    CHECK_OK(vec_download(&v, x));
+    bad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double want = i < nown ? valence[g[i] / ncomp] * field(g[i]) : 0.0;
+        double err = fabs(x[i] - want) / fabs(field(g[i]));
+        bad += err > 1e-15 * 4;
+        if (err > worst) worst = err;
+    }
+    CHECK(bad == 0, "rank %d: %lld entries are not valence x value after reverse-add (worst relative %.3g)",
+          d->rank, (long long)bad, worst);
+    printf("rank %d of %d: %lld owned + %lld ghost nodes, %d neighbours, %lld dofs sent\n", d->rank,
+           d->nranks, (long long)d->space.nnodes_owned, (long long)(d->space.nnodes - d->space.nnodes_owned),
+           d->nnbr, (long long)h.nsend);
+    free(x);
+    free(g);
+    vec_destroy(&v);
+    halo_destroy(&h);
+}
+
+/* A failure on the last rank alone reaches every rank: the same code and the failing rank's sentence. */
+static void check_agree(int rank, int nranks) {
+    int status = rank == nranks - 1 ? fem_fail(FEM_ERR_INPUT, "rank %d found a bad input", rank) : FEM_OK;
+    status = comm_agree(status);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d found a bad input", nranks - 1);
+    CHECK(status == FEM_ERR_INPUT && strcmp(fem_last_error(), want) == 0,
+          "rank %d: agreed status %d '%s', expected %d '%s'", rank, status, fem_last_error(), FEM_ERR_INPUT,
+          want);
+    CHECK(comm_agree(FEM_OK) == FEM_OK, "rank %d: every rank succeeded, yet the agreement failed", rank);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: mpiexec -n N test_mpi_dist MESH ORDER NCOMP\n");
+        return 2;
+    }
+    Mesh m = {0};
+    MeshReadOptions mo = {0};
+    CHECK_OK(
+        mesh_read(strchr(argv[1], '/') ? argv[1] : test_mesh(argv[1]), &mo, &m)); /* before MPI: a fork */
+    CHECK_OK(comm_ensure_init());
+    int rank = comm_rank(), nranks = comm_size(), order = atoi(argv[2]), ncomp = atoi(argv[3]);
+    Space gsp;
+    CHECK_OK(space_create(&m, order, ncomp, &gsp));
+    int32_t *part = malloc(sizeof(int32_t) * (size_t)partition_ncells(&m));
+    CHECK_OK(partition_mesh_shared(&m, nranks, part));
+    Dist d;
+    CHECK_OK(dist_create(&d, &gsp, part, rank, nranks));
+    int *valence = node_valence(&gsp, part, nranks);
+    Device dev;
+    CHECK_OK(test_device(&dev, DEV_CPU, 1, ASSEMBLE_GATHER));
+    check_ownership(&d, &gsp);
+    check_exchange(&d, &dev, ncomp, valence, 0);
+    check_exchange(&d, &dev, ncomp, valence, 1);
+    check_agree(rank, nranks);
+    double failures = test_failures;
+    CHECK_OK(comm_sum(&failures, 1));
+    test_failures = (int)failures;
+    free(valence);
+    free(part);
+    dist_destroy(&d);
+    space_destroy(&gsp);
+    device_destroy(&dev);
+    mesh_destroy(&m);
+    return rank == 0 ? test_result("test_mpi_dist") : (test_failures ? 1 : 0);
+}
