@@ -297,18 +297,24 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
  * (measured on an H100, p = 2 tetrahedra: linear elasticity 196 -> 119 registers, 2 -> 4 blocks per SM, J x
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
-static SimplexKernel simplex_kernel(const GpuState *g, int id, int dim, int nc, int *split) {
-    const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
-    for (size_t k = 0; k < sizeof simplex_kernels / sizeof simplex_kernels[0]; k++) {
+static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split) {
+    const size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
+    static_assert(sizeof simplex_kernels / sizeof simplex_kernels[0] <= 32, "GpuState.simplex_layout is too short");
+    for (size_t k = 0; k < n; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
         if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
         SimplexKernel one = s->k[dim - 2], sp = s->split[dim - 2];
-        if (!sp || (env && strcmp(env, "0") == 0))
-            *split = 0;
-        else if (env && strcmp(env, "1") == 0)
-            *split = 1;
-        else
-            *split = simplex_blocks_per_sm(g, sp) >= 2 * simplex_blocks_per_sm(g, one);
+        signed char *layout = &g->simplex_layout[k][dim - 2];
+        if (!*layout) {
+            const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
+            int use = 0;
+            if (sp && env && strcmp(env, "1") == 0)
+                use = 1;
+            else if (sp && !(env && strcmp(env, "0") == 0))
+                use = simplex_blocks_per_sm(g, sp) >= 2 * simplex_blocks_per_sm(g, one);
+            *layout = (signed char)(use ? 2 : 1);
+        }
+        *split = *layout == 2;
         return *split ? sp : one;
     }
     return NULL;

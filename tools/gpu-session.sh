@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -84,6 +84,10 @@ for step in $steps; do
     echo "== femto-bench optet, FEMTO_GPU_SIMPLEX_SPLIT=0"
     FEMTO_GPU_SIMPLEX_SPLIT=0 timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator --shapes tet --op-orders 2 \
       --physics elasticity,neo-hookean --elements 1000000 --markdown "$out/optet-nosplit.md" 2>&1 | tail -n 3 ;;
+  cantilever) # the 747k-dof p = 2 cantilever's solve with each fused kernel layout, and with the separate kernels
+    bench cantilever-p2 --device cuda --problem cantilever-tet --order 2 --sizes 750k
+    FEMTO_GPU_SIMPLEX_SPLIT=0 bench cantilever-p2-one-thread --device cuda --problem cantilever-tet --order 2 --sizes 750k
+    FEMTO_GPU_FUSED=0 bench cantilever-p2-separate --device cuda --problem cantilever-tet --order 2 --sizes 750k ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
       echo "== femto-bench ophex $args"
