@@ -53,6 +53,26 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
     }
 }
 
+/* Element e's stored geometry, and on affine cells J^{-1} read once into geo[1..] (simplex_geo does the rest). */
+template <int D>
+static __device__ __forceinline__ const double *simplex_geo_begin(const QfArgs &a, int64_t e, const SimplexWeights &w,
+                                                                  double *geo) {
+    const double *ge = a.geo + e * a.nq * GEO_STRIDE(D);
+    if (w.n) {
+#pragma unroll
+        for (int k = 1; k < GEO_STRIDE(D); k++) geo[k] = __ldg(ge + k);
+    }
+    return ge;
+}
+
+/* Row i of the shape tables at one q-point: returns B[q][i] and writes G[q][i][r] into g. */
+template <int D>
+static __device__ __forceinline__ double simplex_row(const double *Bq, const double *Gq, int i, double *g) {
+#pragma unroll
+    for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+    return Bq[i];
+}
+
 /* The element's values ue[c][i] at q-point q: value uq[c] and reference gradient du[c][r]. */
 template <int D, int NC>
 static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, const double *Gq,
@@ -67,10 +87,8 @@ static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, 
 #pragma unroll
     for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
         if (i < nd) {
-            const double b = Bq[i];
             double g[D];
-#pragma unroll
-            for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+            const double b = simplex_row<D>(Bq, Gq, i, g);
 #pragma unroll
             for (int c = 0; c < NC; c++) {
                 uq[c] += b * ue[c][i];
@@ -88,10 +106,8 @@ static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, c
 #pragma unroll
     for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
         if (i < nd) {
-            const double b = Bq[i];
             double g[D];
-#pragma unroll
-            for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+            const double b = simplex_row<D>(Bq, Gq, i, g);
 #pragma unroll
             for (int c = 0; c < NC; c++) {
                 double v = b * s[c];
@@ -147,12 +163,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
             re[c][i] = 0.0;
         }
     }
-    const double *ge = a.geo + e * nq * GS;
     double geo[GS];
-    if (w.n) {
-#pragma unroll
-        for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
-    }
+    const double *ge = simplex_geo_begin<D>(a, e, w, geo);
     for (int q = 0; q < nq; q++) {
         simplex_geo<D>(ge, q, w, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
@@ -200,12 +212,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
         re[i] = 0.0;
     }
-    const double *ge = a.geo + e * nq * GS;
     double geo[GS];
-    if (w.n) {
-#pragma unroll
-        for (int k = 1; k < GS; k++) geo[k] = __ldg(ge + k);
-    }
+    const double *ge = simplex_geo_begin<D>(a, e, w, geo);
     for (int q = 0; q < nq; q++) {
         simplex_geo<D>(ge, q, w, geo);
         const double *Bq = B + q * nd, *Gq = G + q * nd * D;
