@@ -118,7 +118,8 @@ static int device_join(DeviceStart *ds) {
     ds->started = 0;
     if (ds->status) return fem_fail(ds->status, "%s", ds->message);
     ds->r->have_dev = 1;
-    return FEM_OK;
+    /* the device was made on another thread: a GPU becomes this thread's current one here */
+    return ds->r->dev.ops.sync ? ds->r->dev.ops.sync(&ds->r->dev) : FEM_OK;
 }
 
 /* The problem file with the command line's overrides. */

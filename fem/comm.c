@@ -76,6 +76,11 @@ int comm_launch_size(void) {
     return launch_env(names, 1);
 }
 
+int comm_local_rank(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+    return launch_env(names, 0);
+}
+
 int comm_bcast(void *buf, int64_t bytes, int root) {
     if (comm_size() == 1) return FEM_OK;
     /* MPI counts in int: large buffers go in pieces of at most 1 GiB */
@@ -157,6 +162,9 @@ int comm_launch_rank(void) {
 }
 int comm_launch_size(void) {
     return 1;
+}
+int comm_local_rank(void) {
+    return 0;
 }
 int comm_bcast(void *buf, int64_t bytes, int root) {
     (void)buf, (void)bytes, (void)root;

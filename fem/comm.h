@@ -31,6 +31,10 @@ int comm_size(void);
  * before MPI_Init); 0 and 1 when not launched by one, or without MPI. */
 int comm_launch_rank(void);
 int comm_launch_size(void);
+/* This process's rank among the ranks of its machine (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, MPICH's
+ * MPI_LOCALRANKID, Slurm's SLURM_LOCALID; 0 when not launched by one): one GPU per rank is GPU (local rank mod
+ * the GPUs the machine has). */
+int comm_local_rank(void);
 
 /* bytes of buf from rank root to every rank. A no-op on one process. */
 int comm_bcast(void *buf, int64_t bytes, int root);

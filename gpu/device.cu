@@ -1,6 +1,7 @@
 /* The CUDA device: picks GPU 0, describes it and fills the Device table with the functions of memory.cu,
  * vector.cu and kernels.cu. Every kernel runs on the default stream, so the operations of one Device run in
  * the order they are called; only dot and download wait for the GPU. */
+#include "fem/comm.h"
 #include "gpu/internal.cuh"
 
 #include <stdio.h>
@@ -47,8 +48,10 @@ unsigned gpu_vec_blocks(const GpuState *g, int64_t n) {
     return (unsigned)(blocks > 0 ? blocks : 1);
 }
 
+/* Waits for the device's work; also makes it the calling thread's current GPU (CUDA keeps that per thread, and
+ * a device created on another thread, as femto-app creates it while the mesh is read, is not current here). */
 static int gpu_sync(Device *d) {
-    (void)d;
+    GPU_CHECK(cudaSetDevice(gpu_state(d)->device));
     GPU_CHECK(cudaDeviceSynchronize());
     return FEM_OK;
 }
@@ -79,12 +82,14 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
         return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: %s)",
                         cudaGetErrorString(e));
     }
-    GPU_CHECK(cudaSetDevice(0));
+    /* one GPU per rank: the rank's place among its machine's ranks picks it (0 in a run of one process) */
+    const int gpu = comm_local_rank() % n;
+    GPU_CHECK(cudaSetDevice(gpu));
     cudaDeviceProp prop;
-    GPU_CHECK(cudaGetDeviceProperties(&prop, 0));
+    GPU_CHECK(cudaGetDeviceProperties(&prop, gpu));
     GpuState *g = (GpuState *)calloc(1, sizeof *g);
     if (!g) return fem_fail(FEM_ERR_INTERNAL, "out of host memory creating the CUDA device");
-    g->device = 0;
+    g->device = gpu;
     g->sm_count = prop.multiProcessorCount;
     g->shared_optin = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock ? prop.sharedMemPerBlockOptin
                                                                            : prop.sharedMemPerBlock;

@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever mpigpu; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -88,6 +88,16 @@ for step in $steps; do
     bench cantilever-p2 --device cuda --problem cantilever-tet --order 2 --sizes 750k
     FEMTO_GPU_SIMPLEX_SPLIT=0 bench cantilever-p2-one-thread --device cuda --problem cantilever-tet --order 2 --sizes 750k
     FEMTO_GPU_FUSED=0 bench cantilever-p2-separate --device cuda --problem cantilever-tet --order 2 --sizes 750k ;;
+  mpigpu) # issue 15: the p = 2 cantilever over MPI ranks, one GPU each (Jacobi: multigrid is not distributed yet)
+    o=overheads; mkdir -p $o && cp "$src"/bench/problems/cantilever-tet.* $o/
+    sed 's|  <output |  <solver><linear preconditioner="jacobi"/></solver>\n  <output |' $o/cantilever-tet.xml > $o/cantilever-jacobi.xml
+    nvidia-smi -L
+    ./femto-app run $o/cantilever-jacobi.xml --device cuda -q > /dev/null 2>&1 # meshes once (the cache)
+    for n in 1 2; do
+      echo "== mpigpu $n rank(s)"
+      /usr/bin/time -f "wall %e s" timeout 300 mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run \
+        $o/cantilever-jacobi.xml --device cuda -v 2>&1 | grep -E "^mesh|^time:|^phases:|Newton  1|over|MPI|note|tip|error|wall|cuda|GPU"
+    done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
       echo "== femto-bench ophex $args"
