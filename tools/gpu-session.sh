@@ -97,9 +97,10 @@ for step in $steps; do
     for n in 1 2; do
       echo "== mpigpu $n rank(s)"
       (sleep 3; nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory --format=csv,noheader) &
-      /usr/bin/time -f "wall %e s" timeout 300 mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run \
+      smi=$! # (a bare `wait` would also wait for this script's tee)
+      /usr/bin/time -f "wall %e s" timeout 120 mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run \
         $o/cantilever-jacobi.xml --device cuda -v 2>&1 | grep -E "^device|^time:|Newton  1|over|tip|error|wall"
-      wait
+      wait $smi
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
