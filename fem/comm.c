@@ -1,5 +1,5 @@
-/* The communicator (see comm.h). MPI's own state is process-wide, so the only state kept here is whether this
- * module started MPI and must therefore finalise it. */
+/* The communicator (see comm.h). MPI's own state is process-wide, so the only state kept here is which process
+ * started MPI and must therefore finalise it. */
 #include "comm.h"
 
 #include "error.h"
@@ -8,8 +8,19 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+/* The process that initialised MPI here (0: none). A child forked from it (a plot, the mesh reader) inherits
+ * the exit handlers; should a library call exit() in the child, finalising MPI there would wait for the other
+ * ranks forever, and the parent for the child. */
+static pid_t init_pid;
+
+int comm_in_init_process(void) {
+    return init_pid == 0 || getpid() == init_pid;
+}
 
 static void finalize_at_exit(void) {
+    if (!comm_in_init_process()) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
@@ -30,6 +41,7 @@ int comm_ensure_init(void) {
         return fem_fail(FEM_ERR_INTERNAL, "MPI could not be initialised (MPI_Init_thread failed)");
     /* Errors are values here too: MPI reports them instead of aborting the process. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    init_pid = getpid();
     atexit(finalize_at_exit);
     return FEM_OK;
 }
@@ -165,6 +177,9 @@ int comm_launch_size(void) {
 }
 int comm_local_rank(void) {
     return 0;
+}
+int comm_in_init_process(void) {
+    return 1;
 }
 int comm_bcast(void *buf, int64_t bytes, int root) {
     (void)buf, (void)bytes, (void)root;

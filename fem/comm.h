@@ -36,6 +36,10 @@ int comm_launch_size(void);
  * the GPUs the machine has). */
 int comm_local_rank(void);
 
+/* 0 in a process forked from the one that initialised MPI (its inherited exit handlers must not finalise MPI
+ * or hypre there), else 1. */
+int comm_in_init_process(void);
+
 /* bytes of buf from rank root to every rank. A no-op on one process. */
 int comm_bcast(void *buf, int64_t bytes, int root);
 

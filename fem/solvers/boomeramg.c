@@ -35,7 +35,7 @@ typedef struct {
 } Amg;
 
 static void finalize_hypre(void) {
-    HYPRE_Finalize();
+    if (comm_in_init_process()) HYPRE_Finalize(); /* not in a forked child (comm.h) */
 }
 
 /* MPI, then hypre, initialised once per process (hypre's own state is process-wide). */
