@@ -99,9 +99,9 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->impl = g;
     int status = gpu_kernels_init(g);
     if (!status) {
-        /* the partial sums, the result, and the dot kernel's count of finished blocks (zero between calls) */
-        cudaError_t a = cudaMalloc((void **)&g->dot_partial, sizeof(double) * (GPU_DOT_BLOCKS + 2));
-        if (a == cudaSuccess) a = cudaMemset(g->dot_partial, 0, sizeof(double) * (GPU_DOT_BLOCKS + 2));
+        /* the partial sums, then the dot kernel's count of finished blocks (zero between calls) */
+        cudaError_t a = cudaMalloc((void **)&g->dot_partial, sizeof(double) * (GPU_DOT_BLOCKS + 1));
+        if (a == cudaSuccess) a = cudaMemset(g->dot_partial, 0, sizeof(double) * (GPU_DOT_BLOCKS + 1));
         /* where the dot kernel writes its result for the host: pinned and mapped, so no copy follows it */
         if (a == cudaSuccess) a = cudaHostAlloc((void **)&g->dot_host, sizeof(double), cudaHostAllocMapped);
         if (a == cudaSuccess) a = cudaHostGetDevicePointer((void **)&g->dot_host_dev, g->dot_host, 0);

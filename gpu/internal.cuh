@@ -30,7 +30,7 @@ typedef struct {
     size_t shared_per_sm;
     int kernel_regs[GPU_NKERNELS][GPU_NVARIANTS];    /* registers per thread of each kernel variant */
     int kernel_threads[GPU_NKERNELS][GPU_NVARIANTS]; /* the largest block of each variant */
-    double *dot_partial;  /* [GPU_DOT_BLOCKS + 2]: per-block sums, the result, the count of finished blocks */
+    double *dot_partial;  /* [GPU_DOT_BLOCKS + 1]: per-block sums, then the count of finished blocks */
     double *dot_host;     /* pinned, mapped host memory: the dot product's result */
     double *dot_host_dev; /* the same, as the kernels address it */
     double *fill_pattern; /* device copy of a long fill pattern */

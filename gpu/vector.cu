@@ -99,7 +99,6 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     __syncthreads();
     block_sum(s);
     if (threadIdx.x == 0) {
-        partial[GPU_DOT_BLOCKS] = s[0];
         *host = s[0];
         *count = 0;
     }
@@ -119,7 +118,7 @@ int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out)
     int64_t blocks = (n + GPU_VEC_THREADS - 1) / GPU_VEC_THREADS;
     if (blocks > GPU_DOT_BLOCKS) blocks = GPU_DOT_BLOCKS;
     k_dot<<<(unsigned)blocks, GPU_VEC_THREADS>>>(n, x, y, g->dot_partial,
-                                                 (unsigned *)(g->dot_partial + GPU_DOT_BLOCKS + 1), g->dot_host_dev);
+                                                 (unsigned *)(g->dot_partial + GPU_DOT_BLOCKS), g->dot_host_dev);
     GPU_LAUNCHED(k_dot);
     GPU_CHECK(cudaStreamSynchronize(0));
     *out = *(volatile double *)g->dot_host;
