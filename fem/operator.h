@@ -148,11 +148,14 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* The descriptor of the q-function that a cell (facet 0) or facet block runs for the residual or the Jacobian. */
+static inline const QFunction *op_qfunction(const Operator *op, int facet, int residual) {
+    return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
+                 : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);
+}
 /* Whether a block's Jacobian action adds nothing (its q-function is marked zero: a dead load on facets). */
 static inline int op_block_skipped(const Operator *op, int facet, int residual) {
-    const QFunction *q = facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
-                               : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);
-    return q->zero;
+    return op_qfunction(op, facet, residual)->zero;
 }
 int op_block_aux(Operator *op, OpBlock *b);
 

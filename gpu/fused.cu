@@ -17,6 +17,7 @@
 #include "fem/elem_ops.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
+#include "gpu/qfunction.cuh"
 #include "physics/qfunctions.h"
 
 #include <stdio.h>
@@ -38,8 +39,6 @@ typedef struct {
     int evec;     /* write element vectors (gather assembly follows) instead of adding atomically */
     size_t smem;  /* bytes */
 } FusedLayout;
-
-typedef void (*PointFn)(const QfArgs *, int64_t);
 
 /* The block's q-function arguments: the global arrays from element e0 on, the q-point arrays in shared
  * memory (values and s share an array, gradients and f another: a point function reads its inputs at i
@@ -163,7 +162,7 @@ static int fused_block(Operator *op, OpBlock *b, int residual, const double *in,
     }
     FusedLayout L;
     FEM_TRY(fused_plan(g, d, b, &L, done));
-    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const QFunction *q = op_qfunction(op, 0, residual);
     if (!*done || q->id < 0 || q->id >= QF_COUNT) return *done = 0, FEM_OK;
     if (residual) FEM_TRY(op_block_aux(op, b));
     FusedKernel k = fused_kernels[q->id][b->view.dim - 2];
@@ -206,7 +205,7 @@ extern "C" int gpu_fused_occupancy(const Operator *op, int block, int residual, 
     if (strcmp(op->implementation, "cuda-fused") == 0)
         FEM_TRY(gpu_fused_tensor_occupancy(op, b, residual, regs, blocks_per_sm, &tensor));
     if (tensor) return FEM_OK;
-    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const QFunction *q = op_qfunction(op, 0, residual);
     if (strcmp(op->implementation, "cuda-fused") == 0 && gpu_fused_simplex_fits(op, b, residual))
         return gpu_fused_simplex_occupancy(op, b, residual, regs, blocks_per_sm);
     FusedLayout L;

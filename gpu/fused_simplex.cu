@@ -1,5 +1,6 @@
 /* The register kernel: the fused residual and Jacobian action of a block of triangles or tetrahedra of up to
- * SIMPLEX_MAX_DOF nodes (orders 1 and 2), one thread per element, everything an element needs in registers.
+ * SIMPLEX_MAX_DOF nodes (orders 1 and 2), one thread per element (or, for vector physics where that keeps more
+ * blocks resident, one lane per component: k_fused_simplex_split), everything an element needs in registers.
  *
  * Why a second fused kernel: the shared-memory kernel of fused.cu spreads an element over many threads and
  * passes its q-point values through shared memory with a barrier per stage; on p = 2 tetrahedra it ran at 9%
@@ -30,8 +31,6 @@
 #include <string.h>
 
 enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10, SIMPLEX_MAX_Q = 64 };
-
-typedef void (*PointFn)(const QfArgs *, int64_t);
 
 /* Affine cells: w_q / w_0 of the rule, so that w_q det J = (w_0 det J) w_q / w_0 comes from q-point 0's
  * geometry alone (n = 0: not affine, or a rule of more than SIMPLEX_MAX_Q points: read every q-point's). */
@@ -306,8 +305,8 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
 static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split) {
-    const size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
-    static_assert(sizeof simplex_kernels / sizeof simplex_kernels[0] <= 32, "GpuState.simplex_layout is too short");
+    constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
+    static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
         if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
@@ -348,7 +347,7 @@ static SimplexWeights simplex_weights(const Operator *op, const OpBlock *b) {
  * whose q-function is in the list, with the shape tables and dof map fitting in shared memory. */
 extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual) {
     const ElemView *v = &b->view;
-    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const QFunction *q = op_qfunction(op, 0, residual);
     const Shape s = b->basis.tables.shape;
     if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) || v->ndof > SIMPLEX_MAX_DOF)
         return 0;
@@ -361,9 +360,9 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
     const ElemView *v = &b->view;
-    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const QFunction *q = op_qfunction(op, 0, residual);
     int split;
-    SimplexKernel k = simplex_kernel(gpu_state(op->dev), q->id, v->dim, v->ncomp, &split);
+    SimplexKernel k = simplex_kernel(g, q->id, v->dim, v->ncomp, &split);
     const SimplexWeights w = simplex_weights(op, b);
     const size_t smem = simplex_smem(v);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -374,17 +373,17 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
     k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
     GPU_LAUNCHED("fused simplex operator");
+    char layout[48] = "1 elem/thread";
+    if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused-simplex %s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             split ? (v->ncomp == 3 ? "3 lanes/elem, 10 elems/warp" : "2 lanes/elem, 16 elems/warp") : "1 elem/thread",
-             SIMPLEX_THREADS, (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point",
-             evec ? "gather assembly" : "atomic assembly");
+             "fused-simplex %s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name, layout, SIMPLEX_THREADS,
+             (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
 
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                            int *blocks_per_sm) {
-    const QFunction *q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    const QFunction *q = op_qfunction(op, 0, residual);
     int split;
     SimplexKernel k = simplex_kernel(gpu_state(op->dev), q->id, b->view.dim, b->view.ncomp, &split);
     cudaFuncAttributes at;

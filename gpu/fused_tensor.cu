@@ -32,8 +32,6 @@ enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
 
 enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
 
-typedef void (*PointFn)(const QfArgs *, int64_t);
-
 static __host__ __device__ constexpr int cmax(int a, int b) {
     return a > b ? a : b;
 }
@@ -440,7 +438,7 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     const GpuState *g = gpu_state(op->dev);
     memset(p, 0, sizeof *p);
     *ok = 0;
-    p->q = residual ? &op->phys.cell_residual : &op->phys.cell_jacobian;
+    p->q = op_qfunction(op, 0, residual);
     const int P = v->nd1, D = v->dim, order = P - 1;
     if (!v->tensor || shared_only(op) || b->nelem == 0 || (D != 2 && D != 3) || v->nq1 != P ||
         order < TENSOR_MIN_ORDER || order > TENSOR_MAX_ORDER || !p->q->name || p->q->id < 0)

@@ -30,6 +30,10 @@
         return FEM_OK;                                                                                       \
     }
 
+/* A FEM_HD point function, the template argument of the fused kernels (fused.cu, fused_simplex.cu,
+ * fused_tensor.cu). */
+typedef void (*PointFn)(const QfArgs *, int64_t);
+
 /* The arguments of one q-point (point q of element e) for a point function that a fused kernel calls on the
  * thread's own arrays u, du, geo, s and f: n = nq = 1, the dimension and components the template's constants
  * (so that after inlining the arrays are registers), and the global arrays the point function may read or
