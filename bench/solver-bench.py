@@ -15,6 +15,14 @@ Each run gets a temporary folder with its problem file (the benchmark problem wi
 and, unless --with-output, VTU and HDF5 output turned off); femto-app meshes the .geo itself, so the machine needs
 femto-app and its libraries only (no Gmsh command line). Standard library only. Exit status: 0 when every run
 converged, 1 for a usage error, 3 when a run failed or timed out (its row says how).
+
+Over MPI ranks (issue 15's scaling figures): --ranks 1,2,4 runs every case under `mpiexec -n R` (one rank runs
+femto-app directly), and a second table gives each run's solve time, time per Krylov iteration and parallel
+efficiency against the fewest ranks: strong scaling (the same mesh; efficiency T1 R1 / (TR R)) or, with --weak, weak
+scaling (a dof target or cell size grows with the rank count, so every rank keeps its share; efficiency T1 / TR).
+
+    bench/solver-bench.py --device cpu --threads 1 --ranks 1,2,4,8,16 --problem cantilever-tet --sizes 2M
+    bench/solver-bench.py --device cuda --ranks 1,2 --weak --problem cantilever-tet --sizes 5M --coarse-solver boomeramg
 """
 
 import argparse
@@ -49,7 +57,7 @@ CALIBRATION_SIZES = {
     "cube.geo": [0.1, 0.07, 0.05, 0.035, 0.025, 0.019, 0.015, 0.012],
 }
 
-COLUMNS = ["problem", "cells", "p", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "precond s", "solve s",
+COLUMNS = ["problem", "cells", "p", "ranks", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "precond s", "solve s",
            "run s", "device MB", "host MB", "device B/dof", "device", "commit", "date", "status"]
 
 
@@ -136,8 +144,9 @@ def choose_size(problem, geo, counts_table, p, size):
 
 # ---------------------------------------------------------------- problem files
 
-def problem_xml(problem, h, preconditioner, with_output, folder):
-    """Writes the problem file of one run into folder; returns its path."""
+def problem_xml(problem, h, linear_attrs, with_output, folder):
+    """Writes the problem file of one run into folder, with linear_attrs ({name: value}) on <linear>; returns
+    its path."""
     src = os.path.join(PROBLEMS_DIR, PROBLEMS[problem]["xml"])
     tree = ET.parse(src)
     root = tree.getroot()
@@ -145,7 +154,7 @@ def problem_xml(problem, h, preconditioner, with_output, folder):
     mesh.set("file", os.path.join(PROBLEMS_DIR, mesh.get("file")))
     if h is not None:
         mesh.set("size", repr(h))
-    if preconditioner:
+    if linear_attrs:
         solver = root.find("solver")
         if solver is None:
             solver = ET.Element("solver")
@@ -153,7 +162,8 @@ def problem_xml(problem, h, preconditioner, with_output, folder):
         linear = solver.find("linear")
         if linear is None:
             linear = ET.SubElement(solver, "linear")
-        linear.set("preconditioner", preconditioner)
+        for k, v in linear_attrs.items():
+            linear.set(k, v)
     output = root.find("output")
     for fmt in ("vtu", "hdf5"):
         el = output.find(fmt)
@@ -215,22 +225,44 @@ def parse_stdout(out):
     return info
 
 
-def one_run(args, problem, p, h, predicted):
+def mpi_prefix(args, ranks):
+    """The mpiexec words before femto-app for a run over `ranks` ranks (none for one)."""
+    if ranks == 1:
+        return []
+    flags = args.mpiexec_flags.split() if args.mpiexec_flags else []
+    if os.geteuid() == 0 and "--allow-run-as-root" not in flags:
+        flags.append("--allow-run-as-root")
+    return [args.mpiexec, "-n", str(ranks)] + flags
+
+
+def linear_attrs(args):
+    attrs = {}
+    if args.preconditioner:
+        attrs["preconditioner"] = args.preconditioner
+    if args.coarse_solver:
+        attrs["coarse-solver"] = args.coarse_solver
+    return attrs
+
+
+def one_run(args, problem, p, h, predicted, ranks=1):
     """Runs one case; returns its table row as a dict."""
     folder = tempfile.mkdtemp(prefix=f"femto-bench-{problem}-p{p}-")
     try:
-        xml = problem_xml(problem, h, args.preconditioner, args.with_output, folder)
+        xml = problem_xml(problem, h, linear_attrs(args), args.with_output, folder)
         results = os.path.join(folder, "results")
-        cmd = [args.femto, "run", xml, "--device", args.device, "--order", str(p), "--output-dir", results]
+        cmd = mpi_prefix(args, ranks) + [args.femto, "run", xml, "--device", args.device, "--order", str(p),
+                                         "--output-dir", results]
         if args.threads:
             cmd += ["--threads", str(args.threads)]
         note = f" (about {predicted:,} dofs)" if predicted else ""
-        print(f"solver-bench: {problem} p = {p}, h = {h if h is not None else 'as in the file'}{note} ...",
-              file=sys.stderr, flush=True)
+        print(f"solver-bench: {problem} p = {p}, h = {h if h is not None else 'as in the file'}{note}, "
+              f"{ranks} rank{'s' if ranks > 1 else ''} ...", file=sys.stderr, flush=True)
         env = dict(os.environ, **({"FEMTO_MESH_CACHE": "off"} if args.no_mesh_cache else {}))
+        if args.threads:
+            env["OMP_NUM_THREADS"] = str(args.threads)
         rc, out, err, wall = run_femto(cmd, args.timeout, env)
         summary, device = read_summary(os.path.join(results, f"{problem}_summary.txt"))
-        row = dict(parse_stdout(out), problem=problem, p=p, h=h, predicted_dofs=predicted, wall=wall, rc=rc,
+        row = dict(parse_stdout(out), problem=problem, p=p, h=h, ranks=ranks, predicted_dofs=predicted, wall=wall, rc=rc,
                    device=device, summary=summary, error=(err.strip().splitlines() or [""])[-1])
         print(f"solver-bench:   {status_text(row)} in {wall:.1f} s", file=sys.stderr, flush=True)
         if args.keep:
@@ -272,7 +304,7 @@ def cells(row, commit, date):
     dofs = row["dofs"]
     dev_peak = s.get("device_peak_bytes")
     per_dof = f"{dev_peak / dofs:.0f}" if dev_peak and dofs else "-"
-    return [row["problem"], row["cells"], str(row["p"]), f"{dofs:,}" if dofs else "-",
+    return [row["problem"], row["cells"], str(row["p"]), str(row.get("ranks", 1)), f"{dofs:,}" if dofs else "-",
             num("newton_iterations", "{:.0f}"), num("linear_iterations", "{:.0f}"), row["preconditioner"],
             num("mesh_seconds", "{:.2f}"), num("setup_seconds", "{:.2f}"), num("preconditioner_setup_seconds", "{:.2f}"),
             num("solve_seconds", "{:.3f}"),
@@ -360,6 +392,13 @@ def options():
     ap.add_argument("--order", default="", help="element order(s), comma-separated (default: the problem's)")
     ap.add_argument("--preconditioner", choices=["multigrid", "jacobi", "chebyshev", "none"],
                     help="<linear preconditioner=...> (default: femto's)")
+    ap.add_argument("--coarse-solver", choices=["auto", "boomeramg", "cudss", "cholmod"],
+                    help="<linear coarse-solver=...> (default: femto's)")
+    ap.add_argument("--ranks", default="1", help="MPI rank counts, comma-separated (default 1: no mpiexec)")
+    ap.add_argument("--weak", action="store_true",
+                    help="weak scaling: each size is per rank (dof targets times R, cell sizes over R^(1/3))")
+    ap.add_argument("--mpiexec", default="mpiexec", help="the MPI launcher (default mpiexec)")
+    ap.add_argument("--mpiexec-flags", default="", help="extra launcher flags, e.g. '--oversubscribe'")
     ap.add_argument("--markdown", help="also write the table to this file")
     ap.add_argument("--json", help="also write every run (its options, status and NAME_summary.txt) to this file")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run (default 3600)")
@@ -372,22 +411,67 @@ def options():
     return ap.parse_args()
 
 
+def parse_ranks(text):
+    try:
+        ranks = [int(r) for r in text.split(",") if r.strip()]
+    except ValueError:
+        ranks = []
+    if not ranks or min(ranks) < 1:
+        fail(f"bad --ranks '{text}': expected positive rank counts, e.g. 1,2,4")
+    return ranks
+
+
+def per_rank_size(size, ranks):
+    """A weak-scaling size: the per-rank dof target times the ranks, or the cell size over their cube root."""
+    kind, value = size
+    return (kind, value * ranks) if kind == "dofs" else (kind, value / ranks ** (1 / 3))
+
+
 def plan(args, counts_table):
-    """[(problem, order, h or None, predicted dofs or None)]"""
+    """[(problem, order, h or None, predicted dofs or None, ranks)]"""
     orders = [int(o) for o in args.order.split(",") if o.strip()] if args.order else [None]
     sizes = parse_sizes(args.sizes) if args.sizes else [None]
+    if args.weak and None in sizes:
+        fail("--weak needs --sizes (the size per rank)")
     runs = []
     for problem in args.problem or list(PROBLEMS):
         root = ET.parse(os.path.join(PROBLEMS_DIR, PROBLEMS[problem]["xml"])).getroot()
         for p in orders:
             p = p or int(root.find("discretization").get("order", "1"))
             for size in sizes:
-                if size is None:
-                    runs.append((problem, p, None, None))
-                    continue
-                h, predicted = choose_size(problem, problem_geo(problem), counts_table, p, size)
-                runs.append((problem, p, h, predicted))
+                for ranks in parse_ranks(args.ranks):
+                    if size is None:
+                        runs.append((problem, p, None, None, ranks))
+                        continue
+                    sz = per_rank_size(size, ranks) if args.weak else size
+                    h, predicted = choose_size(problem, problem_geo(problem), counts_table, p, sz)
+                    runs.append((problem, p, h, predicted, ranks))
     return runs
+
+
+def scaling_table(rows, weak):
+    """Solve time, time per Krylov iteration and efficiency of each run against the same case's fewest ranks
+    (strong: T1 R1 / (TR R); weak: T1 / TR), or '' when every case ran on one rank count."""
+    if len({r["ranks"] for r in rows}) < 2:
+        return ""
+    lines = ["", f"{'Weak' if weak else 'Strong'} scaling (efficiency of the solve, and of one Krylov iteration):", "",
+             "| problem | p | ranks | dofs | Krylov | setup s | solve s | ms per iteration | efficiency | "
+             "efficiency per iteration |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    base = {}
+    for r in rows:
+        s = r["summary"]
+        if r["rc"] != 0 or "solve_seconds" not in s or not s.get("linear_iterations"):
+            lines.append(f"| {r['problem']} | {r['p']} | {r['ranks']} | - | - | - | - | - | - | {status_text(r)} |")
+            continue
+        t, its = s["solve_seconds"], s["linear_iterations"]
+        key = (r["problem"], r["p"]) if weak else (r["problem"], r["p"], r["h"])
+        b = base.setdefault(key, (r["ranks"], t, t / its))
+        work = 1 if weak else r["ranks"] / b[0]
+        eff, eff_it = b[1] / (t * work), b[2] / (t / its * work)
+        lines.append(f"| {r['problem']} | {r['p']} | {r['ranks']} | {r['dofs']:,} | {its:.0f} | "
+                     f"{s.get('setup_seconds', 0):.2f} | {t:.3f} | {1e3 * t / its:.3f} | {100 * eff:.0f}% | "
+                     f"{100 * eff_it:.0f}% |")
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -401,18 +485,18 @@ def main():
     counts_table = json.load(open(COUNTS_FILE)) if os.path.exists(COUNTS_FILE) else {}
     runs = plan(args, counts_table)
     if args.dry_run:
-        for problem, p, h, predicted in runs:
+        for problem, p, h, predicted, ranks in runs:
             print(f"{problem} p = {p}: h = {h if h is not None else 'as in the file'}"
-                  + (f", about {predicted:,} dofs" if predicted else ""))
+                  + (f", about {predicted:,} dofs" if predicted else "") + (f", {ranks} ranks" if ranks > 1 else ""))
         return 0
     commit, date = femto_commit(args.femto), datetime.date.today().isoformat()
-    rows = [one_run(args, problem, p, h, predicted) for problem, p, h, predicted in runs]
+    rows = [one_run(args, problem, p, h, predicted, ranks) for problem, p, h, predicted, ranks in runs]
     devices = sorted({r["device"] for r in rows if r["device"]})
     preamble = (f"femto solver benchmark, {date}, commit {commit}: femto-app --device {args.device}"
                 + (f" --threads {args.threads}" if args.threads else "")
                 + (f", preconditioner {args.preconditioner}" if args.preconditioner else "")
                 + (f"; {'; '.join(devices)}" if devices else ""))
-    table = markdown(rows, commit, date, preamble)
+    table = markdown(rows, commit, date, preamble) + scaling_table(rows, args.weak)
     sys.stdout.write(table)
     if args.markdown:
         with open(args.markdown, "w") as f:

@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "solver-bench.py")
-COLUMNS = ["problem", "cells", "p", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "precond s", "solve s",
+COLUMNS = ["problem", "cells", "p", "ranks", "dofs", "Newton", "Krylov", "preconditioner", "mesh s", "setup s", "precond s", "solve s",
            "run s", "device MB", "host MB", "device B/dof", "device", "commit", "date", "status"]
 failures = 0
 
