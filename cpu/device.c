@@ -36,6 +36,16 @@ static int cpu_axpby(Device *d, int64_t n, double a, const double *x, double b, 
     return FEM_OK;
 }
 
+static int cpu_cheb_step(Device *dev, int64_t n, double a, const double *inv_diag, const double *r,
+                         const double *t, double b, double *d, double *z) {
+#pragma omp parallel for num_threads(dev->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) {
+        d[i] = a * (inv_diag[i] * (r[i] - t[i])) + b * d[i];
+        z[i] += d[i];
+    }
+    return FEM_OK;
+}
+
 static int cpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out) {
     double s = 0.0;
 #pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : s) if (n > 20000)
@@ -99,6 +109,7 @@ int cpu_device_create(Device *d, int threads, AssembleKind assembly) {
                          .copy = cpu_copy,
                          .zero = cpu_zero,
                          .axpby = cpu_axpby,
+                         .cheb_step = cpu_cheb_step,
                          .dot = cpu_dot,
                          .mult = cpu_mult,
                          .recip = cpu_recip,

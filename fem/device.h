@@ -55,6 +55,10 @@ typedef struct {
     int (*recip)(Device *, int64_t n, const double *x, double *y);
     /* y = a .* x (pointwise) */
     int (*mult)(Device *, int64_t n, const double *a, const double *x, double *y);
+    /* One Chebyshev smoothing step in one pass: d = a inv_diag .* (r - t) + b d, then z += d
+     * (fem/solvers/pc.c; five separate vector passes before) */
+    int (*cheb_step)(Device *, int64_t n, double a, const double *inv_diag, const double *r, const double *t,
+                     double b, double *d, double *z);
     /* y[idx[i]] = vals ? vals[i] : 0 */
     int (*scatter)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y);
     /* out[i] = x[idx[i]] */

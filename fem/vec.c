@@ -59,6 +59,10 @@ int vec_pointwise_mult(const Vec *a, const Vec *x, Vec *y) {
     return y->dev->ops.mult(y->dev, y->n, a->data, x->data, y->data);
 }
 
+int vec_cheb_step(double a, const Vec *inv_diag, const Vec *r, const Vec *t, double b, Vec *d, Vec *z) {
+    return z->dev->ops.cheb_step(z->dev, z->n, a, inv_diag->data, r->data, t->data, b, d->data, z->data);
+}
+
 int vec_reciprocal(const Vec *x, Vec *y) {
     return y->dev->ops.recip(y->dev, y->n, x->data, y->data);
 }

@@ -36,6 +36,8 @@ int vec_copy(Vec *dst, const Vec *src);
 int vec_axpby(double a, const Vec *x, double b, Vec *y);
 /* y = a .* x (pointwise) */
 int vec_pointwise_mult(const Vec *a, const Vec *x, Vec *y);
+/* d = a inv_diag .* (r - t) + b d; z += d: a Chebyshev-Jacobi step (Device.cheb_step), every entry. */
+int vec_cheb_step(double a, const Vec *inv_diag, const Vec *r, const Vec *t, double b, Vec *d, Vec *z);
 /* y = 1 ./ x */
 int vec_reciprocal(const Vec *x, Vec *y);
 /* x . y over owned entries, summed over processes */

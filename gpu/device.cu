@@ -131,6 +131,7 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->ops.dot = gpu_dot;
     d->ops.recip = gpu_recip;
     d->ops.mult = gpu_mult;
+    d->ops.cheb_step = gpu_cheb_step;
     d->ops.scatter = gpu_scatter;
     d->ops.gather = gpu_gather;
     d->ops.interpolate = gpu_interpolate;

@@ -77,6 +77,8 @@ int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double 
 int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out);
 int gpu_recip(Device *d, int64_t n, const double *x, double *y);
 int gpu_mult(Device *d, int64_t n, const double *a, const double *x, double *y);
+int gpu_cheb_step(Device *dev, int64_t n, double a, const double *inv_diag, const double *r, const double *t,
+                  double b, double *d, double *z);
 int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y);
 int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);

@@ -28,6 +28,17 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
         y[i] = a[i] * x[i];
 }
 
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_cheb_step(int64_t n, double a, const double *__restrict__ inv_diag, const double *__restrict__ r,
+                const double *__restrict__ t, double b, double *__restrict__ d, double *__restrict__ z) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const double di = a * (inv_diag[i] * (r[i] - t[i])) + b * d[i];
+        d[i] = di;
+        z[i] += di;
+    }
+}
+
 static __global__ void __launch_bounds__(GPU_VEC_THREADS) k_recip(int64_t n, const double *x, double *y) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
@@ -108,6 +119,14 @@ int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double 
     if (n <= 0) return FEM_OK;
     k_axpby<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, a, x, b, y);
     GPU_LAUNCHED(k_axpby);
+    return FEM_OK;
+}
+
+int gpu_cheb_step(Device *dev, int64_t n, double a, const double *inv_diag, const double *r, const double *t,
+                  double b, double *d, double *z) {
+    if (n <= 0) return FEM_OK;
+    k_cheb_step<<<gpu_vec_blocks(gpu_state(dev), n), GPU_VEC_THREADS>>>(n, a, inv_diag, r, t, b, d, z);
+    GPU_LAUNCHED(k_cheb_step);
     return FEM_OK;
 }
 

@@ -109,12 +109,9 @@ int chebyshev_apply(Chebyshev *c, LinOp A, const Vec *r, Vec *z) {
     FEM_TRY(vec_copy(z, &c->d));
     for (int it = 1; it < c->degree; it++) {
         FEM_TRY(A.apply(A.ctx, z, &c->t));
-        FEM_TRY(vec_copy(&c->res, r));
-        FEM_TRY(vec_axpby(-1.0, &c->t, 1.0, &c->res));
         double rho_new = 1.0 / (2.0 * sigma - rho);
-        FEM_TRY(vec_pointwise_mult(&c->inv_diag, &c->res, &c->t));
-        FEM_TRY(vec_axpby(2.0 * rho_new / delta, &c->t, rho_new * rho, &c->d));
-        FEM_TRY(vec_axpby(1.0, &c->d, 1.0, z));
+        /* d = 2 rho_new / delta D^-1 (r - A z) + rho_new rho d; z += d, in one pass over the vectors */
+        FEM_TRY(vec_cheb_step(2.0 * rho_new / delta, &c->inv_diag, r, &c->t, rho_new * rho, &c->d, z));
         rho = rho_new;
     }
     return FEM_OK;

@@ -129,6 +129,23 @@ static void check_length(int64_t n) {
     compare("recip", n, h, yc);
     free(h);
 
+    /* cheb_step: d = 0.8 a .* (x - y) - 0.3 d, z += d, with d and z starting from y and x */
+    {
+        double *dc = malloc(bytes > 0 ? bytes : 1), *zc = malloc(bytes > 0 ? bytes : 1);
+        memcpy(dc, y, bytes), memcpy(zc, x, bytes);
+        CHECK_OK(cpu.ops.cheb_step(&cpu, n, 0.8, a, x, y, -0.3, dc, zc));
+        double *gd = up(y, n), *gz = up(x, n);
+        CHECK_OK(gpu.ops.cheb_step(&gpu, n, 0.8, ga, gx, gy, -0.3, gd, gz));
+        h = down(gd, n);
+        compare("cheb_step d", n, h, dc);
+        free(h);
+        h = down(gz, n);
+        compare("cheb_step z", n, h, zc);
+        free(h);
+        gpu.ops.free(&gpu, gd), gpu.ops.free(&gpu, gz);
+        free(dc), free(zc);
+    }
+
     /* scatter (with values and with NULL = zeros) and gather on a random permutation's first half */
     int64_t m = n / 2;
     int32_t *idx = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
