@@ -3,7 +3,8 @@
  *
  * For each part count P the mesh's cells are cut by the same METIS call a run over ranks makes
  * (fem/partition.h), and the halo is counted with the ownership rule of fem/dist.h (a node belongs to the
- * lowest part among the cells touching it; every other part touching it holds a ghost copy): owned and ghost
+ * part with the smallest dist_owner_key among the cells touching it; every other part touching it holds a
+ * ghost copy): owned and ghost
  * dofs per part, neighbours, and the bytes one exchange moves. Counting needs no dist_create per part (that
  * builds each part's space, far too slow for 1,024 parts): one sorted list of (node, part) pairs gives it all.
  *
@@ -89,23 +90,27 @@ static int node_part_pairs(const Space *sp, const int32_t *part, uint64_t **pair
 
 /* From the pairs: owned and ghost nodes per part, and the (owner, ghost holder) links with their node counts
  * as owner << 20 | holder, sorted (one entry per shared node and holder). */
-static int halo_links(const uint64_t *pairs, int64_t npairs, int nparts, int64_t *owned, int64_t *ghost,
-                      uint64_t **links, int64_t *nlinks) {
+static int halo_links(const uint64_t *pairs, int64_t npairs, int64_t *owned, int64_t *ghost, uint64_t **links,
+                      int64_t *nlinks) {
     FEM_ALLOC(*links, npairs, "the halo links");
     int64_t nl = 0;
     for (int64_t i = 0; i < npairs;) {
-        const uint64_t node = pairs[i] >> 20;
-        const int owner = (int)(pairs[i] & 0xfffff);
+        const int64_t node = (int64_t)(pairs[i] >> 20);
+        int64_t j = i;
+        int owner = -1;
+        for (; j < npairs && (int64_t)(pairs[j] >> 20) == node; j++) {
+            const int p = (int)(pairs[j] & 0xfffff);
+            if (owner < 0 || dist_owner_key(node, p) < dist_owner_key(node, owner)) owner = p;
+        }
         owned[owner]++;
-        int64_t j = i + 1;
-        for (; j < npairs && pairs[j] >> 20 == node; j++) {
-            const int holder = (int)(pairs[j] & 0xfffff);
+        for (int64_t k = i; k < j; k++) {
+            const int holder = (int)(pairs[k] & 0xfffff);
+            if (holder == owner) continue;
             ghost[holder]++;
             (*links)[nl++] = (uint64_t)owner << 20 | (uint64_t)holder;
         }
         i = j;
     }
-    (void)nparts;
     qsort(*links, (size_t)nl, sizeof **links, cmp_u64);
     *nlinks = nl;
     return FEM_OK;
@@ -190,7 +195,7 @@ static int halo_stats(const Space *sp, int nparts, int ncomp, int check, HaloSta
     if (!owned || !ghost) status = fem_fail(FEM_ERR_INTERNAL, "out of memory counting %d parts", nparts);
     if (!status) status = partition_mesh(sp->mesh, nparts, part);
     if (!status) status = node_part_pairs(sp, part, &pairs, &npairs);
-    if (!status) status = halo_links(pairs, npairs, nparts, owned, ghost, &links, &nlinks);
+    if (!status) status = halo_links(pairs, npairs, owned, ghost, &links, &nlinks);
     if (!status && check) status = check_against_dist(sp, part, nparts, owned, ghost, links, nlinks);
     if (!status) {
         message_stats(links, nlinks, nparts, ncomp, st);

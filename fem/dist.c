@@ -124,16 +124,25 @@ static int local_mesh(Dist *d, const Mesh *gm, const int32_t *part) {
     return mesh_finish(m);
 }
 
-/* owner[n] = the lowest part among the cells that touch global node n. */
+uint64_t dist_owner_key(int64_t node, int32_t part) {
+    /* splitmix64's finaliser of (node, part): every part touching a node is equally likely to come first */
+    uint64_t z = (uint64_t)node * 0x9e3779b97f4a7c15u + (uint64_t)part * 0xd1b54a32d192ed03u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return (z ^ (z >> 31)) ^ (uint64_t)part; /* distinct parts: distinct keys */
+}
+
+/* owner[n] = the part among the cells that touch global node n with the smallest dist_owner_key. */
 static int node_owners(const Space *gsp, const int32_t *part, int32_t *owner) {
-    for (int64_t n = 0; n < gsp->nnodes; n++) owner[n] = INT32_MAX;
+    for (int64_t n = 0; n < gsp->nnodes; n++) owner[n] = -1;
     for (int b = 0; b < gsp->ncell_blocks; b++) {
         const SpaceBlock *sb = &gsp->cells[b];
         int64_t off = partition_cell_offset(gsp->mesh, b);
         for (int64_t c = 0; c < sb->count; c++)
             for (int i = 0; i < sb->ndof; i++) {
-                int32_t *o = &owner[sb->dofs[c * sb->ndof + i]];
-                if (part[off + c] < *o) *o = part[off + c];
+                const fem_idx n = sb->dofs[c * sb->ndof + i];
+                const int32_t p = part[off + c];
+                if (owner[n] < 0 || dist_owner_key(n, p) < dist_owner_key(n, owner[n])) owner[n] = p;
             }
     }
     return FEM_OK;
