@@ -8,6 +8,8 @@ CASE sample:SAMPLE/NAME:N  inputs/SAMPLE/NAME.xml run over N ranks gives the exp
               run in one process and over N ranks writes the same summary (timings aside), Krylov iteration counts
               within 10%, VTU files (every frame of every physics) with the same points and the same fields to 1e-9,
               and probe series to 1e-9.
+CASE schemes:N  the transient sample with backward Euler and with Crank-Nicolson (it uses BDF2): one process against
+              N ranks as above.
 CASE errors:  a bad input ends every rank with exit 2 and one 'femto-app:' sentence, writing nothing; a plot that
               PLplot cannot draw (no driver) is a note and the run ends (exit 0, its results written): the forked
               plotter's exit must not finalise MPI, which waited for the other rank forever.
@@ -153,6 +155,28 @@ def compare_probes(one, two, n):
     return problems
 
 
+def one_and_n(app, xml, work, mpi, n, label):
+    """xml in one process and over n ranks: the same summary, Krylov counts, VTU files and probe series."""
+    one, many = os.path.join(work, f"{label}-1"), os.path.join(work, f"{label}-{n}")
+    r1 = run([app, "run", xml, "--output-dir", one, "-q", "--device", "cpu"])
+    r2 = run(mpi + ["-n", str(n), app, "run", xml, "--output-dir", many, "-q", "--device", "cpu"])
+    if r1.returncode or r2.returncode:
+        return [f"{label}: exit {r1.returncode} in one process, {r2.returncode} over {n} ranks: {r1.stderr}{r2.stderr}"]
+    s1, s2 = summary(one), summary(many)
+    problems = compare_summaries(s1, s2, n)
+    vtu_problems, nvtu = compare_vtus(one, many, n)
+    print(f"{label}: {s1['linear_iterations']:g} Krylov iterations in one process, {s2['linear_iterations']:g} "
+          f"over {n} ranks; {nvtu} VTU files compared")
+    return problems + vtu_problems + compare_probes(one, many, n)
+
+
+def verdict(what, problems):
+    print(("ok   " if not problems else "FAIL ") + what)
+    for p in problems:
+        print("  " + p)
+    return bool(problems)
+
+
 def sample_case(app, inputs, work, mpi, sample, name, n):
     problems = []
     out = os.path.join(work, f"{name}-{n}")
@@ -162,23 +186,22 @@ def sample_case(app, inputs, work, mpi, sample, name, n):
         problems.append(f"{n} ranks: exit {r.returncode}: {r.stdout}{r.stderr}")
     else:
         problems += expected(os.path.join(inputs, sample, name + ".expected.txt"), summary(out))
-    xml = jacobi_variant(work, sample, name, inputs)
-    one, two = os.path.join(work, f"{name}-jacobi-1"), os.path.join(work, f"{name}-jacobi-{n}")
-    r1 = run([app, "run", xml, "--output-dir", one, "-q", "--device", "cpu"])
-    r2 = run(mpi + ["-n", str(n), app, "run", xml, "--output-dir", two, "-q", "--device", "cpu"])
-    if r1.returncode or r2.returncode:
-        problems.append(f"Jacobi runs: exit {r1.returncode} and {r2.returncode}: {r1.stderr}{r2.stderr}")
-    else:
-        s1, s2 = summary(one), summary(two)
-        problems += compare_summaries(s1, s2, n)
-        vtu_problems, nvtu = compare_vtus(one, two, n)
-        problems += vtu_problems + compare_probes(one, two, n)
-        print(f"{name}: {s1['linear_iterations']:g} Krylov iterations in one process, {s2['linear_iterations']:g} "
-              f"over {n} ranks; {nvtu} VTU files compared")
-    print(("ok   " if not problems else "FAIL ") + f"{sample}/{name} over {n} ranks")
-    for p in problems:
-        print("  " + p)
-    return bool(problems)
+    problems += one_and_n(app, jacobi_variant(work, sample, name, inputs), work, mpi, n, f"{name}-jacobi")
+    return verdict(f"{sample}/{name} over {n} ranks", problems)
+
+
+def schemes_case(app, inputs, work, mpi, n):
+    """The transient sample (BDF2) with backward Euler and with Crank-Nicolson, whose explicit half is a residual
+    of the previous step: one process against n ranks."""
+    failures = 0
+    for scheme in ("backward-euler", "crank-nicolson"):
+        text = open(jacobi_variant(work, "heat-transient-slab", "slab", inputs)).read()
+        assert 'scheme="bdf2"' in text, "the transient sample no longer uses BDF2"
+        xml = os.path.join(work, f"slab-{scheme}.xml")
+        open(xml, "w").write(text.replace('scheme="bdf2"', f'scheme="{scheme}"'))
+        problems = one_and_n(app, xml, work, mpi, n, f"slab-{scheme}")
+        failures += verdict(f"heat-transient-slab with {scheme} over {n} ranks", problems)
+    return failures
 
 
 def errors_case(app, inputs, work, mpi):
@@ -219,7 +242,8 @@ def errors_case(app, inputs, work, mpi):
 def main():
     case = sys.argv[1].split(":") if len(sys.argv) >= 6 else [""]
     sample = re.fullmatch(r"sample:([^/:]+)/([^/:]+):([0-9]+)", sys.argv[1]) if len(sys.argv) >= 6 else None
-    if case != ["errors"] and not sample:
+    schemes = re.fullmatch(r"schemes:([0-9]+)", sys.argv[1]) if len(sys.argv) >= 6 else None
+    if case != ["errors"] and not sample and not schemes:
         print(__doc__)
         return 2
     app, inputs, work, mpi = sys.argv[2], os.path.abspath(sys.argv[3]), sys.argv[4], sys.argv[5:]
@@ -227,6 +251,8 @@ def main():
     os.makedirs(work)
     if sample:
         return 1 if sample_case(app, inputs, work, mpi, sample[1], sample[2], int(sample[3])) else 0
+    if schemes:
+        return 1 if schemes_case(app, inputs, work, mpi, int(schemes[1])) else 0
     return 1 if errors_case(app, inputs, work, mpi) else 0
 
 
