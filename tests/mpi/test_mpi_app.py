@@ -82,8 +82,9 @@ def vtu_arrays(path):
 
 
 def jacobi_variant(work, sample, name, inputs):
-    """The sample with Jacobi and a tight rtol (the automatic Krylov choice: CG where the Jacobian is symmetric),
-    no plots, its mesh named by absolute path."""
+    """The sample with Jacobi, linear rtol 1e-12 and Newton rtol 1e-10 (the automatic Krylov choice: CG where the
+    Jacobian is symmetric), no plots, its mesh named by absolute path. At the default tolerances the derived fields
+    (heat flux near an insulated face) of one process and N ranks differ by 1e-8 of their largest value."""
     text = open(os.path.join(inputs, sample, name + ".xml")).read()
     text = re.sub(r'<mesh file="([^"]+)"', lambda m: f'<mesh file="{os.path.join(inputs, sample, m.group(1))}"', text)
     text = text.replace("xsi:noNamespaceSchemaLocation=\"../../io/problem.xsd\"", "")
@@ -135,7 +136,7 @@ def compare_vtus(one, two, n):
 
 
 def compare_probes(one, two, n):
-    """The probe series (every output time) to 1e-9 of each column's largest value."""
+    """The probe series (every output time) to 1e-9 of the largest value of the column's field."""
     problems = []
     for f in sorted(glob.glob(os.path.join(one, "*_probes.csv"))):
         rows = [[l.strip().split(",") for l in open(os.path.join(d, os.path.basename(f))) if l.strip()]
@@ -148,7 +149,8 @@ def compare_probes(one, two, n):
         names = head[0] if head else []
         for c in range(len(nums[0][0]) if nums[0] else 0):
             # a component that vanishes by symmetry is compared at the scale of its field (every column of it)
-            family = [i for i in range(len(names)) if re.split(r"[_@ ]", names[i])[0] == re.split(r"[_@ ]", names[c])[0]]
+            field = re.split(r"[_@ ]", names[c])[0]
+            family = [i for i in range(len(names)) if re.split(r"[_@ ]", names[i])[0] == field]
             scale = max(abs(r[i]) for r in nums[0] for i in family)
             if max(abs(a[c] - b[c]) for a, b in zip(*nums)) > 1e-9 * max(scale, 1e-300):
                 problems.append(f"{os.path.basename(f)}: column {c} differs between one process and {n} ranks")
