@@ -101,8 +101,6 @@ typedef struct {
     int have_dist, have_model, have_halo;
 } RunDist;
 
-/* One sentence (exit 1) for what a run over several ranks cannot do yet: time steps, coupled physics. */
-int run_dist_refuse(const Problem *pb, const PhysicsType *t);
 /* Partition (rank 0 computes, every rank receives), the rank's part, its model and halo. Collective. */
 int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev);
 /* The whole solution vector, in global numbering, on every rank, from each rank's owned entries of u.

@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int run_dist_refuse(const Problem *pb, const PhysicsType *t) {
-    if (t->transient(pb))
-        return fem_fail(FEM_ERR_USAGE,
-                        "%s: a transient run over %d MPI ranks is not supported yet; run it in one process",
-                        pb->path, comm_size());
-    if (t->reads(pb))
-        return fem_fail(
-            FEM_ERR_USAGE,
-            "%s: a coupled run (%s reads the %s field) over %d MPI ranks is not supported yet; run it "
-            "in one process",
-            pb->path, t->name, t->reads(pb), comm_size());
-    return FEM_OK;
-}
-
 int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev) {
     memset(rd, 0, sizeof *rd);
     rd->on = 1;

@@ -26,7 +26,10 @@ typedef struct {
     RunDist dist;
     Operator gop;
     Vec gu;
-    const double *aux;  /* the field read from an earlier physics (host), or NULL */
+    Vec gaux;          /* rank 0: the stepper's history term on the whole space, for the physics' step hook */
+    double *ghist;     /* its gathered host copy (every rank: the gather is a sum over ranks) */
+    Vec laux;          /* the field read from an earlier physics, in the rank's local numbering */
+    const double *aux; /* the field read from an earlier physics (host), or NULL */
     ResultSeries rs;
     OutFrame frame;
     RunSeries series; /* probes and convergence as CSV (app/run_series.c) */
@@ -132,10 +135,27 @@ static int time_hook(void *ctx, double a, double theta) {
     return FEM_OK;
 }
 
-/* After a time step: what the physics accumulates over time (heat through its boundaries). */
+/* Over MPI ranks, before the physics' step hook: the solution and the history term of the step gathered, and
+ * on rank 0 the whole space's operator in the state of the rank's (its constants, the history as its
+ * auxiliary field), so that the hook sees what it sees in one process. Collective. */
+static int gather_step_state(PhysicsRun *p) {
+    FEM_TRY(solution_to_host(p));
+    FEM_TRY(run_dist_gather(&p->dist, &p->st.aux, p->ghist));
+    if (comm_rank() != 0) return FEM_OK;
+    FEM_TRY(vec_upload(&p->gaux, p->ghist));
+    p->gop.aux = p->op.aux ? p->gaux.data : NULL;
+    return op_update_ctx(&p->gop);
+}
+
+/* After a time step: what the physics accumulates over time (heat through its boundaries). Over MPI ranks
+ * every rank gathers, whatever its status, so that no rank waits for another; rank 0 accumulates. */
 static int track_step(PhysicsRun *p, const StepReport *s) {
-    if (s->kind != STEP_TIME || !p->t->step) return FEM_OK;
-    FEM_TRY(vec_download(&p->u, p->host));
+    if (s->kind != STEP_TIME || !p->t->step || s->failed) return FEM_OK;
+    if (p->dist.on)
+        FEM_TRY(gather_step_state(p));
+    else
+        FEM_TRY(vec_download(&p->u, p->host));
+    if (!writer(p) || p->hook_status) return FEM_OK;
     PhysicsState st = state_of(p);
     return p->t->step(&st, s->t);
 }
@@ -143,11 +163,12 @@ static int track_step(PhysicsRun *p, const StepReport *s) {
 /* One line per solve: what was solved, Newton's iterations and residuals, the linear iterations, seconds. */
 static void step_hook(void *ctx, const StepReport *s) {
     PhysicsRun *p = ctx;
+    int tracked = track_step(p, s);
+    if (!p->hook_status) p->hook_status = tracked;
     if (!writer(p)) return;
     const NewtonResult *res = s->newton;
     run_account(p->r, res, &p->nw.set);
     run_series_solve(&p->series, s, series_x(p, s->t));
-    if (!p->hook_status && !s->failed) p->hook_status = track_step(p, s);
     char what[96];
     if (s->kind == STEP_TIME)
         snprintf(what, sizeof what, "step %d/%d, t = %.6g s", s->index, s->count, s->t);
@@ -191,9 +212,23 @@ static int read_field(PhysicsRun *p) {
     if (!name) return FEM_OK;
     const RunField *f = find_field(p->r, name);
     if (!f) return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
-    p->op.aux = f->u.data;
     p->aux = f->host;
-    return FEM_OK;
+    if (!p->dist.on) {
+        p->op.aux = f->u.data;
+        return FEM_OK;
+    }
+    /* over MPI ranks: f->host is the whole field on every rank, f->u the whole field on rank 0 only (for the
+     * whole space's operator); the rank's operator reads its nodes' values in its local numbering */
+    if (comm_rank() == 0) p->gop.aux = f->u.data;
+    const Dist *d = &p->dist.d;
+    double *local = malloc(sizeof(double) * (size_t)(d->space.nnodes + 1));
+    if (!local) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the %s field", name);
+    for (int64_t i = 0; i < d->space.nnodes; i++) local[i] = f->host[d->node_global[i]];
+    int status = vec_create(&p->laux, &p->r->dev, d->space.nnodes);
+    if (!status) status = vec_upload(&p->laux, local);
+    free(local);
+    p->op.aux = p->laux.data;
+    return status;
 }
 
 /* An operator of the model md on space sp, with its constrained dofs and, over MPI ranks, its halo. */
@@ -214,6 +249,10 @@ static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     if (p->dist.on && comm_rank() == 0) {
         FEM_TRY(model_operator(p, &p->gop, p->sp, &p->md, NULL));
         FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
+    }
+    if (p->dist.on && p->t->transient(&r->pb) && p->t->step) { /* the step hook's state (gather_step_state) */
+        FEM_ALLOC(p->ghist, p->sp->ndofs + 1, "the history term");
+        if (comm_rank() == 0) FEM_TRY(vec_create(&p->gaux, &r->dev, p->sp->ndofs));
     }
     FEM_TRY(read_field(p));
     FEM_TRY(newton_create(&p->nw, &p->op, ns, writer(p) ? run_report : NULL, r));
@@ -314,10 +353,13 @@ static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
     if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
     RunField *f = &r->fields[r->nfields++];
-    *f = (RunField){p->t->field, p->sp, p->u, p->host};
+    /* over MPI ranks the host copy is the whole field on every rank (gathered by the last write), and gu the
+     * whole field on rank 0 (empty elsewhere): the Run keeps those, not the rank's part */
+    Vec *u = p->dist.on ? &p->gu : &p->u;
+    *f = (RunField){p->t->field, p->sp, *u, p->host};
     p->sp = NULL;
     p->host = NULL;
-    memset(&p->u, 0, sizeof p->u);
+    memset(u, 0, sizeof *u);
     return FEM_OK;
 }
 
@@ -341,6 +383,9 @@ static void release(PhysicsRun *p) {
     if (p->op.dev) op_destroy(&p->op);
     if (p->gop.dev) op_destroy(&p->gop);
     vec_destroy(&p->gu);
+    vec_destroy(&p->gaux);
+    vec_destroy(&p->laux);
+    free(p->ghist);
     run_dist_destroy(&p->dist);
     vec_destroy(&p->u);
     free(p->host);
@@ -370,7 +415,6 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     p.t = t;
     int split = comm_size() > 1;
     int status = prepare(&p);
-    if (!status && !check_only && split) status = run_dist_refuse(&r->pb, t);
     if (split) status = comm_agree(status);
     if (status || check_only) return release(&p), status;
     char model[96];
