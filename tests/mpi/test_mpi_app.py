@@ -81,15 +81,15 @@ def vtu_arrays(path):
     return vtk_to_numpy(g.GetPoints().GetData()), g.GetNumberOfCells(), arrays
 
 
-def jacobi_variant(work, sample, name, inputs):
-    """The sample with Jacobi, linear rtol 1e-12 and Newton rtol 1e-10 (the automatic Krylov choice: CG where the
+def jacobi_variant(work, sample, name, inputs, rtol="1e-12"):
+    """The sample with Jacobi, linear rtol 1e-12 (or rtol) and Newton rtol 1e-10 (the automatic Krylov choice: CG where the
     Jacobian is symmetric), no plots, its mesh named by absolute path. At the default tolerances the derived fields
     (heat flux near an insulated face) of one process and N ranks differ by 1e-8 of their largest value."""
     text = open(os.path.join(inputs, sample, name + ".xml")).read()
     text = re.sub(r'<mesh file="([^"]+)"', lambda m: f'<mesh file="{os.path.join(inputs, sample, m.group(1))}"', text)
     text = text.replace("xsi:noNamespaceSchemaLocation=\"../../io/problem.xsd\"", "")
     # Newton's tolerance too: it bounds the linear solve's (an absolute floor below its target)
-    linear = '<linear preconditioner="jacobi" rtol="1e-12"/>' + ("" if "<newton" in text else '<newton rtol="1e-10"/>')
+    linear = f'<linear preconditioner="jacobi" rtol="{rtol}"/>' + ("" if "<newton" in text else '<newton rtol="1e-10"/>')
     text = text.replace("<newton", '<newton rtol="1e-10"', 1)
     if "<solver>" in text:
         text = text.replace("<solver>", "<solver>" + linear, 1)
@@ -97,12 +97,12 @@ def jacobi_variant(work, sample, name, inputs):
         text = text.replace("<output", f"<solver>{linear}</solver>\n  <output", 1)
     text = re.sub(r"(<output[^>]*?)(/?)>", lambda m: m.group(1) + ">" + '<plots enabled="false"/>' +
                   ("</output>" if m.group(2) else ""), text, count=1)
-    path = os.path.join(work, f"{name}-jacobi.xml")
+    path = os.path.join(work, f"{name}-jacobi{'' if rtol == '1e-12' else '-' + rtol}.xml")
     open(path, "w").write(text)
     return path
 
 
-def compare_summaries(s1, s2, n):
+def compare_summaries(s1, s2, n, iterations):
     problems = []
     if sorted(s1) != sorted(s2):
         problems.append(f"summary keys differ: {sorted(set(s1) ^ set(s2))}")
@@ -114,7 +114,7 @@ def compare_summaries(s1, s2, n):
         if abs(s1[k] - s2[k]) > tol:
             problems.append(f"summary {k}: {s1[k]:.12g} in one process, {s2[k]:.12g} over {n} ranks")
     its1, its2 = s1["linear_iterations"], s2["linear_iterations"]
-    if abs(its1 - its2) > 0.1 * its1:
+    if iterations and abs(its1 - its2) > 0.1 * its1:
         problems.append(f"Krylov iterations {its2:g} over {n} ranks, {its1:g} in one process (10% allowed)")
     return problems
 
@@ -157,15 +157,21 @@ def compare_probes(one, two, n):
     return problems
 
 
-def one_and_n(app, xml, work, mpi, n, label):
-    """xml in one process and over n ranks: the same summary, Krylov counts, VTU files and probe series."""
+def one_and_n(app, xml, work, mpi, n, label, iterations=True, answers=True):
+    """xml in one process and over n ranks: (answers) the same summary, VTU files and probe series, (iterations)
+    Krylov counts within 10%."""
     one, many = os.path.join(work, f"{label}-1"), os.path.join(work, f"{label}-{n}")
     r1 = run([app, "run", xml, "--output-dir", one, "-q", "--device", "cpu"])
     r2 = run(mpi + ["-n", str(n), app, "run", xml, "--output-dir", many, "-q", "--device", "cpu"])
     if r1.returncode or r2.returncode:
         return [f"{label}: exit {r1.returncode} in one process, {r2.returncode} over {n} ranks: {r1.stderr}{r2.stderr}"]
     s1, s2 = summary(one), summary(many)
-    problems = compare_summaries(s1, s2, n)
+    if not answers:
+        its1, its2 = s1["linear_iterations"], s2["linear_iterations"]
+        print(f"{label}: {its1:g} Krylov iterations in one process, {its2:g} over {n} ranks")
+        return [] if abs(its1 - its2) <= 0.1 * its1 else [
+            f"Krylov iterations {its2:g} over {n} ranks, {its1:g} in one process (10% allowed)"]
+    problems = compare_summaries(s1, s2, n, iterations)
     vtu_problems, nvtu = compare_vtus(one, many, n)
     print(f"{label}: {s1['linear_iterations']:g} Krylov iterations in one process, {s2['linear_iterations']:g} "
           f"over {n} ranks; {nvtu} VTU files compared")
@@ -188,7 +194,13 @@ def sample_case(app, inputs, work, mpi, sample, name, n):
         problems.append(f"{n} ranks: exit {r.returncode}: {r.stdout}{r.stderr}")
     else:
         problems += expected(os.path.join(inputs, sample, name + ".expected.txt"), summary(out))
-    problems += one_and_n(app, jacobi_variant(work, sample, name, inputs), work, mpi, n, f"{name}-jacobi")
+    # the answers at rtol 1e-12; the Krylov counts at 1e-8, since near the round-off floor (1e-12) CG's count
+    # follows the order of its sums (the gravity beam: 323 iterations in one process, 277 over 3 ranks; 227 and
+    # 217 at 1e-8)
+    problems += one_and_n(app, jacobi_variant(work, sample, name, inputs), work, mpi, n, f"{name}-jacobi",
+                          iterations=False)
+    problems += one_and_n(app, jacobi_variant(work, sample, name, inputs, "1e-8"), work, mpi, n,
+                          f"{name}-jacobi-1e-8", answers=False)
     return verdict(f"{sample}/{name} over {n} ranks", problems)
 
 
