@@ -5,7 +5,8 @@ usage: test_mpi_app.py CASE FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 
 CASE sample:  a sample from inputs/ run over 2 ranks gives the expected numbers kept beside it (NAME.expected.txt,
               the rule of tools/check_sample.py); the same problem with Jacobi run in one process and over 2 ranks
-              writes the same summary (timings aside) and a VTU with the same points and the same fields to 1e-9.
+              writes the same summary (timings aside) and a VTU (over ranks: .pvtu pieces merged by global node) with
+              the same points and the same fields to 1e-9.
 CASE errors:  a bad input ends every rank with exit 2 and one 'femto-app:' sentence, writing nothing; a transient
               problem over ranks is refused with exit 1 and one sentence; a plot that PLplot cannot draw (no driver)
               is a note and the run ends (exit 0, its results written): the forked plotter's exit must not
@@ -62,16 +63,27 @@ def expected(path, actual):
     return problems
 
 
-def vtu_arrays(path):
-    from vtkmodules.vtkIOXML import vtkXMLUnstructuredGridReader
+def vtu_arrays(outdir):
+    """Points, cell count and point arrays of the first output time: NAME_0000.vtu in one process; over ranks
+    NAME_0000.pvtu, whose pieces repeat shared points, merged by their global_node ids into one-process order."""
+    from vtkmodules.vtkIOXML import vtkXMLPUnstructuredGridReader, vtkXMLUnstructuredGridReader
     from vtkmodules.util.numpy_support import vtk_to_numpy
-    r = vtkXMLUnstructuredGridReader()
-    r.SetFileName(path)
+    import numpy as np
+    files = glob.glob(os.path.join(outdir, "*_0000.pvtu"))
+    r = vtkXMLPUnstructuredGridReader() if files else vtkXMLUnstructuredGridReader()
+    r.SetFileName(files[0] if files else glob.glob(os.path.join(outdir, "*_0000.vtu"))[0])
     r.Update()
     g = r.GetOutput()
     pd = g.GetPointData()
-    arrays = {pd.GetArrayName(i): vtk_to_numpy(pd.GetArray(i)) for i in range(pd.GetNumberOfArrays())}
-    return vtk_to_numpy(g.GetPoints().GetData()), g.GetNumberOfCells(), arrays
+    arrays = {pd.GetArrayName(i): np.array(vtk_to_numpy(pd.GetArray(i))) for i in range(pd.GetNumberOfArrays())}
+    points = np.array(vtk_to_numpy(g.GetPoints().GetData()))
+    gid = arrays.pop("global_node", None)
+    if gid is not None:
+        first = np.zeros(int(gid.max()) + 1, dtype=np.int64)
+        first[gid.astype(np.int64)[::-1]] = np.arange(len(gid))[::-1]
+        points = points[first]
+        arrays = {k: v[first] for k, v in arrays.items()}
+    return points, g.GetNumberOfCells(), arrays
 
 
 def jacobi_variant(work, sample, name, inputs):
@@ -117,7 +129,7 @@ def sample_case(app, inputs, work, mpi):
             its1, its2 = s1["linear_iterations"], s2["linear_iterations"]
             if abs(its1 - its2) > 0.1 * its1:
                 problems.append(f"CG iterations {its2:g} over 2 ranks, {its1:g} in one process (10% allowed)")
-            (p1, c1, a1), (p2, c2, a2) = [vtu_arrays(glob.glob(os.path.join(d, "*_0000.vtu"))[0]) for d in (one, two)]
+            (p1, c1, a1), (p2, c2, a2) = [vtu_arrays(d) for d in (one, two)]
             if c1 != c2 or p1.shape != p2.shape or abs(p1 - p2).max() != 0:
                 problems.append("the VTU meshes differ (points or cells)")
             for k, a in a1.items():
