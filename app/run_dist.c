@@ -40,8 +40,8 @@ static int output_part(RunDist *rd, const Space *gsp) {
         for (int64_t c = 0; c < d->mesh.cells[lb].count; c++)
             rd->out_cells[k++] = first[d->cell_block[lb]] + d->cell_global[lb][c];
     qsort(rd->out_cells, (size_t)ncells, sizeof(int64_t), by_value);
-    rd->out = (OutPart){comm_rank(), comm_size(), d->space.nnodes,  d->space.nnodes_owned,
-                        d->node_global,  ncells,      rd->out_cells};
+    rd->out = (OutPart){comm_rank(),    comm_size(), d->space.nnodes, d->space.nnodes_owned,
+                        d->node_global, ncells,      rd->out_cells};
     return FEM_OK;
 }
 

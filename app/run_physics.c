@@ -372,7 +372,11 @@ static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
         r->mpi_noted = 1;
         ns->pc.type = PC_JACOBI;
     }
-    return run_dist_setup(&p->dist, p->sp, &p->md, &r->dev);
+    FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
+    char halo[320];
+    halo_describe(&p->dist.halo, halo, sizeof halo);
+    app_say(r->o, 2, "halo: %s\n", halo);
+    return FEM_OK;
 }
 
 int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {

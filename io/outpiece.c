@@ -17,7 +17,8 @@
 /* Rows `rows[0..n)` of the [*][ncomp] array `src` (malloc'ed). */
 static double *take_rows(const double *src, int ncomp, int64_t n, const int64_t *rows) {
     double *out = fem_malloc(sizeof(double) * (size_t)(n * ncomp + 1), "an output piece");
-    for (int64_t i = 0; out && i < n; i++) memcpy(&out[i * ncomp], &src[rows[i] * ncomp], sizeof(double) * ncomp);
+    for (int64_t i = 0; out && i < n; i++)
+        memcpy(&out[i * ncomp], &src[rows[i] * ncomp], sizeof(double) * ncomp);
     return out;
 }
 
@@ -52,8 +53,9 @@ static int piece_blocks(const OutFrame *in, const OutPart *part, const int64_t *
                     int64_t g = ib->conn[(part->cell_global[start + c] - first) * npc + v];
                     ob->conn[c * npc + v] = local[g];
                     if (local[g] < 0)
-                        return fem_fail(FEM_ERR_INTERNAL, "output piece of rank %d lacks point %lld of its cells",
-                                        part->rank, (long long)g);
+                        return fem_fail(FEM_ERR_INTERNAL,
+                                        "output piece of rank %d lacks point %lld of its cells", part->rank,
+                                        (long long)g);
                 }
         }
         first += ib->ncells;
@@ -131,14 +133,16 @@ int pvtu_write(const char *path, const OutFrame *piece, int npieces, char *const
     const uint16_t probe = 1;
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
-    fileout_printf(&fo,
-                   "<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
-                   "header_type=\"UInt64\">\n  <PUnstructuredGrid GhostLevel=\"0\">\n",
-                   *(const uint8_t *)&probe == 1 ? "LittleEndian" : "BigEndian");
+    fileout_printf(
+        &fo,
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
+        "header_type=\"UInt64\">\n  <PUnstructuredGrid GhostLevel=\"0\">\n",
+        *(const uint8_t *)&probe == 1 ? "LittleEndian" : "BigEndian");
     pvtu_arrays(&fo, "PPointData", piece->point, piece->npoint_arrays);
     pvtu_arrays(&fo, "PCellData", piece->cell, piece->ncell_arrays);
-    fileout_printf(&fo, "    <PPoints>\n      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
-                        "    </PPoints>\n");
+    fileout_printf(
+        &fo, "    <PPoints>\n      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
+             "    </PPoints>\n");
     for (int i = 0; i < npieces; i++) {
         fileout_printf(&fo, "    <Piece Source=\"");
         fileout_xml_text(&fo, files[i]);

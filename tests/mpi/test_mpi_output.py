@@ -14,6 +14,7 @@ same solution to round-off, the one-process run and the 2-rank run must give:
     value); each piece's "rank" cell array is its rank;
   - HDF5 (h5py): the same datasets, numbers equal to 1e-12 in the same global order, strings equal;
   - XDMF: ParaView's XDMF3 reader (vtkXdmf3Reader) reads the same grid and point arrays from both;
+  - the 2-rank run's verbose output says "halo: staged through host" (the CPU device);
   - a one-process run into the 2-rank run's folder replaces its set whole: no .pvtu or piece is left.
 Needs VTK's Python modules (python3-paraview), numpy and h5py."""
 import glob
@@ -180,12 +181,14 @@ def main():
         one, two = os.path.join(work, f"{name}-1"), os.path.join(work, f"{name}-2")
         extra = ["--order", str(order)] if order else []
         r1 = run([app, "run", xml, "--output-dir", one, "-q", "--device", "cpu"] + extra)
-        r2 = run(mpi + ["-n", "2", app, "run", xml, "--output-dir", two, "-q", "--device", "cpu"] + extra)
+        r2 = run(mpi + ["-n", "2", app, "run", xml, "--output-dir", two, "-v", "--device", "cpu"] + extra)
         print(f"{name}{f' (order {order})' if order else ''}:")
         if r1.returncode or r2.returncode:
             problems = [f"exit {r1.returncode} and {r2.returncode}: {r1.stderr}{r2.stderr}"]
         else:
             problems = check_files(one, two, name)
+            if "halo: staged through host" not in r2.stdout:
+                problems.append("the verbose run does not say that the halo is staged through the host")
             for check in (check_vtu, check_hdf5, check_xdmf):
                 problems += check(one, two, name)
             r3 = run([app, "run", xml, "--output-dir", two, "-q", "--device", "cpu"] + extra)
