@@ -86,14 +86,18 @@ def vtu_arrays(outdir):
     return points, g.GetNumberOfCells(), arrays
 
 
-def jacobi_variant(work, sample, name, inputs):
-    """The sample with CG + Jacobi (what a run over ranks uses), its mesh named by absolute path."""
+JACOBI = '<linear type="cg" preconditioner="jacobi" rtol="1e-10"/>'
+
+
+def jacobi_variant(work, sample, name, inputs, solver=JACOBI, tag="jacobi"):
+    """The sample with CG + Jacobi (what a run over ranks uses; solver: the <solver> element's content), its
+    mesh named by absolute path."""
     src = os.path.join(inputs, sample, name + ".xml")
     text = open(src).read()
     text = re.sub(r'<mesh file="([^"]+)"', lambda m: f'<mesh file="{os.path.join(inputs, sample, m.group(1))}"', text)
     text = text.replace("xsi:noNamespaceSchemaLocation=\"../../io/problem.xsd\"", "")
-    text = text.replace("<output", '<solver><linear type="cg" preconditioner="jacobi" rtol="1e-10"/></solver>\n  <output', 1)
-    path = os.path.join(work, f"{name}-jacobi.xml")
+    text = text.replace("<output", f"<solver>{solver}</solver>\n  <output", 1)
+    path = os.path.join(work, f"{name}-{tag}.xml")
     open(path, "w").write(text)
     return path
 
