@@ -111,7 +111,8 @@ static int write_frame(PhysicsRun *p, double time) {
     int status = writer(p) ? frame_fields(p, time) : FEM_OK;
     if (p->dist.on) status = comm_agree(status); /* the write below is collective */
     double t = app_seconds();
-    if (!status && (p->r->pb.output.vtu || p->r->pb.output.hdf5)) status = results_write(&p->rs, time, &p->frame);
+    if (!status && (p->r->pb.output.vtu || p->r->pb.output.hdf5))
+        status = results_write(&p->rs, time, &p->frame);
     for (int i = 0; i < p->frame.npoint_arrays; i++) free(p->frame.point[i].data);
     p->frame.npoint_arrays = 0;
     run_tick(p->r, PHASE_WRITE, t);

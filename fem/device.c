@@ -135,7 +135,8 @@ void device_count_bytes(Device *d, int64_t bytes) {
 int device_host_alloc(Device *d, void **p, size_t bytes) {
     if (d->ops.host_alloc) return d->ops.host_alloc(d, p, bytes);
     *p = malloc(bytes ? bytes : 8);
-    return *p ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory (%zu bytes of staging buffers)", bytes);
+    return *p ? FEM_OK
+              : fem_fail(FEM_ERR_INTERNAL, "out of host memory (%zu bytes of staging buffers)", bytes);
 }
 
 void device_host_free(Device *d, void *p) {

@@ -8,9 +8,9 @@
  * touch the halo (an operator's interior elements). Two paths move the values:
  *   staged: gather on the device, download into host buffers (pinned on a GPU: Device.ops.host_alloc), MPI,
  *           upload, scatter; serves every device and every MPI;
- *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI is
- *           CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the device too,
- *           one layer of distinct dofs at a time, adding in the same order as the staged path.
+ *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI
+ *           is CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the
+ *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
  * On one process (no neighbours) every call returns at once.
  *
  * A Halo belongs to its caller (no global state) and serves one layout (a Dist and a number of components) at
@@ -54,7 +54,7 @@ typedef enum { HALO_AUTO = 0, HALO_STAGED = 1, HALO_DIRECT = 2 } HaloPath;
 
 /* The halo of d's space with ncomp components on device dev, by the path that suits them (halo_auto_path). */
 int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp);
-/* The same by a given path (HALO_DIRECT on the CPU device is valid: its memory is the host's; tests use it). */
+/* The same by a given path (HALO_DIRECT on the CPU device is valid, its memory being the host's: tests). */
 int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path);
 /* HALO_DIRECT for a GPU device when MPI is CUDA-aware, else HALO_STAGED. */
 HaloPath halo_auto_path(const Device *dev);

@@ -54,8 +54,8 @@ int gpu_host_alloc(Device *d, void **p, size_t bytes) {
     if (e == cudaSuccess) return FEM_OK;
     *p = NULL;
     cudaGetLastError();
-    return fem_fail(FEM_ERR_DEVICE, "allocating %zu bytes of pinned host memory failed (cudaHostAlloc: %s)", bytes,
-                    cudaGetErrorString(e));
+    return fem_fail(FEM_ERR_DEVICE, "allocating %zu bytes of pinned host memory failed (cudaHostAlloc: %s)",
+                    bytes, cudaGetErrorString(e));
 }
 
 void gpu_host_free(Device *d, void *p) {

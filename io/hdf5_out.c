@@ -51,7 +51,7 @@ typedef struct {
 typedef struct {
     int mpio, idle, rank;
     Rows points, cells; /* the rows of point and cell arrays this rank owns */
-    /* variable-length strings cannot be written through MPI-IO: rank 0 adds them after the collective close */
+    /* variable-length strings cannot go through MPI-IO: rank 0 adds them after the collective close */
     char *problem;
     int nstrings;
     char *string_name[OUT_MAX_STRINGS], *string_value[OUT_MAX_STRINGS];
@@ -208,11 +208,10 @@ static void write_chunks(H5Out *h, hid_t ds, const void *data, hsize_t rows, hsi
     free(sizes);
 }
 
-/* Over MPI ranks (mpio): every rank writes its rows `sel` of the dataset (NULL: rank 0 writes them all) in one
- * collective write. data is the whole array on every rank, so memory and file take the same selection. */
+/* Over MPI ranks (mpio): every rank writes its rows `sel` of the dataset (NULL: rank 0 writes them all) in
+ * one collective write. data is the whole array on every rank, so memory and file take the same selection. */
 static void write_rows(H5Out *h, hid_t ds, hid_t type, int rank, const hsize_t *dims, const void *data,
-                       const Rows *sel)
-{
+                       const Rows *sel) {
 #ifdef H5_HAVE_PARALLEL
     hid_t space = H5Screate_simple(rank, dims, NULL);
     H5Sselect_none(space);
@@ -236,8 +235,7 @@ static void write_rows(H5Out *h, hid_t ds, hid_t type, int rank, const hsize_t *
  * returns it open (for attributes), or a negative id after a failure. Over MPI ranks this rank writes the
  * rows sel (write_rows). */
 static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
-                        const void *data, const Rows *sel)
-{
+                        const void *data, const Rows *sel) {
     if (h->status) return H5I_INVALID_HID;
     errno = 0;
     int rank = cols ? 2 : 1;
@@ -355,16 +353,14 @@ static int check_name(const char *name)
 
 /* ---------------------------------------------------------------- open */
 
-static void rows_free(Rows *r)
-{
+static void rows_free(Rows *r) {
     free(r->start);
     free(r->count);
     memset(r, 0, sizeof *r);
 }
 
 /* ids[0..n) (increasing) as runs of consecutive rows, each shifted by -first and kept when in [0, limit). */
-static int rows_of(const int64_t *ids, int64_t n, int64_t first, int64_t limit, Rows *r)
-{
+static int rows_of(const int64_t *ids, int64_t n, int64_t first, int64_t limit, Rows *r) {
     memset(r, 0, sizeof *r);
     r->start = fem_malloc(sizeof(int64_t) * (size_t)(n + 1), "HDF5 row selection");
     r->count = fem_malloc(sizeof(int64_t) * (size_t)(n + 1), "HDF5 row selection");
@@ -381,8 +377,7 @@ static int rows_of(const int64_t *ids, int64_t n, int64_t first, int64_t limit, 
 }
 
 /* The runs of `cells` inside block rows [first, first + n), counted from the block's first row. */
-static int block_rows(const Rows *cells, int64_t first, int64_t n, Rows *out)
-{
+static int block_rows(const Rows *cells, int64_t first, int64_t n, Rows *out) {
     int64_t total = 0;
     for (int64_t k = 0; k < cells->n; k++) total += cells->count[k];
     int64_t *ids = fem_malloc(sizeof(int64_t) * (size_t)(total + 1), "HDF5 row selection");
@@ -397,7 +392,8 @@ static int block_rows(const Rows *cells, int64_t first, int64_t n, Rows *out)
 static void write_mesh(H5Out *h, const OutFrame *mesh)
 {
     hid_t g = h5_group(h, h->file, "/mesh");
-    h5_close_dataset(h5_dataset(h, g, "points", H5T_NATIVE_DOUBLE, mesh->npoints, 3, mesh->x, &h->ranks.points));
+    h5_close_dataset(
+        h5_dataset(h, g, "points", H5T_NATIVE_DOUBLE, mesh->npoints, 3, mesh->x, &h->ranks.points));
     int64_t first = 0;
     for (int b = 0; b < mesh->nblocks; b++) {
         const OutCellBlock *blk = &mesh->blocks[b];
@@ -475,7 +471,8 @@ static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
         const int64_t *conn = h->topology.conn ? h->topology.conn : view.blocks[0].conn;
         int cols = h->topology.rank == 2 ? (int)h->topology.dims[1] : 0;
         hid_t g = h5_group(h, h->file, "/xdmf");
-        h5_close_dataset(h5_dataset(h, g, "topology", H5T_NATIVE_INT64, h->topology.dims[0], cols, conn, NULL));
+        h5_close_dataset(
+            h5_dataset(h, g, "topology", H5T_NATIVE_INT64, h->topology.dims[0], cols, conn, NULL));
         h5_close_group(g);
         snprintf(h->topology_dataset, sizeof h->topology_dataset, "/xdmf/topology");
         status = h->status;
@@ -484,8 +481,7 @@ static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
     return status;
 }
 
-int h5out_parallel(void)
-{
+int h5out_parallel(void) {
 #if defined(H5_HAVE_PARALLEL) && defined(FEMTO_HAVE_MPI)
     return 1;
 #else
@@ -494,8 +490,7 @@ int h5out_parallel(void)
 }
 
 /* How this rank takes part (H5Ranks) in a file of a run split over MPI ranks. */
-static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, const OutFrame *mesh)
-{
+static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, const OutFrame *mesh) {
     H5Ranks *k = &h->ranks;
     k->rank = part->rank;
     k->mpio = h5out_parallel();
@@ -504,18 +499,19 @@ static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, 
     h->raw = 1; /* see the file comment: contiguous datasets over MPI ranks */
     FEM_TRY(rows_of(part->point_global, part->nowned, 0, h->npoints, &k->points));
     FEM_TRY(rows_of(part->cell_global, part->ncells, 0, h->ncells, &k->cells));
-    if (problem_text && !(k->problem = strdup(problem_text))) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    if (problem_text && !(k->problem = strdup(problem_text)))
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     for (int s = 0; s < mesh->nstrings; s++, k->nstrings++) {
         k->string_name[s] = strdup(mesh->string_name[s]);
         k->string_value[s] = strdup(mesh->string_value[s] ? mesh->string_value[s] : "");
-        if (!k->string_name[s] || !k->string_value[s]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        if (!k->string_name[s] || !k->string_value[s])
+            return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     }
     return FEM_OK;
 }
 
 /* The temporary file, created; over MPI ranks rank 0's name and every rank through MPI-IO. */
-static void create_file(H5Out *h)
-{
+static void create_file(H5Out *h) {
     h->status = fileutil_temp_name(h->path, h->tmp, sizeof h->tmp);
     if (h->ranks.mpio && !h->status) h->status = comm_bcast(h->tmp, sizeof h->tmp, 0);
     if (h->status) return;
@@ -530,8 +526,7 @@ static void create_file(H5Out *h)
 }
 
 static int open_file(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-                     const char *problem_text, int compress, const OutPart *part)
-{
+                     const char *problem_text, int compress, const OutPart *part) {
     *hp = NULL;
     FEM_TRY(outframe_check(mesh));
     H5Out *h = fem_calloc(1, sizeof *h, "HDF5 writer");
@@ -572,14 +567,12 @@ static int open_file(H5Out **hp, const char *h5_path, const char *xdmf_path, con
 }
 
 int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-               const char *problem_text, int compress)
-{
+               const char *problem_text, int compress) {
     return open_file(hp, h5_path, xdmf_path, mesh, problem_text, compress, NULL);
 }
 
 int h5out_open_part(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-                    const char *problem_text, int compress, const OutPart *part)
-{
+                    const char *problem_text, int compress, const OutPart *part) {
     return open_file(hp, h5_path, xdmf_path, mesh, problem_text, compress,
                      part && part->nranks > 1 ? part : NULL);
 }
@@ -680,8 +673,7 @@ void h5out_abort(H5Out **hp)
 /* Over MPI ranks, on rank 0 after the collective close: the variable-length strings (the problem file's
  * text, the mesh's field data), which HDF5 cannot write through MPI-IO, added to the file by this process
  * alone. */
-static void add_strings(H5Out *h)
-{
+static void add_strings(H5Out *h) {
     H5Ranks *k = &h->ranks;
     k->mpio = 0;
     errno = 0;

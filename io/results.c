@@ -152,8 +152,8 @@ int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char
     return results_open_part(rs, set, pb, series, mesh, NULL);
 }
 
-int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh,
-                      const OutPart *part) {
+int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
+                      const OutFrame *mesh, const OutPart *part) {
     memset(rs, 0, sizeof *rs);
     rs->part = part && part->nranks > 1 ? part : NULL;
     if (set) snprintf(rs->dir, sizeof rs->dir, "%s", resultset_stage(set));

@@ -36,7 +36,7 @@ typedef struct {
     char **files;    /* VTU names relative to dir */
     void *h5;        /* H5Out */
     int64_t bytes;   /* written so far */
-    const OutPart *part; /* over MPI ranks: this rank's part (the caller's); NULL in one process */
+    const OutPart *part;            /* over MPI ranks: this rank's part (the caller's); NULL in one process */
     char units[OUT_MAX_ARRAYS][32]; /* of point arrays received from rank 0 */
 } ResultSeries;
 
@@ -51,8 +51,8 @@ int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char
  *                             arrays "global_node" and "rank" that map it back),
  * and NAME.h5 is one file that the ranks write together (h5out_open_part) with the same datasets, in the
  * same global order, as one process writes. */
-int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh,
-                      const OutPart *part);
+int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
+                      const OutFrame *mesh, const OutPart *part);
 /* Writes one output time (the frame holds mesh and arrays). Over MPI ranks collective: the point arrays are
  * rank 0's (it computes the derived fields on the whole space today), sent to every rank, whose frame need
  * hold the mesh only (its own point arrays are not read). */

@@ -58,8 +58,10 @@ static void check_ownership(const Dist *d, const Space *gsp) {
     free(count);
 }
 
-/* forward, then reverse-add (split: begin, other work, end when split), by the halo's staged or direct path. */
-static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split, HaloPath path) {
+/* forward, then reverse-add (split: begin, other work, end when split), by the halo's staged or direct path.
+ */
+static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split,
+                           HaloPath path) {
     Halo h;
     CHECK_OK(halo_create_path(&h, d, dev, ncomp, path));
     CHECK(h.direct == (path == HALO_DIRECT), "rank %d: halo path %d, asked for %d", d->rank, h.direct, path);
@@ -121,8 +123,8 @@ static void check_cuda_detection(const Dist *d, Device *cpu) {
     CHECK(halo_auto_path(&gpu) == want, "rank %d: a GPU halo path %d, while MPI says '%s'", d->rank,
           halo_auto_path(&gpu), s.why);
     CHECK(halo_auto_path(cpu) == HALO_STAGED, "rank %d: the CPU device does not stage", d->rank);
-    CHECK(s.aware == (s.compiled == 1 && s.runtime == 1), "rank %d: aware %d from %d and %d", d->rank, s.aware,
-          s.compiled, s.runtime);
+    CHECK(s.aware == (s.compiled == 1 && s.runtime == 1), "rank %d: aware %d from %d and %d", d->rank,
+          s.aware, s.compiled, s.runtime);
     if (s.compiled == 0)
         CHECK(!s.aware && halo_auto_path(&gpu) == HALO_STAGED && strstr(s.why, "does not support"),
               "rank %d: an MPI built without CUDA taken for CUDA-aware: %s", d->rank, s.why);
@@ -131,8 +133,9 @@ static void check_cuda_detection(const Dist *d, Device *cpu) {
     char text[256];
     halo_describe(&h, text, sizeof text);
     CHECK(!h.direct && strncmp(text, "staged through host", 19) == 0, "rank %d: halo '%s'", d->rank, text);
-    if (d->rank == 0) printf("MPI and CUDA: %s; a GPU's halo would be %s\n", s.why,
-                             want == HALO_DIRECT ? "direct" : "staged");
+    if (d->rank == 0)
+        printf("MPI and CUDA: %s; a GPU's halo would be %s\n", s.why,
+               want == HALO_DIRECT ? "direct" : "staged");
     halo_destroy(&h);
 }
 
