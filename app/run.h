@@ -98,6 +98,8 @@ typedef struct {
     int64_t nglobal;    /* global dofs */
     int64_t *gdof;      /* global dof of every owned local dof */
     double *local;      /* host copy of the rank's solution */
+    OutPart out;        /* the rank's piece of the output (its cells and nodes; io/output.h) */
+    int64_t *out_cells; /* out.cell_global */
     int have_dist, have_model, have_halo;
 } RunDist;
 

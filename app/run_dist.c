@@ -9,6 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int by_value(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The rank's part of the output frame (io/output.h OutPart): the frame's points are the whole space's nodes,
+ * its cells the whole space's cell blocks one after the other. */
+static int output_part(RunDist *rd, const Space *gsp) {
+    const Dist *d = &rd->d;
+    int64_t first[MESH_MAX_BLOCKS + 1] = {0}, ncells = 0;
+    for (int b = 0; b < gsp->ncell_blocks; b++) first[b + 1] = first[b] + gsp->cells[b].count;
+    for (int lb = 0; lb < d->mesh.ncell_blocks; lb++) ncells += d->mesh.cells[lb].count;
+    FEM_ALLOC(rd->out_cells, ncells + 1, "the rank's output cells");
+    for (int lb = 0, k = 0; lb < d->mesh.ncell_blocks; lb++)
+        for (int64_t c = 0; c < d->mesh.cells[lb].count; c++)
+            rd->out_cells[k++] = first[d->cell_block[lb]] + d->cell_global[lb][c];
+    qsort(rd->out_cells, (size_t)ncells, sizeof(int64_t), by_value);
+    rd->out = (OutPart){comm_rank(),    comm_size(), d->space.nnodes, d->space.nnodes_owned,
+                        d->node_global, ncells,      rd->out_cells};
+    return FEM_OK;
+}
+
 int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev) {
     memset(rd, 0, sizeof *rd);
     rd->on = 1;
@@ -26,7 +48,7 @@ int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev)
     FEM_ALLOC(rd->gdof, rd->d.space.ndofs_owned, "global dof numbers");
     FEM_ALLOC(rd->local, rd->d.space.ndofs, "a rank's solution");
     dist_global_dofs(&rd->d, rd->d.space.ndofs_owned, rd->gdof);
-    return FEM_OK;
+    return output_part(rd, gsp);
 }
 
 int run_dist_gather(RunDist *rd, const Vec *u, double *global) {
@@ -45,5 +67,6 @@ void run_dist_destroy(RunDist *rd) {
     free(rd->part);
     free(rd->gdof);
     free(rd->local);
+    free(rd->out_cells);
     memset(rd, 0, sizeof *rd);
 }

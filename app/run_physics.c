@@ -86,9 +86,9 @@ static double series_x(const PhysicsRun *p, double t) {
     return p->t->transient(&p->r->pb) || p->t->set_load ? t : 1.0;
 }
 
-static int write_frame(PhysicsRun *p, double time) {
-    FEM_TRY(solution_to_host(p));
-    if (!writer(p)) return FEM_OK;
+/* The solution and derived fields at the output points, into the frame (rank 0 over MPI ranks), and the
+ * probes' row. */
+static int frame_fields(PhysicsRun *p, double time) {
     if (p->dist.on) FEM_TRY(op_update_ctx(&p->gop)); /* the load factor the ranks solved at */
     FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
     if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
@@ -98,14 +98,24 @@ static int write_frame(PhysicsRun *p, double time) {
     double t = app_seconds();
     int status = add_unknown(p);
     if (!status) status = p->t->fields(&s, fields, &n);
-    t = run_tick(p->r, PHASE_FIELDS, t);
+    run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
         if (!status)
             status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp, p->sp->nnodes,
                                              fields[i].data);
         free(fields[i].data);
     }
-    if (!status) status = results_write(&p->rs, time, &p->frame);
+    return status;
+}
+
+/* Over MPI ranks every rank writes its piece (io/results.h), with the fields rank 0 computed. */
+static int write_frame(PhysicsRun *p, double time) {
+    FEM_TRY(solution_to_host(p));
+    int status = writer(p) ? frame_fields(p, time) : FEM_OK;
+    if (p->dist.on) status = comm_agree(status); /* the write below is collective */
+    double t = app_seconds();
+    if (!status && (p->r->pb.output.vtu || p->r->pb.output.hdf5))
+        status = results_write(&p->rs, time, &p->frame);
     for (int i = 0; i < p->frame.npoint_arrays; i++) free(p->frame.point[i].data);
     p->frame.npoint_arrays = 0;
     run_tick(p->r, PHASE_WRITE, t);
@@ -263,26 +273,29 @@ static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     return vec_upload(&p->u, p->host); /* the first of the host's values: as many as the solve's space has */
 }
 
-/* Operator, Newton, the solution vector and the results series. */
+/* Operator, Newton, the solution vector and the results series (over MPI ranks every rank opens the series:
+ * it writes its piece of each output time). */
 static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     Run *r = p->r;
     const Problem *pb = &r->pb;
     double t0 = app_seconds();
-    FEM_TRY(build_solver(p, ns));
+    int status = build_solver(p, ns);
+    if (p->dist.on) status = comm_agree(status); /* opening the results is collective */
+    FEM_TRY(status);
     t0 = run_tick(r, PHASE_OPERATOR, t0);
-    if (!writer(p)) return FEM_OK;
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
-    int status = FEM_OK;
     if (pb->output.vtu || pb->output.hdf5) { /* the output mesh, only where something is written */
         status = run_region_tags(&r->mesh, &p->md, regions);
         if (!status) status = results_frame(p->sp, (const int32_t *const *)regions, pb->path, &p->frame);
         run_free_tags(regions);
     }
+    if (p->dist.on) status = comm_agree(status);
     FEM_TRY(status);
-    FEM_TRY(results_open(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame));
+    FEM_TRY(results_open_part(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame,
+                              p->dist.on ? &p->dist.out : NULL));
     p->opened = 1;
     run_tick(r, PHASE_RESULTS, t0);
-    return run_series_open(&p->series, r, p->t, p->sp);
+    return writer(p) ? run_series_open(&p->series, r, p->t, p->sp) : FEM_OK;
 }
 
 static int solve(PhysicsRun *p) {
@@ -405,7 +418,11 @@ static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
         r->mpi_noted = 1;
         ns->pc.type = PC_JACOBI;
     }
-    return run_dist_setup(&p->dist, p->sp, &p->md, &r->dev);
+    FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
+    char halo[320];
+    halo_describe(&p->dist.halo, halo, sizeof halo);
+    app_say(r->o, 2, "halo: %s\n", halo);
+    return FEM_OK;
 }
 
 int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
@@ -432,6 +449,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     if (split) status = comm_agree(status);
     r->series = &p.series;
     if (!status) status = solve(&p);
+    if (split) status = comm_agree(status); /* closing the results is collective */
     if (p.opened) {
         int cs = results_close(&p.rs, status == FEM_OK);
         if (!status) status = cs;

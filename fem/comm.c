@@ -1,12 +1,16 @@
-/* The communicator (see comm.h). MPI's own state is process-wide, so the only state kept here is which process
- * started MPI and must therefore finalise it. */
+/* The communicator (see comm.h). MPI's own state is process-wide, so the only state kept here is which
+ * process started MPI and must therefore finalise it. */
 #include "comm.h"
 
 #include "error.h"
 
+#include <stdio.h>
+
 #ifdef FEMTO_HAVE_MPI
 #include <mpi.h>
-#include <stdio.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* Open MPI's extensions: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
+#endif
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -89,7 +93,8 @@ int comm_launch_size(void) {
 }
 
 int comm_local_rank(void) {
-    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                        NULL};
     return launch_env(names, 0);
 }
 
@@ -141,6 +146,22 @@ int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t 
     if (rc != MPI_SUCCESS)
         return fem_fail(FEM_ERR_INTERNAL, "posting a halo exchange with %d MPI ranks failed", n);
     return FEM_OK;
+}
+
+CommCudaSupport comm_cuda_support(void) {
+    CommCudaSupport s = {-1, -1, 0, ""};
+#ifdef MPIX_CUDA_AWARE_SUPPORT
+    s.compiled = MPIX_CUDA_AWARE_SUPPORT ? 1 : 0;
+    s.runtime = MPIX_Query_cuda_support() ? 1 : 0;
+    s.aware = s.compiled && s.runtime;
+    snprintf(s.why, sizeof s.why,
+             "Open MPI %s CUDA: MPIX_CUDA_AWARE_SUPPORT %d, MPIX_Query_cuda_support() %d",
+             s.aware ? "supports" : "does not support", s.compiled, s.runtime);
+#else
+    snprintf(s.why, sizeof s.why,
+             "the MPI library does not say that it supports CUDA (no MPIX_CUDA_AWARE_SUPPORT)");
+#endif
+    return s;
 }
 
 int comm_exchange_end(CommExchange *x) {
@@ -199,6 +220,10 @@ int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t 
 int comm_exchange_end(CommExchange *x) {
     (void)x;
     return FEM_OK;
+}
+CommCudaSupport comm_cuda_support(void) {
+    CommCudaSupport s = {-1, -1, 0, "femto was built without MPI"};
+    return s;
 }
 
 #endif

@@ -61,6 +61,18 @@ int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t 
                         const int64_t *recv_off, double *recv);
 int comm_exchange_end(CommExchange *x);
 
+/* Whether MPI may be handed GPU (CUDA) memory, detected rather than assumed: the library must say so both
+ * when femto was compiled (Open MPI's MPIX_CUDA_AWARE_SUPPORT in mpi-ext.h) and when it runs
+ * (MPIX_Query_cuda_support(), which answers for the library actually loaded). `why` says what was found, in a
+ * few words for the run's verbose output. Without MPI, or with an MPI that has no such query, aware is 0. */
+typedef struct {
+    int compiled; /* MPIX_CUDA_AWARE_SUPPORT (-1: the library has no such macro) */
+    int runtime;  /* MPIX_Query_cuda_support() (-1: not asked) */
+    int aware;    /* both say yes */
+    char why[160];
+} CommCudaSupport;
+CommCudaSupport comm_cuda_support(void);
+
 FEM_EXTERN_C_END
 
 #endif

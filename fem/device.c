@@ -132,6 +132,21 @@ void device_count_bytes(Device *d, int64_t bytes) {
     if (d->bytes_in_use > d->bytes_peak) d->bytes_peak = d->bytes_in_use;
 }
 
+int device_host_alloc(Device *d, void **p, size_t bytes) {
+    if (d->ops.host_alloc) return d->ops.host_alloc(d, p, bytes);
+    *p = malloc(bytes ? bytes : 8);
+    return *p ? FEM_OK
+              : fem_fail(FEM_ERR_INTERNAL, "out of host memory (%zu bytes of staging buffers)", bytes);
+}
+
+void device_host_free(Device *d, void *p) {
+    if (!p) return;
+    if (d->ops.host_free)
+        d->ops.host_free(d, p);
+    else
+        free(p);
+}
+
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
     FEM_TRY(device_alloc(d, p, bytes));
     if (bytes) FEM_TRY(d->ops.upload(d, *p, host, bytes));

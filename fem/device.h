@@ -81,6 +81,11 @@ typedef struct {
     int (*assemble)(Device *, const ElemView *v, const double *evec, double *r);
     int (*sync)(Device *);
     void (*destroy)(Device *);
+    /* Optional: host memory that download and upload move fastest (pinned on a GPU), for buffers staged
+     * between the device and other processes (fem/halo.c). NULL: plain host memory serves. Use through
+     * device_host_alloc / device_host_free. */
+    int (*host_alloc)(Device *, void **p, size_t bytes);
+    void (*host_free)(Device *, void *p);
     /* Optional: replace entries of a new operator's table (Operator.ops) with this backend's own, keeping the
      * default ones for the rest. NULL: the defaults serve. */
     int (*operator_setup)(struct Operator *op);
@@ -119,6 +124,9 @@ QfFn device_qfunction(const Device *d, int id);
 int device_alloc(Device *d, void **p, size_t bytes);
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes); /* alloc + upload */
 void device_free(Device *d, void *p);
+/* Host memory for staging the device's data (DeviceOps.host_alloc: pinned on a GPU; malloc otherwise). */
+int device_host_alloc(Device *d, void **p, size_t bytes);
+void device_host_free(Device *d, void *p);
 /* Counts bytes that a library allocated on the device by itself (a memory handler's allocation: bytes > 0;
  * its free: bytes < 0) in bytes_in_use and bytes_peak, as device_alloc counts its own. */
 void device_count_bytes(Device *d, int64_t bytes);

@@ -3,6 +3,7 @@
 
 #include "error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,29 +34,77 @@ static int upload_list(Device *dev, int32_t **dst, const int32_t *src, int64_t n
     return device_alloc_copy(dev, (void **)dst, src, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
-/* n doubles on the device and n on the host. */
-static int alloc_both(Device *dev, double **d, double **h, int64_t n) {
+/* n doubles on the device and, on the staged path, n on the host (pinned on a GPU). */
+static int alloc_both(Halo *h, double **d, double **host, int64_t n) {
     size_t bytes = sizeof(double) * (size_t)(n > 0 ? n : 1);
-    FEM_TRY(device_alloc(dev, (void **)d, bytes));
-    *h = malloc(bytes);
-    return *h ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    FEM_TRY(device_alloc(h->dev, (void **)d, bytes));
+    return h->direct ? FEM_OK : device_host_alloc(h->dev, (void **)host, bytes);
+}
+
+/* The direct path's layers (see Halo): slot[k] is the distinct-dof index of position k (sum_list). */
+static int halo_layers(Halo *h, const int32_t *send, const int32_t *slot) {
+    int32_t *seen = calloc((size_t)h->nsum + 1, sizeof(int32_t)),
+            *layer = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1)),
+            *dof = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
+    int status =
+        seen && layer && pos && dof ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    for (int64_t k = 0; !status && k < h->nsend; k++) {
+        layer[k] = seen[slot[k]]++;
+        if (layer[k] + 1 > h->nlayers) h->nlayers = layer[k] + 1;
+    }
+    if (!status && !(h->layer_off = calloc((size_t)h->nlayers + 1, sizeof(int64_t))))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    for (int64_t k = 0; !status && k < h->nsend; k++) h->layer_off[layer[k] + 1]++;
+    for (int j = 0; !status && j < h->nlayers; j++) h->layer_off[j + 1] += h->layer_off[j];
+    for (int j = 0, n = 0; !status && j < h->nlayers; j++) /* in k order within a layer */
+        for (int64_t k = 0; k < h->nsend; k++)
+            if (layer[k] == j) pos[n] = (int32_t)k, dof[n++] = send[k];
+    if (!status) status = upload_list(h->dev, &h->layer_pos, pos, h->nsend);
+    if (!status) status = upload_list(h->dev, &h->layer_dof, dof, h->nsend);
+    if (!status)
+        status = device_alloc(h->dev, (void **)&h->layer_vals, sizeof(double) * (size_t)(h->nsend + 1));
+    if (!status)
+        status = device_alloc(h->dev, (void **)&h->layer_sums, sizeof(double) * (size_t)(h->nsend + 1));
+    free(seen), free(layer), free(pos), free(dof);
+    return status;
 }
 
 static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv, int32_t *sum) {
     expand(d->send, d->send_off, d->nnbr, h->ncomp, send, h->send_off);
     expand(d->recv, d->recv_off, d->nnbr, h->ncomp, recv, h->recv_off);
     FEM_TRY(sum_list(send, h->nsend, d->space.ndofs_owned, sum, h->sum_slot, &h->nsum));
+    if (h->direct) FEM_TRY(halo_layers(h, send, h->sum_slot));
     FEM_TRY(upload_list(h->dev, &h->send_idx, send, h->nsend));
     FEM_TRY(upload_list(h->dev, &h->recv_idx, recv, h->nrecv));
     FEM_TRY(upload_list(h->dev, &h->sum_idx, sum, h->nsum));
-    FEM_TRY(alloc_both(h->dev, &h->send_dev, &h->send_host, h->nsend));
-    FEM_TRY(alloc_both(h->dev, &h->recv_dev, &h->recv_host, h->nrecv));
-    return alloc_both(h->dev, &h->sum_dev, &h->sum_host, h->nsum);
+    FEM_TRY(alloc_both(h, &h->send_dev, &h->send_host, h->nsend));
+    FEM_TRY(alloc_both(h, &h->recv_dev, &h->recv_host, h->nrecv));
+    return alloc_both(h, &h->sum_dev, &h->sum_host, h->nsum);
+}
+
+HaloPath halo_auto_path(const Device *dev) {
+    return dev->kind == DEV_CUDA && comm_cuda_support().aware ? HALO_DIRECT : HALO_STAGED;
+}
+
+void halo_describe(const Halo *h, char *text, size_t size) {
+    CommCudaSupport s = comm_cuda_support();
+    if (h->direct)
+        snprintf(text, size, "CUDA-aware MPI (device buffers handed to MPI; %s)", s.why);
+    else if (h->dev && h->dev->kind == DEV_CUDA)
+        snprintf(text, size, "staged through host (pinned buffers; %s)", s.why);
+    else
+        snprintf(text, size, "staged through host (%s device)", h->dev ? h->dev->name : "no");
 }
 
 int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp) {
+    return halo_create_path(h, d, dev, ncomp, HALO_AUTO);
+}
+
+int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path) {
     memset(h, 0, sizeof *h);
     h->dev = dev;
+    h->direct = (path == HALO_AUTO ? halo_auto_path(dev) : path) == HALO_DIRECT;
     h->ncomp = ncomp;
     h->nnbr = d->nnbr;
     h->nbr = d->nbr;
@@ -79,16 +128,16 @@ int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp) {
 
 void halo_destroy(Halo *h) {
     if (h->dev) {
-        int32_t *lists[] = {h->send_idx, h->recv_idx, h->sum_idx};
-        double *bufs[] = {h->send_dev, h->recv_dev, h->sum_dev};
-        for (int i = 0; i < 3; i++) device_free(h->dev, lists[i]), device_free(h->dev, bufs[i]);
+        int32_t *lists[] = {h->send_idx, h->recv_idx, h->sum_idx, h->layer_pos, h->layer_dof};
+        double *bufs[] = {h->send_dev, h->recv_dev, h->sum_dev, h->layer_vals, h->layer_sums};
+        for (int i = 0; i < 5; i++) device_free(h->dev, lists[i]), device_free(h->dev, bufs[i]);
+        double *hosts[] = {h->send_host, h->recv_host, h->sum_host};
+        for (int i = 0; i < 3; i++) device_host_free(h->dev, hosts[i]);
     }
     free(h->send_off);
     free(h->recv_off);
     free(h->sum_slot);
-    free(h->send_host);
-    free(h->recv_host);
-    free(h->sum_host);
+    free(h->layer_off);
     memset(h, 0, sizeof *h);
 }
 
@@ -98,27 +147,30 @@ static int check_idle(const Halo *h, const Vec *v) {
     return FEM_OK;
 }
 
-/* n entries of v at device indices idx into the host buffer (through the device buffer). */
+/* n entries of v at device indices idx into the device buffer, and on the staged path on to the host buffer;
+ * on the direct path the device's work is finished first, since MPI reads the buffer next. */
 static int gather_to_host(Halo *h, const Vec *v, int64_t n, const int32_t *idx, double *dev, double *host) {
     if (n == 0) return FEM_OK;
     FEM_TRY(h->dev->ops.gather(h->dev, n, idx, v->data, dev));
+    if (h->direct) return h->dev->ops.sync ? h->dev->ops.sync(h->dev) : FEM_OK;
     return h->dev->ops.download(h->dev, host, dev, sizeof(double) * (size_t)n);
 }
 
-/* The host buffer into v at device indices idx. */
+/* The received buffer (the host's on the staged path, uploaded first) into v at device indices idx. */
 static int scatter_from_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, double *dev,
                              const double *host) {
     if (n == 0) return FEM_OK;
-    FEM_TRY(h->dev->ops.upload(h->dev, dev, host, sizeof(double) * (size_t)n));
+    if (!h->direct) FEM_TRY(h->dev->ops.upload(h->dev, dev, host, sizeof(double) * (size_t)n));
     return h->dev->ops.scatter(h->dev, n, idx, dev, v->data);
 }
 
-/* Posts v's exchange, its send buffer staged: forward sends the owned values (send lists) to the ghosts;
+/* Posts v's exchange, its send buffer filled: forward sends the owned values (send lists) to the ghosts;
  * reverse sends the ghosts' values the other way, so the receive list's layout is sent and the send list's
- * received. */
+ * received. The direct path hands MPI the device buffers. */
 static int post(Halo *h, Vec *v, int reverse) {
     const int64_t *so = reverse ? h->recv_off : h->send_off, *ro = reverse ? h->send_off : h->recv_off;
-    double *sb = reverse ? h->recv_host : h->send_host, *rb = reverse ? h->send_host : h->recv_host;
+    double *send = h->direct ? h->send_dev : h->send_host, *recv = h->direct ? h->recv_dev : h->recv_host;
+    double *sb = reverse ? recv : send, *rb = reverse ? send : recv;
     FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
     h->pending = v;
     h->pending_reverse = reverse;
@@ -159,9 +211,24 @@ int halo_reverse_begin(Halo *h, Vec *v) {
     return post(h, v, 1);
 }
 
+/* Direct path: owned entries += the partial sums received into send_dev, layer by layer (distinct dofs in a
+ * layer; layers in the order the staged path adds them). */
+static int reverse_sum_device(Halo *h, Vec *v) {
+    Device *dev = h->dev;
+    for (int j = 0; j < h->nlayers; j++) {
+        int64_t o = h->layer_off[j], n = h->layer_off[j + 1] - o;
+        FEM_TRY(dev->ops.gather(dev, n, h->layer_pos + o, h->send_dev, h->layer_vals));
+        FEM_TRY(dev->ops.gather(dev, n, h->layer_dof + o, v->data, h->layer_sums));
+        FEM_TRY(dev->ops.axpby(dev, n, 1.0, h->layer_vals, 1.0, h->layer_sums));
+        FEM_TRY(dev->ops.scatter(dev, n, h->layer_dof + o, h->layer_sums, v->data));
+    }
+    return FEM_OK;
+}
+
 int halo_reverse_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(arrive(h, v, 1));
+    if (h->direct) return reverse_sum_device(h, v);
     FEM_TRY(gather_to_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host));
     for (int64_t k = 0; k < h->nsend; k++) h->sum_host[h->sum_slot[k]] += h->send_host[k];
     return scatter_from_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host);

@@ -5,9 +5,13 @@
  * reverse-add: every ghost's partial sum is added to its owner's entry, then the ghost is zeroed (after an
  * operator wrote element contributions into ghost rows).
  * Each is split into begin and end: between them the messages travel and the caller may compute what does not
- * touch the halo (an operator's interior elements). Values are staged through host buffers (gather on the
- * device, download, MPI, upload, scatter), which serves every device; CUDA-aware MPI can replace the staging
- * later without changing the callers. On one process (no neighbours) every call returns at once.
+ * touch the halo (an operator's interior elements). Two paths move the values:
+ *   staged: gather on the device, download into host buffers (pinned on a GPU: Device.ops.host_alloc), MPI,
+ *           upload, scatter; serves every device and every MPI;
+ *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI
+ *           is CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the
+ *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
+ * On one process (no neighbours) every call returns at once.
  *
  * A Halo belongs to its caller (no global state) and serves one layout (a Dist and a number of components) at
  * a time: one exchange in flight per Halo. */
@@ -37,10 +41,25 @@ typedef struct Halo {
     CommExchange x;
     Vec *pending; /* the Vec whose exchange is in flight */
     int pending_reverse;
+    int direct; /* MPI on device buffers (no host staging) */
+    /* direct reverse-add: layer j holds the sent positions that are the j-th to name their dof, so a layer's
+     * dofs are distinct: layer_pos / layer_dof [layer_off[j] .. layer_off[j+1]) (device), scratch (device) */
+    int nlayers;
+    int64_t *layer_off;
+    int32_t *layer_pos, *layer_dof;
+    double *layer_vals, *layer_sums;
 } Halo;
 
-/* The halo of d's space with ncomp components on device dev. */
+typedef enum { HALO_AUTO = 0, HALO_STAGED = 1, HALO_DIRECT = 2 } HaloPath;
+
+/* The halo of d's space with ncomp components on device dev, by the path that suits them (halo_auto_path). */
 int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp);
+/* The same by a given path (HALO_DIRECT on the CPU device is valid, its memory being the host's: tests). */
+int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path);
+/* HALO_DIRECT for a GPU device when MPI is CUDA-aware, else HALO_STAGED. */
+HaloPath halo_auto_path(const Device *dev);
+/* For the run's verbose setup line: "CUDA-aware MPI" or "staged through host (...)", saying why. */
+void halo_describe(const Halo *h, char *text, size_t size);
 void halo_destroy(Halo *h);
 
 /* Ghost entries of v = their owners' values. */

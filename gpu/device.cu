@@ -123,6 +123,8 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->nqf = gpu_nqfunctions;
     d->ops.alloc = gpu_alloc;
     d->ops.free = gpu_free;
+    d->ops.host_alloc = gpu_host_alloc;
+    d->ops.host_free = gpu_host_free;
     d->ops.upload = gpu_upload;
     d->ops.download = gpu_download;
     d->ops.copy = gpu_copy;

@@ -67,6 +67,8 @@ unsigned gpu_vec_blocks(const GpuState *g, int64_t n);
 /* memory.cu */
 int gpu_alloc(Device *d, void **p, size_t bytes);
 void gpu_free(Device *d, void *p);
+int gpu_host_alloc(Device *d, void **p, size_t bytes);
+void gpu_host_free(Device *d, void *p);
 int gpu_upload(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_download(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_copy(Device *d, void *dst, const void *src, size_t bytes);

@@ -45,6 +45,24 @@ void gpu_free(Device *d, void *p) {
     if (p) cudaFree(p);
 }
 
+/* Pinned (page-locked) host memory: copies between it and the GPU run at the bus's full speed and need no
+ * staging copy inside the driver (the halo's host buffers over MPI ranks, fem/halo.c). */
+int gpu_host_alloc(Device *d, void **p, size_t bytes) {
+    (void)d;
+    *p = NULL;
+    cudaError_t e = cudaHostAlloc(p, bytes ? bytes : 8, cudaHostAllocDefault);
+    if (e == cudaSuccess) return FEM_OK;
+    *p = NULL;
+    cudaGetLastError();
+    return fem_fail(FEM_ERR_DEVICE, "allocating %zu bytes of pinned host memory failed (cudaHostAlloc: %s)",
+                    bytes, cudaGetErrorString(e));
+}
+
+void gpu_host_free(Device *d, void *p) {
+    (void)d;
+    if (p) cudaFreeHost(p);
+}
+
 int gpu_upload(Device *d, void *dst, const void *src, size_t bytes) {
     (void)d;
     if (bytes) GPU_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));

@@ -27,6 +27,7 @@
  * path with a directory ("./beam.xdmf"); ParaView hands it absolute paths. */
 #include "output.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 #include "fileutil.h"
 #include "xdmf.h"
@@ -38,7 +39,26 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* Over MPI ranks with parallel HDF5: the rows of a dataset this rank writes, as runs of consecutive rows. */
+typedef struct {
+    int64_t n;
+    int64_t *start, *count;
+} Rows;
+
+/* MPI ranks writing one file together (h5out_open_part): mpio, the file is open on every rank through
+ * HDF5's MPI-IO driver; idle, HDF5 here cannot do that (built without MPI), so rank 0 writes the whole file
+ * alone from the whole frames every rank holds and the other ranks' calls do nothing. */
+typedef struct {
+    int mpio, idle, rank;
+    Rows points, cells; /* the rows of point and cell arrays this rank owns */
+    /* variable-length strings cannot go through MPI-IO: rank 0 adds them after the collective close */
+    char *problem;
+    int nstrings;
+    char *string_name[OUT_MAX_STRINGS], *string_value[OUT_MAX_STRINGS];
+} H5Ranks;
+
 struct H5Out {
+    H5Ranks ranks;
     hid_t file;
     int raw;    /* datasets uncompressed (<hdf5 compress="false">) */
     int status; /* first failure; every later HDF5 step is skipped */
@@ -120,6 +140,7 @@ static void h5_scalar(H5Out *h, hid_t loc, const char *name, hid_t type, const v
 /* A string (variable-length UTF-8, which h5py reads as str): an attribute, or (as_dataset) a dataset. */
 static void h5_string(H5Out *h, hid_t loc, const char *name, const char *value, int as_dataset)
 {
+    if (as_dataset && h->ranks.mpio) return; /* rank 0 adds it after the collective close (H5Ranks) */
     hid_t type = H5Tcopy(H5T_C_S1);
     H5Tset_size(type, H5T_VARIABLE);
     H5Tset_cset(type, H5T_CSET_UTF8);
@@ -187,11 +208,34 @@ static void write_chunks(H5Out *h, hid_t ds, const void *data, hsize_t rows, hsi
     free(sizes);
 }
 
+/* Over MPI ranks (mpio): every rank writes its rows `sel` of the dataset (NULL: rank 0 writes them all) in
+ * one collective write. data is the whole array on every rank, so memory and file take the same selection. */
+static void write_rows(H5Out *h, hid_t ds, hid_t type, int rank, const hsize_t *dims, const void *data,
+                       const Rows *sel) {
+#ifdef H5_HAVE_PARALLEL
+    hid_t space = H5Screate_simple(rank, dims, NULL);
+    H5Sselect_none(space);
+    for (int64_t k = 0; sel && k < sel->n; k++) {
+        hsize_t start[2] = {(hsize_t)sel->start[k], 0}, count[2] = {(hsize_t)sel->count[k], dims[1]};
+        H5Sselect_hyperslab(space, H5S_SELECT_OR, start, NULL, count, NULL);
+    }
+    if (!sel && h->ranks.rank == 0) H5Sselect_all(space);
+    hid_t xfer = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
+    h5_check(h, H5Dwrite(ds, type, space, space, xfer, data), "write a dataset");
+    H5Pclose(xfer);
+    H5Sclose(space);
+#else
+    (void)ds, (void)type, (void)rank, (void)dims, (void)data, (void)sel;
+    h->status = fem_fail(FEM_ERR_INTERNAL, "HDF5 was built without MPI");
+#endif
+}
+
 /* A [rows] (cols = 0) or [rows][cols] dataset of 8-byte values, chunked and (unless h->raw) compressed;
- * returns it open (for attributes), or a negative id after a failure. */
+ * returns it open (for attributes), or a negative id after a failure. Over MPI ranks this rank writes the
+ * rows sel (write_rows). */
 static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
-                        const void *data)
-{
+                        const void *data, const Rows *sel) {
     if (h->status) return H5I_INVALID_HID;
     errno = 0;
     int rank = cols ? 2 : 1;
@@ -210,7 +254,9 @@ static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64
                           H5P_DEFAULT, plist, H5P_DEFAULT);
     h5_check(h, ds, "create a dataset");
     /* the chunks go in as the filters would store them (little-endian hosts: memory order is file order) */
-    if (ds >= 0 && rows > 0 && !h->raw && little_endian())
+    if (ds >= 0 && rows > 0 && h->ranks.mpio)
+        write_rows(h, ds, type, rank, dims, data, sel);
+    else if (ds >= 0 && rows > 0 && !h->raw && little_endian())
         write_chunks(h, ds, data, dims[0], dims[1], chunk[0]);
     else if (ds >= 0 && rows > 0)
         h5_check(h, H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write a dataset");
@@ -248,7 +294,8 @@ static double *tensor6_xdmf_order(const double *vtk, int64_t rows)
 static hid_t write_array_as(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
                             int64_t rows, int cols, int cell, const char *xdmf_loc_path, XdmfAttr *ref)
 {
-    hid_t ds = h5_dataset(h, loc, name, H5T_NATIVE_DOUBLE, rows, cols, a->data);
+    hid_t ds = h5_dataset(h, loc, name, H5T_NATIVE_DOUBLE, rows, cols, a->data,
+                          cell ? &h->ranks.cells : &h->ranks.points);
     memset(ref, 0, sizeof *ref);
     snprintf(ref->name, sizeof ref->name, "%s", a->name);
     ref->cell = cell;
@@ -262,7 +309,7 @@ static hid_t write_array_as(H5Out *h, hid_t loc, const char *loc_path, const cha
             return ds;
         }
         hid_t g = h5_group(h, h->file, xdmf_loc_path);
-        h5_close_dataset(h5_dataset(h, g, name, H5T_NATIVE_DOUBLE, h->xdmf_ncells, cols, copy));
+        h5_close_dataset(h5_dataset(h, g, name, H5T_NATIVE_DOUBLE, h->xdmf_ncells, cols, copy, NULL));
         h5_close_group(g);
         free(copy);
         ref->rows = h->xdmf_ncells;
@@ -306,10 +353,47 @@ static int check_name(const char *name)
 
 /* ---------------------------------------------------------------- open */
 
+static void rows_free(Rows *r) {
+    free(r->start);
+    free(r->count);
+    memset(r, 0, sizeof *r);
+}
+
+/* ids[0..n) (increasing) as runs of consecutive rows, each shifted by -first and kept when in [0, limit). */
+static int rows_of(const int64_t *ids, int64_t n, int64_t first, int64_t limit, Rows *r) {
+    memset(r, 0, sizeof *r);
+    r->start = fem_malloc(sizeof(int64_t) * (size_t)(n + 1), "HDF5 row selection");
+    r->count = fem_malloc(sizeof(int64_t) * (size_t)(n + 1), "HDF5 row selection");
+    if (!r->start || !r->count) return rows_free(r), FEM_ERR_INTERNAL;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t row = ids[k] - first;
+        if (row < 0 || row >= limit) continue;
+        if (r->n && r->start[r->n - 1] + r->count[r->n - 1] == row)
+            r->count[r->n - 1]++;
+        else
+            r->start[r->n] = row, r->count[r->n++] = 1;
+    }
+    return FEM_OK;
+}
+
+/* The runs of `cells` inside block rows [first, first + n), counted from the block's first row. */
+static int block_rows(const Rows *cells, int64_t first, int64_t n, Rows *out) {
+    int64_t total = 0;
+    for (int64_t k = 0; k < cells->n; k++) total += cells->count[k];
+    int64_t *ids = fem_malloc(sizeof(int64_t) * (size_t)(total + 1), "HDF5 row selection");
+    if (!ids) return FEM_ERR_INTERNAL;
+    for (int64_t k = 0, i = 0; k < cells->n; k++)
+        for (int64_t c = 0; c < cells->count[k]; c++) ids[i++] = cells->start[k] + c;
+    int status = rows_of(ids, total, first, n, out);
+    free(ids);
+    return status;
+}
+
 static void write_mesh(H5Out *h, const OutFrame *mesh)
 {
     hid_t g = h5_group(h, h->file, "/mesh");
-    h5_close_dataset(h5_dataset(h, g, "points", H5T_NATIVE_DOUBLE, mesh->npoints, 3, mesh->x));
+    h5_close_dataset(
+        h5_dataset(h, g, "points", H5T_NATIVE_DOUBLE, mesh->npoints, 3, mesh->x, &h->ranks.points));
     int64_t first = 0;
     for (int b = 0; b < mesh->nblocks; b++) {
         const OutCellBlock *blk = &mesh->blocks[b];
@@ -318,8 +402,11 @@ static void write_mesh(H5Out *h, const OutFrame *mesh)
         for (int k = 2; !h->status && H5Lexists(g, name, H5P_DEFAULT) > 0; k++)
             snprintf(name, sizeof name, "%s_p%d_%d", shape_name(blk->shape), blk->order, k);
         hid_t bg = h5_group(h, g, name);
-        h5_close_dataset(
-            h5_dataset(h, bg, "connectivity", H5T_NATIVE_INT64, blk->ncells, blk->nodes_per_cell, blk->conn));
+        Rows sel = {0};
+        if (h->ranks.mpio && !h->status) h->status = block_rows(&h->ranks.cells, first, blk->ncells, &sel);
+        h5_close_dataset(h5_dataset(h, bg, "connectivity", H5T_NATIVE_INT64, blk->ncells, blk->nodes_per_cell,
+                                    blk->conn, &sel));
+        rows_free(&sel);
         h5_attr_int(h, bg, "vtk_type", blk->vtk_type);
         h5_attr_int(h, bg, "order", blk->order);
         h5_attr_int(h, bg, "first_cell", first);
@@ -384,7 +471,8 @@ static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
         const int64_t *conn = h->topology.conn ? h->topology.conn : view.blocks[0].conn;
         int cols = h->topology.rank == 2 ? (int)h->topology.dims[1] : 0;
         hid_t g = h5_group(h, h->file, "/xdmf");
-        h5_close_dataset(h5_dataset(h, g, "topology", H5T_NATIVE_INT64, h->topology.dims[0], cols, conn));
+        h5_close_dataset(
+            h5_dataset(h, g, "topology", H5T_NATIVE_INT64, h->topology.dims[0], cols, conn, NULL));
         h5_close_group(g);
         snprintf(h->topology_dataset, sizeof h->topology_dataset, "/xdmf/topology");
         status = h->status;
@@ -393,9 +481,52 @@ static int prepare_xdmf(H5Out *h, const OutFrame *mesh)
     return status;
 }
 
-int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
-               const char *problem_text, int compress)
-{
+int h5out_parallel(void) {
+#if defined(H5_HAVE_PARALLEL) && defined(FEMTO_HAVE_MPI)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* How this rank takes part (H5Ranks) in a file of a run split over MPI ranks. */
+static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, const OutFrame *mesh) {
+    H5Ranks *k = &h->ranks;
+    k->rank = part->rank;
+    k->mpio = h5out_parallel();
+    k->idle = !k->mpio && part->rank != 0;
+    if (!k->mpio) return FEM_OK;
+    h->raw = 1; /* see the file comment: contiguous datasets over MPI ranks */
+    FEM_TRY(rows_of(part->point_global, part->nowned, 0, h->npoints, &k->points));
+    FEM_TRY(rows_of(part->cell_global, part->ncells, 0, h->ncells, &k->cells));
+    if (problem_text && !(k->problem = strdup(problem_text)))
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    for (int s = 0; s < mesh->nstrings; s++, k->nstrings++) {
+        k->string_name[s] = strdup(mesh->string_name[s]);
+        k->string_value[s] = strdup(mesh->string_value[s] ? mesh->string_value[s] : "");
+        if (!k->string_name[s] || !k->string_value[s])
+            return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    }
+    return FEM_OK;
+}
+
+/* The temporary file, created; over MPI ranks rank 0's name and every rank through MPI-IO. */
+static void create_file(H5Out *h) {
+    h->status = fileutil_temp_name(h->path, h->tmp, sizeof h->tmp);
+    if (h->ranks.mpio && !h->status) h->status = comm_bcast(h->tmp, sizeof h->tmp, 0);
+    if (h->status) return;
+    errno = 0;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+#if defined(H5_HAVE_PARALLEL) && defined(FEMTO_HAVE_MPI)
+    if (h->ranks.mpio) H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+#endif
+    h->file = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    h5_check(h, h->file, "create the file");
+}
+
+static int open_file(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
+                     const char *problem_text, int compress, const OutPart *part) {
     *hp = NULL;
     FEM_TRY(outframe_check(mesh));
     H5Out *h = fem_calloc(1, sizeof *h, "HDF5 writer");
@@ -411,19 +542,16 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
     h->npoints = mesh->npoints;
     for (int b = 0; b < mesh->nblocks; b++) h->ncells += mesh->blocks[b].ncells;
     *hp = h;
+    if (part) h->status = ranks_setup(h, part, problem_text, mesh);
+    if (h->ranks.idle && !h->status) return FEM_OK;
     /* HDF5's exit handler closes the files it still holds, and 1.10 crashes on one whose H5Fclose failed (a
      * full disk); such a file is discarded already, so the handler has nothing to do for us. This must come
      * before any other HDF5 call, which would start the library. */
     H5dont_atexit();
     /* errors become one sentence; HDF5's own stack dump would only confuse a user */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    h->status = fileutil_temp_name(h5_path, h->tmp, sizeof h->tmp);
     if (!h->status) h->status = fileutil_relative(xdmf_path, h5_path, h->h5_ref, sizeof h->h5_ref);
-    if (!h->status) {
-        errno = 0;
-        h->file = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-        h5_check(h, h->file, "create the file");
-    }
+    if (!h->status) create_file(h);
     h5_attr_string(h, h->file, "femto_version", FEMTO_VERSION);
     h5_attr_int(h, h->file, "dimension", mesh->dim);
     if (problem_text) h5_string(h, h->file, "problem", problem_text, 1);
@@ -436,6 +564,17 @@ int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const Out
         return status;
     }
     return FEM_OK;
+}
+
+int h5out_open(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
+               const char *problem_text, int compress) {
+    return open_file(hp, h5_path, xdmf_path, mesh, problem_text, compress, NULL);
+}
+
+int h5out_open_part(H5Out **hp, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
+                    const char *problem_text, int compress, const OutPart *part) {
+    return open_file(hp, h5_path, xdmf_path, mesh, problem_text, compress,
+                     part && part->nranks > 1 ? part : NULL);
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -497,6 +636,7 @@ int h5out_write_step(H5Out *h, double time, const OutFrame *fields)
 {
     if (!h) return fem_fail(FEM_ERR_INTERNAL, "h5out_write_step: no open file");
     if (h->status) return h->status;
+    if (h->ranks.idle) return FEM_OK;
     /* a failed step leaves the file unusable for the XDMF: later calls repeat the first failure */
     int status = write_step(h, time, fields);
     if (status && !h->status) h->status = status;
@@ -509,6 +649,11 @@ static void release(H5Out **hp)
 {
     H5Out *h = *hp;
     if (h->file >= 0) H5Fclose(h->file);
+    H5Ranks *k = &h->ranks;
+    rows_free(&k->points);
+    rows_free(&k->cells);
+    free(k->problem);
+    for (int s = 0; s < k->nstrings; s++) free(k->string_name[s]), free(k->string_value[s]);
     xdmf_topology_destroy(&h->topology);
     free(h->parent);
     free(h->times);
@@ -521,22 +666,52 @@ static void release(H5Out **hp)
 void h5out_abort(H5Out **hp)
 {
     if (!hp || !*hp) return;
-    if ((*hp)->tmp[0]) unlink((*hp)->tmp);
+    if ((*hp)->tmp[0] && (*hp)->ranks.rank == 0) unlink((*hp)->tmp);
     release(hp);
+}
+
+/* Over MPI ranks, on rank 0 after the collective close: the variable-length strings (the problem file's
+ * text, the mesh's field data), which HDF5 cannot write through MPI-IO, added to the file by this process
+ * alone. */
+static void add_strings(H5Out *h) {
+    H5Ranks *k = &h->ranks;
+    k->mpio = 0;
+    errno = 0;
+    h->file = H5Fopen(h->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    h5_check(h, h->file, "open the file");
+    if (k->problem) h5_string(h, h->file, "problem", k->problem, 1);
+    hid_t fg = k->nstrings ? h5_group(h, h->file, "/mesh/field_data") : H5I_INVALID_HID;
+    for (int s = 0; s < k->nstrings; s++) h5_string(h, fg, k->string_name[s], k->string_value[s], 1);
+    h5_close_group(fg);
+    if (h->file >= 0) {
+        herr_t ret = H5Fclose(h->file);
+        h->file = H5I_INVALID_HID;
+        h5_check(h, ret, "finish the file");
+    }
 }
 
 int h5out_close(H5Out **hp)
 {
     if (!hp || !*hp) return FEM_OK;
     H5Out *h = *hp;
-    hid_t ds = h5_dataset(h, h->file, "times", H5T_NATIVE_DOUBLE, h->nsteps, 0, h->times);
+    if (h->ranks.idle) {
+        release(hp);
+        return FEM_OK;
+    }
+    hid_t ds = h5_dataset(h, h->file, "times", H5T_NATIVE_DOUBLE, h->nsteps, 0, h->times, NULL);
     h5_close_dataset(ds);
+    if (h->ranks.mpio) h->status = comm_agree(h->status); /* the close is collective: all ranks, or none */
     if (!h->status) {
         errno = 0;
         herr_t ret = H5Fclose(h->file);
         h->file = H5I_INVALID_HID; /* even when it failed: HDF5 cannot close a file twice */
         h5_check(h, ret, "finish the file");
     }
+    if (h->ranks.mpio && h->ranks.rank != 0 && !h->status) {
+        release(hp);
+        return FEM_OK;
+    }
+    if (h->ranks.mpio && !h->status) add_strings(h);
     if (h->status) {
         int status = h->status;
         h5out_abort(hp);

@@ -60,6 +60,19 @@ typedef struct {
     char *string_value[OUT_MAX_STRINGS];
 } OutFrame;
 
+/* A rank's part of a frame split over MPI ranks (every rank holds the whole frame today; see
+ * outframe_piece and h5out_open_part). Point and cell numbers are the whole frame's; cells are numbered block
+ * after block. The first nowned points are the ones this rank owns (each point has one owner, which writes
+ * its rows of the HDF5 file); the others are ghosts, shared with the ranks that own them. Both lists are in
+ * increasing order within their kind: the owned points, the ghost points, the cells. */
+typedef struct {
+    int rank, nranks;
+    int64_t npoints, nowned;
+    const int64_t *point_global; /* [npoints] */
+    int64_t ncells;
+    const int64_t *cell_global; /* [ncells]: every cell belongs to exactly one rank */
+} OutPart;
+
 /* FEM_OK when the frame is consistent (block types and sizes, point indices in range, arrays present); the
  * writers call it first, so a bug upstream is a message rather than a corrupt file. */
 int outframe_check(const OutFrame *f);
@@ -72,6 +85,11 @@ void outframe_destroy(OutFrame *f);
  * be destroyed with outframe_destroy_shallow. */
 int outframe_subdivide(const OutFrame *in, OutFrame *out);
 void outframe_destroy_shallow(OutFrame *f);
+/* The rank's piece of `in`: its points (owned, then ghost) with their point arrays, its cells with their cell
+ * arrays (connectivity in the piece's point numbers; blocks without a cell of the rank left out), the field
+ * data, and two arrays that map it back: "global_node" (point, the whole frame's point number) and "rank"
+ * (cell). `out` owns everything (outframe_destroy). */
+int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out);
 /* The same, splitting only the blocks b with split[b] != 0 (XDMF keeps its quadratic cells). */
 int outframe_subdivide_blocks(const OutFrame *in, const int *split, OutFrame *out);
 /* The linear subcells of one cell of shape s and order p: local[sub * nv + v] is the VTK node (0 <= . <
@@ -88,6 +106,10 @@ int vtk_cell_type(Shape s, int p);
 /* ---- VTU (VTK XML UnstructuredGrid, version 2.2, UInt64 headers, appended raw binary, optional zlib) */
 int vtu_write(const char *path, const OutFrame *f, int compress);
 
+/* ---- PVTU: the parallel file of one output time, naming the pieces (files, relative to its directory) that
+ * the ranks wrote; their arrays are those of `piece` (any rank's piece: all have the same arrays). */
+int pvtu_write(const char *path, const OutFrame *piece, int npieces, char *const *files);
+
 /* ---- PVD collection: times[i] with files[i] (names relative to the .pvd's directory) */
 int pvd_write(const char *path, int n, const double *times, char *const *files);
 
@@ -97,6 +119,15 @@ int pvd_write(const char *path, int n, const double *times, char *const *files);
 typedef struct H5Out H5Out;
 int h5out_open(H5Out **h, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
                const char *problem_text, int compress);
+/* The same file written by every rank of a run split over MPI ranks together (collective: every rank calls
+ * every h5out function with the same whole frames, path and text as rank 0's). Each rank writes the rows
+ * of the global datasets that part says it owns (its points, its cells); the rest (XDMF views, times,
+ * attributes) comes from rank 0. part NULL, or one rank: h5out_open. Over several ranks it needs HDF5 built
+ * for MPI (h5out_parallel); datasets are then contiguous, uncompressed (see hdf5_out.c). */
+int h5out_open_part(H5Out **h, const char *h5_path, const char *xdmf_path, const OutFrame *mesh,
+                    const char *problem_text, int compress, const OutPart *part);
+/* 1 when this build's HDF5 can write one file from several MPI ranks (parallel HDF5 and MPI). */
+int h5out_parallel(void);
 /* The point and cell arrays of `fields`, except those the mesh frame given to h5out_open has (same name and
  * centre: the mesh's region and quality are stored once, not at every step). */
 int h5out_write_step(H5Out *h, double time, const OutFrame *fields);

@@ -1,6 +1,7 @@
 /* Results as files (see results.h). */
 #include "results.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 #include "fem/tables.h"
 
@@ -142,10 +143,22 @@ int results_add_point_array(OutFrame *f, const char *name, const char *units, in
     return FEM_OK;
 }
 
+/* The run is split over several ranks (the parallel files of results_open_part). */
+static int split(const ResultSeries *rs) {
+    return rs->part && rs->part->nranks > 1;
+}
+
 int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh) {
+    return results_open_part(rs, set, pb, series, mesh, NULL);
+}
+
+int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
+                      const OutFrame *mesh, const OutPart *part) {
     memset(rs, 0, sizeof *rs);
-    if (!set) return fem_fail(FEM_ERR_INTERNAL, "results_open: no result set");
-    snprintf(rs->dir, sizeof rs->dir, "%s", resultset_stage(set));
+    rs->part = part && part->nranks > 1 ? part : NULL;
+    if (set) snprintf(rs->dir, sizeof rs->dir, "%s", resultset_stage(set));
+    if (split(rs)) FEM_TRY(comm_bcast(rs->dir, sizeof rs->dir, 0)); /* rank 0's staging folder */
+    if (!rs->dir[0]) return fem_fail(FEM_ERR_INTERNAL, "results_open: no result set");
     char base[2 * PROBLEM_NAME_MAX + 2];
     snprintf(base, sizeof base, "%s%s%s", pb->output.basename, series ? "_" : "", series ? series : "");
     if (strlen(base) >= sizeof rs->base)
@@ -161,9 +174,84 @@ int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char
         snprintf(h5, sizeof h5, "%s/%s.h5", rs->dir, rs->base);
         snprintf(xdmf, sizeof xdmf, "%s/%s.xdmf", rs->dir, rs->base);
         H5Out *h = NULL;
-        FEM_TRY(h5out_open(&h, h5, xdmf, mesh, pb->text, pb->output.hdf5_compress));
+        FEM_TRY(h5out_open_part(&h, h5, xdmf, mesh, pb->text, pb->output.hdf5_compress, rs->part));
         rs->h5 = h;
     }
+    return FEM_OK;
+}
+
+/* One VTU of the frame, its Lagrange cells split into linear ones when the problem asks. */
+static int write_vtu(const ResultSeries *rs, const char *path, const OutFrame *frame) {
+    if (!rs->subdivide) return vtu_write(path, frame, rs->compress);
+    OutFrame sub;
+    FEM_TRY(outframe_subdivide(frame, &sub));
+    int status = vtu_write(path, &sub, rs->compress);
+    outframe_destroy_shallow(&sub);
+    return status;
+}
+
+/* Over MPI ranks: this rank's piece of output time `step`, and on rank 0 the .pvtu that names them all. */
+static int write_pieces(const ResultSeries *rs, int step, const OutFrame *frame) {
+    const OutPart *part = rs->part;
+    OutFrame piece;
+    FEM_TRY(outframe_piece(frame, part, &piece));
+    char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
+    snprintf(path, sizeof path, "%s/%s_%04d_p%04d.vtu", rs->dir, rs->base, step, part->rank);
+    int status = write_vtu(rs, path, &piece);
+    char **names = status || part->rank ? NULL : calloc((size_t)part->nranks, sizeof(char *));
+    if (!status && !part->rank && !names) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    for (int r = 0; names && r < part->nranks && !status; r++) {
+        char name[PROBLEM_NAME_MAX + 40];
+        snprintf(name, sizeof name, "%s_%04d_p%04d.vtu", rs->base, step, r);
+        if (!(names[r] = strdup(name))) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    }
+    if (names && !status) {
+        snprintf(path, sizeof path, "%s/%s_%04d.pvtu", rs->dir, rs->base, step);
+        status = pvtu_write(path, &piece, part->nranks, names);
+    }
+    for (int r = 0; names && r < part->nranks; r++) free(names[r]);
+    free(names);
+    outframe_destroy(&piece);
+    return status;
+}
+
+/* Over MPI ranks: `step` = frame with rank 0's point arrays (sent to every rank; received ones are owned by
+ * step, freed by drop_shared). */
+static int share_point_arrays(ResultSeries *rs, const OutFrame *frame, OutFrame *step) {
+    *step = *frame;
+    int root = rs->part->rank == 0;
+    if (!root) memset(step->point, 0, sizeof step->point);
+    FEM_TRY(comm_bcast(&step->npoint_arrays, sizeof step->npoint_arrays, 0));
+    if (step->npoint_arrays < 0 || step->npoint_arrays > OUT_MAX_ARRAYS)
+        return fem_fail(FEM_ERR_INTERNAL, "output: %d point arrays", step->npoint_arrays);
+    for (int k = 0; k < step->npoint_arrays; k++) {
+        OutArray *a = &step->point[k];
+        if (root) snprintf(rs->units[k], sizeof rs->units[k], "%s", a->units ? a->units : "");
+        FEM_TRY(comm_bcast(a->name, sizeof a->name, 0));
+        FEM_TRY(comm_bcast(&a->ncomp, sizeof a->ncomp, 0));
+        FEM_TRY(comm_bcast(rs->units[k], sizeof rs->units[k], 0));
+        a->units = rs->units[k];
+        if (!root) /* the rank's own arrays, if any, are not read */
+            FEM_ALLOC(a->data, step->npoints * a->ncomp + 1, "an output array");
+        FEM_TRY(comm_bcast(a->data, (int64_t)sizeof(double) * step->npoints * a->ncomp, 0));
+    }
+    return FEM_OK;
+}
+
+static void drop_shared(const ResultSeries *rs, OutFrame *step) {
+    for (int k = 0; rs->part->rank && k < step->npoint_arrays; k++) free(step->point[k].data);
+}
+
+/* One output time's files: the VTU (or this rank's piece and the .pvtu) and the HDF5 step. */
+static int write_files(ResultSeries *rs, double time, const OutFrame *frame) {
+    int step = rs->nsteps - 1;
+    if (rs->vtu && split(rs)) FEM_TRY(write_pieces(rs, step, frame));
+    if (rs->vtu && !split(rs)) {
+        char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
+        snprintf(path, sizeof path, "%s/%s", rs->dir, rs->files[step]);
+        FEM_TRY(write_vtu(rs, path, frame));
+    }
+    if (rs->h5) FEM_TRY(h5out_write_step((H5Out *)rs->h5, time, frame));
     return FEM_OK;
 }
 
@@ -174,38 +262,31 @@ int results_write(ResultSeries *rs, double time, const OutFrame *frame) {
     if (files) rs->files = files;
     if (!times || !files) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     char name[PROBLEM_NAME_MAX + 32];
-    snprintf(name, sizeof name, "%s_%04d.vtu", rs->base, rs->nsteps);
+    snprintf(name, sizeof name, "%s_%04d.%s", rs->base, rs->nsteps, split(rs) ? "pvtu" : "vtu");
     rs->times[rs->nsteps] = time;
     rs->files[rs->nsteps] = strdup(name);
     if (!rs->files[rs->nsteps]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     rs->nsteps++;
-    if (rs->vtu) {
-        char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
-        snprintf(path, sizeof path, "%s/%s", rs->dir, name);
-        if (rs->subdivide) {
-            OutFrame sub;
-            FEM_TRY(outframe_subdivide(frame, &sub));
-            int status = vtu_write(path, &sub, rs->compress);
-            outframe_destroy_shallow(&sub);
-            FEM_TRY(status);
-        } else {
-            FEM_TRY(vtu_write(path, frame, rs->compress));
-        }
-    }
-    if (rs->h5) FEM_TRY(h5out_write_step((H5Out *)rs->h5, time, frame));
-    return FEM_OK;
+    if (!split(rs)) return write_files(rs, time, frame);
+    OutFrame step;
+    int status = share_point_arrays(rs, frame, &step);
+    if (!status) status = write_files(rs, time, &step);
+    drop_shared(rs, &step);
+    return status;
 }
 
 int results_close(ResultSeries *rs, int ok) {
     int status = FEM_OK;
     char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
-    if (ok && rs->vtu && rs->nsteps) {
+    if (ok && rs->vtu && rs->nsteps && (!rs->part || rs->part->rank == 0)) {
         snprintf(path, sizeof path, "%s/%s.pvd", rs->dir, rs->base);
         status = pvd_write(path, rs->nsteps, rs->times, rs->files);
     }
     if (rs->h5) {
         H5Out *h = rs->h5;
-        if (ok && !status)
+        /* over MPI ranks closing is collective: every rank decides alike (a .pvd that rank 0 could not write
+         * fails the run all the same) */
+        if (ok && (split(rs) || !status))
             status = h5out_close(&h);
         else
             h5out_abort(&h);

@@ -36,12 +36,26 @@ typedef struct {
     char **files;    /* VTU names relative to dir */
     void *h5;        /* H5Out */
     int64_t bytes;   /* written so far */
+    const OutPart *part;            /* over MPI ranks: this rank's part (the caller's); NULL in one process */
+    char units[OUT_MAX_ARRAYS][32]; /* of point arrays received from rank 0 */
 } ResultSeries;
 
 /* series: NULL for the run's first series (NAME), or a name appended to NAME (NAME_series) for the series of a
  * further physics of the same run. */
 int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh);
-/* Writes one output time (the frame holds mesh and arrays). */
+/* The same over MPI ranks (collective; part NULL or one rank: results_open). Every rank passes the whole mesh
+ * frame and its part; set is rank 0's (the others pass NULL and write into rank 0's staging folder, which
+ * must therefore be on a file system every rank sees). Each output time is then written as
+ *   NAME_NNNN.pvtu            (rank 0) naming the pieces, which the .pvd lists instead of NAME_NNNN.vtu,
+ *   NAME_NNNN_pRRRR.vtu       rank RRRR's piece (outframe_piece: its cells, owned and ghost points, the
+ *                             arrays "global_node" and "rank" that map it back),
+ * and NAME.h5 is one file that the ranks write together (h5out_open_part) with the same datasets, in the
+ * same global order, as one process writes. */
+int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
+                      const OutFrame *mesh, const OutPart *part);
+/* Writes one output time (the frame holds mesh and arrays). Over MPI ranks collective: the point arrays are
+ * rank 0's (it computes the derived fields on the whole space today), sent to every rank, whose frame need
+ * hold the mesh only (its own point arrays are not read). */
 int results_write(ResultSeries *rs, double time, const OutFrame *frame);
 /* Writes the PVD and closes the HDF5/XDMF (ok), or drops the HDF5 file (ok == 0, after a failure: the set
  * is then aborted, which removes the rest). */

@@ -64,16 +64,17 @@ int journal_list(int fd, const char *dir, JournalNames *out) {
 
 /* ---------------------------------------------------------------- manifest */
 
-/* The order of the moves: what is named (VTU, HDF5) before what names it (XDMF, PVD), then the rest (time
- * series), the summary last. */
+/* The order of the moves: what is named (VTU pieces, HDF5) before what names it (PVTU, XDMF, PVD), then the
+ * rest (time series), the summary last. */
 static int move_rank(const char *name) {
-    static const char *const ends[] = {".vtu", ".h5", ".xdmf", ".pvd"};
+    static const char *const ends[] = {".pvtu", ".vtu", ".h5", ".xdmf", ".pvd"};
+    static const int rank[] = {2, 0, 1, 3, 4}; /* ".pvtu" ends in ".vtu": tested first, moved after */
     size_t n = strlen(name), k = strlen("_summary.txt");
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < 5; r++) {
         size_t e = strlen(ends[r]);
-        if (n > e && strcmp(name + n - e, ends[r]) == 0) return r;
+        if (n > e && strcmp(name + n - e, ends[r]) == 0) return rank[r];
     }
-    return n > k && strcmp(name + n - k, "_summary.txt") == 0 ? 5 : 4;
+    return n > k && strcmp(name + n - k, "_summary.txt") == 0 ? 6 : 5;
 }
 
 static int by_move_order(const void *a, const void *b) {
@@ -190,7 +191,7 @@ static int read_manifest(int fd, Manifest *m) {
 
 /* `name` is a file of series `base`: BASE.pvd, BASE.h5, BASE.xdmf, BASE_summary.txt, the time series
  * BASE_probes.csv and BASE_convergence.csv and their .png plots, or BASE_NNNN.vtu (four digits or more, as
- * femto numbers them). */
+ * femto numbers them), and over MPI ranks BASE_NNNN.pvtu and its pieces BASE_NNNN_pRRRR.vtu. */
 static int series_file(const char *name, const char *base) {
     static const char *const ends[] = {".pvd",        ".h5",
                                        ".xdmf",       "_summary.txt",
@@ -202,9 +203,13 @@ static int series_file(const char *name, const char *base) {
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
         if (!strcmp(t, ends[i])) return 1;
     if (*t++ != '_') return 0;
-    int digits = 0;
+    int digits = 0, rank_digits = 0;
     for (; isdigit((unsigned char)*t); t++) digits++;
-    return digits >= 4 && strcmp(t, ".vtu") == 0;
+    if (digits < 4) return 0;
+    if (!strcmp(t, ".vtu") || !strcmp(t, ".pvtu")) return 1;
+    if (strncmp(t, "_p", 2) != 0) return 0;
+    for (t += 2; isdigit((unsigned char)*t); t++) rank_digits++;
+    return rank_digits >= 4 && strcmp(t, ".vtu") == 0;
 }
 
 /* Files of the set's series in the folder that the set does not have: the previous set's leftovers. */
@@ -254,8 +259,8 @@ void journal_remove_dead_temporary(int dir_fd, const char *name) {
     long pid = strtol(tmp + 5, &end, 10);
     if (*end || pid <= 0 || end == tmp + 5) return;
     int result_file = 0; /* only femto's result files, by their endings */
-    static const char *const ends[] = {".vtu", ".pvd", ".h5", ".xdmf", "_summary.txt"};
-    for (int i = 0; i < 5 && !result_file; i++) {
+    static const char *const ends[] = {".vtu", ".pvtu", ".pvd", ".h5", ".xdmf", "_summary.txt"};
+    for (int i = 0; i < 6 && !result_file; i++) {
         size_t k = strlen(ends[i]);
         result_file = tmp - name > (long)k && strncmp(tmp - k, ends[i], k) == 0;
     }

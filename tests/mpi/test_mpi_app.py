@@ -6,8 +6,8 @@ usage: test_mpi_app.py CASE FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 CASE sample:SAMPLE/NAME:N  inputs/SAMPLE/NAME.xml run over N ranks gives the expected numbers kept beside it
               (NAME.expected.txt, the rule of tools/check_sample.py); the same problem with Jacobi and a tight rtol
               run in one process and over N ranks writes the same summary (timings aside), Krylov iteration counts
-              within 10%, VTU files (every frame of every physics) with the same points and the same fields to 1e-9,
-              and probe series to 1e-9.
+              within 10%, VTU files (every frame of every physics; over ranks the .pvtu pieces merged by their
+              global_node ids) with the same points and the same fields to 1e-9, and probe series to 1e-9.
 CASE schemes:N  the transient sample with backward Euler and with Crank-Nicolson (it uses BDF2): one process against
               N ranks as above.
 CASE errors:  a bad input ends every rank with exit 2 and one 'femto-app:' sentence, writing nothing; a plot that
@@ -70,34 +70,46 @@ def expected(path, actual):
 
 
 def vtu_arrays(path):
-    from vtkmodules.vtkIOXML import vtkXMLUnstructuredGridReader
+    """Points, cell count and point arrays of a .vtu, or of a .pvtu whose pieces repeat shared points: those are
+    merged by their global_node ids into one-process order."""
+    from vtkmodules.vtkIOXML import vtkXMLPUnstructuredGridReader, vtkXMLUnstructuredGridReader
     from vtkmodules.util.numpy_support import vtk_to_numpy
-    r = vtkXMLUnstructuredGridReader()
+    import numpy as np
+    r = vtkXMLPUnstructuredGridReader() if path.endswith(".pvtu") else vtkXMLUnstructuredGridReader()
     r.SetFileName(path)
     r.Update()
     g = r.GetOutput()
     pd = g.GetPointData()
-    arrays = {pd.GetArrayName(i): vtk_to_numpy(pd.GetArray(i)) for i in range(pd.GetNumberOfArrays())}
-    return vtk_to_numpy(g.GetPoints().GetData()), g.GetNumberOfCells(), arrays
+    arrays = {pd.GetArrayName(i): np.array(vtk_to_numpy(pd.GetArray(i))) for i in range(pd.GetNumberOfArrays())}
+    points = np.array(vtk_to_numpy(g.GetPoints().GetData()))
+    gid = arrays.pop("global_node", None)
+    if gid is not None:
+        first = np.zeros(int(gid.max()) + 1, dtype=np.int64)
+        first[gid.astype(np.int64)[::-1]] = np.arange(len(gid))[::-1]
+        points = points[first]
+        arrays = {k: v[first] for k, v in arrays.items()}
+    return points, g.GetNumberOfCells(), arrays
 
 
-def jacobi_variant(work, sample, name, inputs, rtol="1e-12"):
-    """The sample with Jacobi, linear rtol 1e-12 (or rtol) and Newton rtol 1e-10 (the automatic Krylov choice: CG where the
+def jacobi_variant(work, sample, name, inputs, rtol="1e-12", newton_rtol="1e-10", extra="", tag=None):
+    """The sample with Jacobi, linear rtol 1e-12 (or rtol; extra: more <linear> attributes) and Newton rtol 1e-10 (the automatic Krylov choice: CG where the
     Jacobian is symmetric), no plots, its mesh named by absolute path. At the default tolerances the derived fields
     (heat flux near an insulated face) of one process and N ranks differ by 1e-8 of their largest value."""
     text = open(os.path.join(inputs, sample, name + ".xml")).read()
     text = re.sub(r'<mesh file="([^"]+)"', lambda m: f'<mesh file="{os.path.join(inputs, sample, m.group(1))}"', text)
     text = text.replace("xsi:noNamespaceSchemaLocation=\"../../io/problem.xsd\"", "")
     # Newton's tolerance too: it bounds the linear solve's (an absolute floor below its target)
-    linear = f'<linear preconditioner="jacobi" rtol="{rtol}"/>' + ("" if "<newton" in text else '<newton rtol="1e-10"/>')
-    text = text.replace("<newton", '<newton rtol="1e-10"', 1)
+    linear = (f'<linear preconditioner="jacobi" rtol="{rtol}"{extra}/>' +
+              ("" if "<newton" in text else f'<newton rtol="{newton_rtol}"/>'))
+    text = text.replace("<newton", f'<newton rtol="{newton_rtol}"', 1)
     if "<solver>" in text:
         text = text.replace("<solver>", "<solver>" + linear, 1)
     else:
         text = text.replace("<output", f"<solver>{linear}</solver>\n  <output", 1)
     text = re.sub(r"(<output[^>]*?)(/?)>", lambda m: m.group(1) + ">" + '<plots enabled="false"/>' +
                   ("</output>" if m.group(2) else ""), text, count=1)
-    path = os.path.join(work, f"{name}-jacobi{'' if rtol == '1e-12' else '-' + rtol}.xml")
+    tag = tag or ("jacobi" if rtol == "1e-12" else "jacobi-" + rtol)
+    path = os.path.join(work, f"{name}-{tag}.xml")
     open(path, "w").write(text)
     return path
 
@@ -122,10 +134,12 @@ def compare_summaries(s1, s2, n, iterations):
 def compare_vtus(one, two, n):
     """Every VTU file of the one-process run against the same file over n ranks: points, cells, fields."""
     problems, files = [], sorted(os.path.basename(f) for f in glob.glob(os.path.join(one, "*.vtu")))
-    if not files or files != sorted(os.path.basename(f) for f in glob.glob(os.path.join(two, "*.vtu"))):
-        return [f"VTU files differ: {files} in one process"], 0
+    # over ranks each output time is a .pvtu over pieces NAME_NNNN_pRRRR.vtu
+    many = sorted(os.path.basename(f)[:-5] + ".vtu" for f in glob.glob(os.path.join(two, "*.pvtu")))
+    if not files or files != many:
+        return [f"VTU files differ: {files} in one process, {many} (.pvtu) over {n} ranks"], 0
     for f in files:
-        (p1, c1, a1), (p2, c2, a2) = [vtu_arrays(os.path.join(d, f)) for d in (one, two)]
+        (p1, c1, a1), (p2, c2, a2) = vtu_arrays(os.path.join(one, f)), vtu_arrays(os.path.join(two, f[:-4] + ".pvtu"))
         if c1 != c2 or p1.shape != p2.shape or abs(p1 - p2).max() != 0:
             problems.append(f"{f}: the meshes differ (points or cells)")
         for k, a in a1.items():

@@ -58,10 +58,13 @@ static void check_ownership(const Dist *d, const Space *gsp) {
     free(count);
 }
 
-/* forward, then reverse-add (split: begin, other work, end when split). */
-static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split) {
+/* forward, then reverse-add (split: begin, other work, end when split), by the halo's staged or direct path.
+ */
+static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split,
+                           HaloPath path) {
     Halo h;
-    CHECK_OK(halo_create(&h, d, dev, ncomp));
+    CHECK_OK(halo_create_path(&h, d, dev, ncomp, path));
+    CHECK(h.direct == (path == HALO_DIRECT), "rank %d: halo path %d, asked for %d", d->rank, h.direct, path);
     Vec v;
     int64_t n = d->space.nnodes * ncomp, nown = d->space.nnodes_owned * ncomp;
     CHECK_OK(vec_create_split(&v, dev, n, nown));
@@ -100,12 +103,39 @@ static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *val
     }
     CHECK(bad == 0, "rank %d: %lld entries are not valence x value after reverse-add (worst relative %.3g)",
           d->rank, (long long)bad, worst);
-    printf("rank %d of %d: %lld owned + %lld ghost nodes, %d neighbours, %lld dofs sent\n", d->rank,
-           d->nranks, (long long)d->space.nnodes_owned, (long long)(d->space.nnodes - d->space.nnodes_owned),
-           d->nnbr, (long long)h.nsend);
+    printf("rank %d of %d (%s): %lld owned + %lld ghost nodes, %d neighbours, %lld dofs sent\n", d->rank,
+           d->nranks, h.direct ? "direct" : "staged", (long long)d->space.nnodes_owned,
+           (long long)(d->space.nnodes - d->space.nnodes_owned), d->nnbr, (long long)h.nsend);
     free(x);
     free(g);
     vec_destroy(&v);
+    halo_destroy(&h);
+}
+
+/* CUDA-aware MPI is detected: a GPU device takes the direct path exactly when MPI says it is CUDA-aware (a
+ * Device of kind CUDA is only asked, never used), the CPU device always stages; Debian's Open MPI, whose
+ * headers say MPIX_CUDA_AWARE_SUPPORT 0, must be found not CUDA-aware. */
+static void check_cuda_detection(const Dist *d, Device *cpu) {
+    CommCudaSupport s = comm_cuda_support();
+    Device gpu = {0};
+    gpu.kind = DEV_CUDA;
+    HaloPath want = s.aware ? HALO_DIRECT : HALO_STAGED;
+    CHECK(halo_auto_path(&gpu) == want, "rank %d: a GPU halo path %d, while MPI says '%s'", d->rank,
+          halo_auto_path(&gpu), s.why);
+    CHECK(halo_auto_path(cpu) == HALO_STAGED, "rank %d: the CPU device does not stage", d->rank);
+    CHECK(s.aware == (s.compiled == 1 && s.runtime == 1), "rank %d: aware %d from %d and %d", d->rank,
+          s.aware, s.compiled, s.runtime);
+    if (s.compiled == 0)
+        CHECK(!s.aware && halo_auto_path(&gpu) == HALO_STAGED && strstr(s.why, "does not support"),
+              "rank %d: an MPI built without CUDA taken for CUDA-aware: %s", d->rank, s.why);
+    Halo h;
+    CHECK_OK(halo_create(&h, d, cpu, 1));
+    char text[256];
+    halo_describe(&h, text, sizeof text);
+    CHECK(!h.direct && strncmp(text, "staged through host", 19) == 0, "rank %d: halo '%s'", d->rank, text);
+    if (d->rank == 0)
+        printf("MPI and CUDA: %s; a GPU's halo would be %s\n", s.why,
+               want == HALO_DIRECT ? "direct" : "staged");
     halo_destroy(&h);
 }
 
@@ -142,8 +172,11 @@ int main(int argc, char **argv) {
     Device dev;
     CHECK_OK(test_device(&dev, DEV_CPU, 1, ASSEMBLE_GATHER));
     check_ownership(&d, &gsp);
-    check_exchange(&d, &dev, ncomp, valence, 0);
-    check_exchange(&d, &dev, ncomp, valence, 1);
+    for (HaloPath path = HALO_STAGED; path <= HALO_DIRECT; path++) {
+        check_exchange(&d, &dev, ncomp, valence, 0, path);
+        check_exchange(&d, &dev, ncomp, valence, 1, path);
+    }
+    check_cuda_detection(&d, &dev);
     check_agree(rank, nranks);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
