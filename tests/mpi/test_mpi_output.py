@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 import h5py
-from test_mpi_app import jacobi_variant
+from test_mpi_app import variant
 import numpy as np
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkIOXdmf3 import vtkXdmf3Reader
@@ -44,7 +44,7 @@ def run(cmd):
 
 def tight_variant(work, sample, name, inputs):
     """The sample with CG + Jacobi to rtol 1e-15 (Newton too), its mesh named by absolute path."""
-    return jacobi_variant(work, sample, name, inputs, rtol="1e-15", newton_rtol="1e-15",
+    return variant(work, sample, name, inputs, rtol="1e-15", newton_rtol="1e-15",
                           extra=' type="cg" max-iterations="20000"', tag="tight")
 
 
