@@ -77,6 +77,7 @@ typedef struct {
     int64_t *colour_off; /* [ncolours + 1]: colour c is chunks[colour_off[c] .. colour_off[c + 1]) */
     int64_t *chunks;     /* [nchunks] */
     double *geo;         /* device: the block's geometry in processing order */
+    double *qdata;       /* device: the block's compact q-point data in that order, per q-point (or NULL) */
 } FusedBlock;
 
 typedef struct {
@@ -218,6 +219,25 @@ static int plan_geometry(Device *d, const OpBlock *b, int stride, FusedBlock *fb
     return FEM_OK;
 }
 
+/* The block's compact q-point data (op_block_qdata) in processing order, n doubles per q-point, expanded to
+ * every q-point where the block keeps one record per element (affine simplices: D_q = (w_q / w_0) D_0). */
+static int plan_qdata(const Operator *op, const OpBlock *b, FusedBlock *fb) {
+    const QfQdata *qd = op->phys.cell_jacobian.qdata;
+    if (!b->qdata || !qd) return FEM_OK;
+    const int nq = b->view.nq, n = qf_geo_doubles(qd->layout, op->space->mesh->dim);
+    const double *w = b->basis.tables.quad.w;
+    FEM_TRY(device_alloc(op->dev, (void **)&fb->qdata, sizeof(double) * (size_t)(b->nelem * nq * n)));
+#pragma omp parallel for schedule(static) if (b->nelem > 20000)
+    for (int64_t j = 0; j < b->nelem; j++)
+        for (int q = 0; q < nq; q++) {
+            const int64_t e = fb->order[j];
+            const double *src = b->qdata + (b->qdata_per_elem ? e * n : (e * nq + q) * n);
+            const double scale = b->qdata_per_elem ? w[q] / w[0] : 1.0;
+            for (int k = 0; k < n; k++) fb->qdata[(j * nq + q) * n + k] = scale * src[k];
+        }
+    return FEM_OK;
+}
+
 /* The order, colouring and ordered geometry of block b (mesh block mb; facets: the block's list). */
 static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb, int facet, FusedBlock *fb) {
     const ElemView *v = &b->view;
@@ -226,6 +246,7 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
     FEM_ALLOC(fb->order, v->nelem, "an element order");
     FEM_TRY(curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
     FEM_TRY(plan_geometry(op->dev, b, facet ? FGEO_STRIDE : GEO_STRIDE(op->space->mesh->dim), fb));
+    if (!facet) FEM_TRY(plan_qdata(op, b, fb));
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(v->nelem + 1)),
             *mark = malloc(sizeof(int64_t) * (size_t)(fb->nchunks + 1));
     int32_t *colour = malloc(sizeof(int32_t) * (size_t)(fb->nchunks + 1));
@@ -240,6 +261,7 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
 static void plan_free(Device *d, FusedBlock *fb) {
     free(fb->order), free(fb->colour_off), free(fb->chunks);
     device_free(d, fb->geo);
+    device_free(d, fb->qdata);
     memset(fb, 0, sizeof *fb);
 }
 
@@ -290,6 +312,7 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
     if (!fb->fused || q->id < 0 || q->id >= QF_COUNT || !fused_points[q->id][variant])
         return op_ref_apply_block(op, b, facet, residual, in, out);
     FEM_TRY(op_block_aux(op, b)); /* as the default does on every call: op->aux may change between them */
+    const QfQdata *qd = facet ? NULL : op_block_qdata(op, b, residual);
     FusedJob job = {.v = &b->view,
                     .a = op_block_args(op, b, facet, residual),
                     .points = fused_points[q->id][variant],
@@ -300,6 +323,12 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
                     .geo_stride = facet ? FGEO_STRIDE : GEO_STRIDE(dim),
                     .in = in,
                     .out = out};
+    if (qd && fb->qdata && fused_points[qd->apply][variant]) { /* the compact form reads nothing else */
+        job.points = fused_points[qd->apply][variant];
+        job.geo = fb->qdata;
+        job.geo_stride = qf_geo_doubles(qd->layout, dim);
+        job.a.state = NULL, job.a.nstate = 0, job.a.tag = NULL, job.a.x = NULL, job.a.aux = NULL;
+    }
     return run_block(op, fb, &job);
 }
 

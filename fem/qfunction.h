@@ -56,6 +56,38 @@ typedef struct {
     unsigned eval; /* QF_VALUE | QF_GRAD */
 } QfField;
 
+/* A compact q-point data form of a Jacobian q-function (what libCEED's Poisson operators store): where the
+ * linearisation does not depend on the state (a linear, constant-coefficient physics), everything the Jacobian
+ * action needs from the geometry and the constants at a q-point is folded once, at operator setup, into a few
+ * doubles (for heat: the symmetric D = k w det J J^-1 A J^-T, 6 doubles in 3D instead of the geometry's 10),
+ * and a second point function applies it in reference coordinates. Both are FEM_HD functions of the physics'
+ * header; backends that serve it (the fused kernels) pass the qdata where the point function reads `geo`.
+ *   setup(a, i): host, at q-point i: reads a->geo (the cells' geometry), a->tag and a->ctx, writes
+ *                qf_qdata_doubles(layout, dim) doubles at a->s + i * that;
+ *   apply:       the id of the point function (physics/qfunctions.h) that reads them from a->geo instead of the
+ *                geometry, with the same inputs and outputs as the Jacobian q-function it stands for; it reads
+ *                nothing else per point or element (no state, tag, coordinates or auxiliary field), so that
+ *                a kernel need not pass those;
+ *   valid(ctx):  whether the compact form is exact for the physics' constants now (host; checked at setup and
+ *                at every application, since a physics may change its constants between them). */
+enum { QF_QDATA_SYM = 1 }; /* layouts: a symmetric dim x dim matrix, upper triangle by rows */
+typedef struct {
+    int apply;
+    int layout;
+    void (*setup)(const QfArgs *a, int64_t i);
+    int (*valid)(const void *ctx);
+} QfQdata;
+
+/* Doubles per q-point of a point function's `geo` records: the cells' geometry (layout 0) or a qdata layout. */
+FEM_HD static inline int qf_geo_doubles(int layout, int dim) {
+    return layout == QF_QDATA_SYM ? dim * (dim + 1) / 2 : GEO_STRIDE(dim);
+}
+
+/* Index of entry (r, s), r <= s, of a symmetric d x d matrix stored as its upper triangle by rows. */
+FEM_HD static inline int qf_sym_index(int d, int r, int s) {
+    return r * d - r * (r - 1) / 2 + (s - r);
+}
+
 enum { QF_MAX_INPUTS = 3 };
 typedef struct {
     int id;           /* index into the backends' tables; a descriptor with name NULL is "none" */
@@ -63,6 +95,7 @@ typedef struct {
     QfField in[QF_MAX_INPUTS];
     QfField out; /* eval QF_VALUE: s; QF_GRAD: f */
     int zero;    /* its output is identically zero (a dead load's Jacobian): operators skip its blocks */
+    const QfQdata *qdata; /* a cell Jacobian's compact q-point data form, or NULL */
 } QFunction;
 
 /* What the descriptor reads: eval bits of its unknown, and whether it reads an aux field / coordinates. */

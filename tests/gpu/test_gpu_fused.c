@@ -52,9 +52,11 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
     CHECK_OK(vec_download(&W, R));
     CHECK_OK(op_jacobian(&op, &V, &W));
     CHECK_OK(vec_download(&W, Jv));
-    int blocks = 0;
     *regs = 0;
+#ifdef FEMTO_HAVE_CUDA
+    int blocks = 0;
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
+#endif
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
     op_destroy(&op);
 }
