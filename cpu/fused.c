@@ -23,6 +23,7 @@
 #include "cpu/fused.h"
 #include "cpu/cpu.h"
 
+#include "fem/element_order.h"
 #include "fem/error.h"
 #include "fem/operator.h"
 #include "physics/qfunctions.h"
@@ -83,78 +84,6 @@ typedef struct {
 typedef struct {
     FusedBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
 } CpuFused;
-
-/* x in [0, 1) spread over every third bit of 63 (21 bits of resolution). */
-static uint64_t morton_spread(double x) {
-    uint64_t v = (uint64_t)(x * 2097152.0) & 0x1fffff, r = 0;
-    for (int b = 0; b < 21; b++) r |= ((v >> b) & 1u) << (3 * b);
-    return r;
-}
-
-typedef struct {
-    uint64_t key;
-    int64_t id;
-} Keyed;
-
-/* Sorts k[0..n) by key, ties in id order (the input's order: ids ascending), by a stable least-significant-
- * digit radix sort of the 63-bit keys, 11 bits a pass: O(n), where qsort was the largest part of the setup. */
-static int radix_sort(Keyed *k, int64_t n) {
-    Keyed *tmp = malloc(sizeof(Keyed) * (size_t)(n + 1));
-    int64_t *count = malloc(sizeof(int64_t) * 2049);
-    if (!tmp || !count) {
-        free(tmp), free(count);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    }
-    for (int shift = 0; shift < 64; shift += 11) {
-        memset(count, 0, sizeof(int64_t) * 2049);
-        for (int64_t e = 0; e < n; e++) count[((k[e].key >> shift) & 2047) + 1]++;
-        if (count[((k[0].key >> shift) & 2047) + 1] == n) continue; /* one digit throughout: nothing moves */
-        for (int b = 0; b < 2048; b++) count[b + 1] += count[b];
-        for (int64_t e = 0; e < n; e++) tmp[count[(k[e].key >> shift) & 2047]++] = k[e];
-        memcpy(k, tmp, sizeof(Keyed) * (size_t)n);
-    }
-    free(tmp), free(count);
-    return FEM_OK;
-}
-
-/* The n elements of mesh block mb (element k: mesh element list[k], or k without a list) in Z-order (Morton
- * order) of their centroids within the block's bounding box. */
-static int curve_order(const Mesh *m, const MeshBlock *mb, const fem_idx *list, int64_t n, int64_t *order) {
-    Keyed *k = malloc(sizeof(Keyed) * (size_t)(n + 1));
-    double *c = malloc(sizeof(double) * 3 * (size_t)(n + 1)), lo[3] = {1e300, 1e300, 1e300}, hi[3];
-    if (!k || !c) {
-        free(k), free(c);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    }
-    for (int d = 0; d < 3; d++) hi[d] = -lo[d];
-#pragma omp parallel for schedule(static) if (n > 20000)
-    for (int64_t e = 0; e < n; e++) {
-        const fem_idx *nodes = mb->nodes + (int64_t)(list ? list[e] : e) * mb->nnodes;
-        for (int d = 0; d < 3; d++) {
-            double s = 0.0;
-            for (int j = 0; j < mb->nnodes; j++) s += m->x[(int64_t)nodes[j] * 3 + d];
-            c[e * 3 + d] = s / mb->nnodes;
-        }
-    }
-    for (int64_t e = 0; e < n; e++)
-        for (int d = 0; d < 3; d++) {
-            lo[d] = c[e * 3 + d] < lo[d] ? c[e * 3 + d] : lo[d];
-            hi[d] = c[e * 3 + d] > hi[d] ? c[e * 3 + d] : hi[d];
-        }
-#pragma omp parallel for schedule(static) if (n > 20000)
-    for (int64_t e = 0; e < n; e++) {
-        k[e].id = e;
-        k[e].key = 0;
-        for (int d = 0; d < 3; d++) {
-            double t = hi[d] > lo[d] ? (c[e * 3 + d] - lo[d]) / (hi[d] - lo[d]) * 0.999999 : 0.0;
-            k[e].key |= morton_spread(t) << d;
-        }
-    }
-    int status = n > 0 ? radix_sort(k, n) : FEM_OK;
-    for (int64_t e = 0; e < n && !status; e++) order[e] = k[e].id;
-    free(k), free(c);
-    return status;
-}
 
 /* Greedy colouring of the chunks: chunk k takes the smallest colour that no earlier chunk sharing a node with
  * it has (nodes -> elements through the restriction's transpose, elements -> chunks through pos). */
@@ -244,7 +173,11 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
     fb->chunk = fused_chunk_size(v->nelem);
     fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
-    FEM_TRY(curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
+    const char *env = getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
+    if (env && strcmp(env, "0") == 0)
+        for (int64_t e = 0; e < v->nelem; e++) fb->order[e] = e;
+    else
+        FEM_TRY(element_curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
     FEM_TRY(plan_geometry(op->dev, b, facet ? FGEO_STRIDE : GEO_STRIDE(op->space->mesh->dim), fb));
     if (!facet) FEM_TRY(plan_qdata(op, b, fb));
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(v->nelem + 1)),
@@ -327,7 +260,7 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
         job.points = fused_points[qd->apply][variant];
         job.geo = fb->qdata;
         job.geo_stride = qf_geo_doubles(qd->layout, dim);
-        job.a.state = NULL, job.a.nstate = 0, job.a.tag = NULL, job.a.x = NULL, job.a.aux = NULL;
+        job.a = op_block_qdata_args(op, b);
     }
     return run_block(op, fb, &job);
 }

@@ -39,7 +39,8 @@ static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
 
 /* The Jacobian's compact q-point data of cell block b (mesh block bi, material tags), where the physics has a
  * form that holds for its constants (op_block_qdata), from the host geometry geo, on the device. On affine
- * simplices (order-1 triangles and tetrahedra: J constant) D_q = (w_q / w_0) D_0, and only q-point 0's is kept. */
+ * simplices (order-1 triangles and tetrahedra: J constant) D_q = (w_q / w_0) D_0, and only q-point 0's is
+ * kept. */
 static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, const double *geo) {
     const QfQdata *qd = op->phys.cell_jacobian.qdata;
     const char *env = getenv("FEMTO_QDATA");
@@ -49,8 +50,15 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
     b->qdata_per_elem = op->space->mesh->cells[bi].order == 1 && !shape_is_tensor(b->basis.tables.shape);
     double *D = malloc(sizeof(double) * (size_t)(npts * n + 1));
     if (!D) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point data");
-    QfArgs a = {.n = npts, .nq = nq, .dim = dim, .rdim = dim, .ncomp = op->phys.ncomp, .geo = geo, .tag = tags,
-                .ctx = op->phys.ctx, .s = D};
+    QfArgs a = {.n = npts,
+                .nq = nq,
+                .dim = dim,
+                .rdim = dim,
+                .ncomp = op->phys.ncomp,
+                .geo = geo,
+                .tag = tags,
+                .ctx = op->phys.ctx,
+                .s = D};
 #pragma omp parallel for schedule(static) if (npts > 20000)
     for (int64_t i = 0; i < npts; i++) qd->setup(&a, i);
     if (b->qdata_per_elem)
@@ -63,7 +71,8 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
 
 /* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device; on cells
  * (tags given) the Jacobian's compact q-point data too. */
-static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x, const int32_t *tags) {
+static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x,
+                          const int32_t *tags) {
     const Mesh *m = op->space->mesh;
     int64_t n = b->nelem * b->basis.tables.nq;
     size_t stride = facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
@@ -201,7 +210,8 @@ int op_create_like(Operator *op, const Operator *like, const Space *sp) {
 
 static void block_free(Operator *op, OpBlock *b) {
     Device *d = op->dev;
-    double *arrays[] = {b->geo, b->x, b->state, b->src, b->uq, b->duq, b->s, b->f, b->auxq, b->evec, b->qdata};
+    double *arrays[] = {b->geo, b->x, b->state, b->src,  b->uq,   b->duq,
+                        b->s,   b->f, b->auxq,  b->evec, b->qdata};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) device_free(d, arrays[i]);
     device_free(d, b->tag);
     restriction_destroy(&b->restriction);

@@ -152,6 +152,10 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* The arguments of cell block b's Jacobian action from its compact q-point data (op_block_qdata): the qdata
+ * as the geometry, and none of what the compact form does not read (state, tags, coordinates, aux, sources).
+ */
+QfArgs op_block_qdata_args(const Operator *op, const OpBlock *b);
 /* The descriptor of the q-function that a cell (facet 0) or facet block runs for the residual or the Jacobian. */
 static inline const QFunction *op_qfunction(const Operator *op, int facet, int residual) {
     return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)

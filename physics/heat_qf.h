@@ -126,7 +126,8 @@ FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i) {
  * no time derivative the Jacobian action is f = theta k A grad dT, s = 0, which in reference coordinates is
  * f_ref = w det J J^-1 f = theta D grad_ref dT with the symmetric D = k w det J J^-1 A J^-T. */
 
-/* D at q-point i from the cell geometry (a->geo) and the element's material, into a->s (layout QF_QDATA_SYM). */
+/* D at q-point i from the cell geometry (a->geo) and the element's material, into a->s (layout QF_QDATA_SYM).
+ */
 FEM_HD static inline void heat_qdata_setup(const QfArgs *a, int64_t i) {
     const HeatCtx *ctx = (const HeatCtx *)a->ctx;
     const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];

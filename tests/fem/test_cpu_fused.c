@@ -16,6 +16,7 @@
 #include "common/femto_test.h"
 #include "cpu/fused.h"
 #include "elasticity/elas_test.h"
+#include "heat/heat_test.h"
 #include "physics/heat.h"
 
 #include <math.h>
@@ -172,11 +173,7 @@ static void heat_case(Case *cs, const Space *sp, const char *const *bnd, int con
                          .density = 7800,
                          .specific_heat = 500};
     if (constant)
-        mat = (HeatMaterial){.k_kind = CONDUCTIVITY_CONSTANT,
-                             .k = 5,
-                             .anisotropic = 1,
-                             .k_tensor = {2.0, 1.0, 0.5, 0.3, -0.2, 0.1},
-                             .source = 100};
+        mat = heat_test_constant_anisotropic();
     bc[0] = (HeatBc){.kind = HEAT_BC_TEMPERATURE, .value = 300};
     bc[1] = (HeatBc){.kind = HEAT_BC_CONVECTION, .h = 30, .ambient = 280};
     snprintf(bc[0].boundary, sizeof bc[0].boundary, "%s", bnd[0]);
@@ -303,7 +300,8 @@ static int bench(const char *geo, double size, int p, const char *physics, int r
 int main(int argc, char **argv) {
     if (argc >= 6 && argc <= 8 && strcmp(argv[1], "compare") == 0) {
         const char *const bnd[2] = {argv[4], argv[5]};
-        return compare_mesh(argv[2], atoi(argv[3]), bnd, argc >= 7 ? atoi(argv[6]) : 0, argc == 8 ? atoi(argv[7]) : 0);
+        return compare_mesh(argv[2], atoi(argv[3]), bnd, argc >= 7 ? atoi(argv[6]) : 0,
+                            argc == 8 ? atoi(argv[7]) : 0);
     }
     if (argc == 7 && strcmp(argv[1], "bench") == 0)
         return bench(argv[2], atof(argv[3]), atoi(argv[4]), argv[5], atoi(argv[6]));
