@@ -111,7 +111,8 @@ static void device_name(const Device *d, char *out, size_t len) {
 /* ------------------------------------------------------------------------------------------------ bytes */
 
 double bench_op_bytes(const Operator *op, int residual) {
-    (void)residual; /* the residual writes the state that the Jacobian reads: the same bytes */
+    /* the residual writes the state that the Jacobian reads: the same bytes, but for a Jacobian action from
+     * the compact q-point data (op_block_qdata), which reads neither */
     const int dim = op->space->mesh->dim;
     double bytes = 16.0 * (double)op->space->ndofs; /* input read once, output written once */
     for (int facet = 0; facet < 2; facet++)
@@ -120,7 +121,12 @@ double bench_op_bytes(const Operator *op, int residual) {
             const double ne = (double)b->nelem, nq = b->basis.tables.nq;
             const int geo = facet ? FGEO_STRIDE : GEO_STRIDE(dim);
             const int nstate = facet ? op->phys.nfstate : op->phys.nstate;
-            bytes += 4.0 * ne * b->basis.tables.ndof;              /* dof map */
+            bytes += 4.0 * ne * b->basis.tables.ndof; /* dof map */
+            const QfQdata *qd = facet ? NULL : op_block_qdata(op, b, residual);
+            if (qd) { /* the compact q-point data alone: once per element on affine simplices */
+                bytes += 8.0 * ne * (b->qdata_per_elem ? 1 : nq) * qf_geo_doubles(qd->layout, dim);
+                continue;
+            }
             bytes += 4.0 * ne;                                     /* material or condition tag */
             bytes += 8.0 * ne * nq * (geo + nstate);               /* geometry, q-point state */
             if (!facet && op->needs_x) bytes += 8.0 * ne * nq * 3; /* coordinates, when read */
@@ -229,7 +235,7 @@ void bench_op_row(const OpCase *k, const OpConfig *c, const Operator *op, const 
     r->elements = k->elements;
     r->dofs = k->sp->ndofs;
     r->copy_gbps = c->copy_gbps;
-    r->bytes = bench_op_bytes(op, 0);
+    r->bytes = bench_op_bytes(op, strcmp(operation, "R(u)") == 0);
     snprintf(r->launch, sizeof r->launch, "-");
 }
 
@@ -537,7 +543,11 @@ void op_table_print(const Bench *B, const Options *o, const OpTable *t) {
         "the q-points as stored (GEO_STRIDE(dim) = 1 + dim^2 doubles per q-point: w det J and J^-1); the "
         "q-point state the physics keeps (doubles per q-point: heat 1 + dim, the neo-Hookean model 10, "
         "linear elasticity 0; the residual writes it, the Jacobian reads it); boundary facets with a "
-        "natural condition likewise (11 doubles of geometry per q-point). Not counted: shape tables, "
+        "natural condition likewise (11 doubles of geometry per q-point). A Jacobian action that runs from "
+        "the "
+        "compact q-point data (steady constant-k heat: D = k w det J J^-1 A J^-T, dim (dim + 1) / 2 doubles "
+        "per q-point, once per element on affine simplices) counts those instead of geometry, state and tag. "
+        "Not counted: shape tables, "
         "constraint handling, the output's read-modify-write under atomics, any E-vector. A CG iteration "
         "(Jacobi) adds %d vector passes of 8 bytes per dof to its operator's bytes. Copy references: GPU "
         "%.1f GB/s, host %.1f GB/s (1 thread) and %.1f GB/s (%d threads), read + write.\n\n",

@@ -23,6 +23,7 @@
 #include "cpu/fused.h"
 #include "cpu/cpu.h"
 
+#include "fem/element_order.h"
 #include "fem/error.h"
 #include "fem/operator.h"
 #include "physics/qfunctions.h"
@@ -77,83 +78,12 @@ typedef struct {
     int64_t *colour_off; /* [ncolours + 1]: colour c is chunks[colour_off[c] .. colour_off[c + 1]) */
     int64_t *chunks;     /* [nchunks] */
     double *geo;         /* device: the block's geometry in processing order */
+    double *qdata;       /* device: the block's compact q-point data in that order, per q-point (or NULL) */
 } FusedBlock;
 
 typedef struct {
     FusedBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
 } CpuFused;
-
-/* x in [0, 1) spread over every third bit of 63 (21 bits of resolution). */
-static uint64_t morton_spread(double x) {
-    uint64_t v = (uint64_t)(x * 2097152.0) & 0x1fffff, r = 0;
-    for (int b = 0; b < 21; b++) r |= ((v >> b) & 1u) << (3 * b);
-    return r;
-}
-
-typedef struct {
-    uint64_t key;
-    int64_t id;
-} Keyed;
-
-/* Sorts k[0..n) by key, ties in id order (the input's order: ids ascending), by a stable least-significant-
- * digit radix sort of the 63-bit keys, 11 bits a pass: O(n), where qsort was the largest part of the setup. */
-static int radix_sort(Keyed *k, int64_t n) {
-    Keyed *tmp = malloc(sizeof(Keyed) * (size_t)(n + 1));
-    int64_t *count = malloc(sizeof(int64_t) * 2049);
-    if (!tmp || !count) {
-        free(tmp), free(count);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    }
-    for (int shift = 0; shift < 64; shift += 11) {
-        memset(count, 0, sizeof(int64_t) * 2049);
-        for (int64_t e = 0; e < n; e++) count[((k[e].key >> shift) & 2047) + 1]++;
-        if (count[((k[0].key >> shift) & 2047) + 1] == n) continue; /* one digit throughout: nothing moves */
-        for (int b = 0; b < 2048; b++) count[b + 1] += count[b];
-        for (int64_t e = 0; e < n; e++) tmp[count[(k[e].key >> shift) & 2047]++] = k[e];
-        memcpy(k, tmp, sizeof(Keyed) * (size_t)n);
-    }
-    free(tmp), free(count);
-    return FEM_OK;
-}
-
-/* The n elements of mesh block mb (element k: mesh element list[k], or k without a list) in Z-order (Morton
- * order) of their centroids within the block's bounding box. */
-static int curve_order(const Mesh *m, const MeshBlock *mb, const fem_idx *list, int64_t n, int64_t *order) {
-    Keyed *k = malloc(sizeof(Keyed) * (size_t)(n + 1));
-    double *c = malloc(sizeof(double) * 3 * (size_t)(n + 1)), lo[3] = {1e300, 1e300, 1e300}, hi[3];
-    if (!k || !c) {
-        free(k), free(c);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    }
-    for (int d = 0; d < 3; d++) hi[d] = -lo[d];
-#pragma omp parallel for schedule(static) if (n > 20000)
-    for (int64_t e = 0; e < n; e++) {
-        const fem_idx *nodes = mb->nodes + (int64_t)(list ? list[e] : e) * mb->nnodes;
-        for (int d = 0; d < 3; d++) {
-            double s = 0.0;
-            for (int j = 0; j < mb->nnodes; j++) s += m->x[(int64_t)nodes[j] * 3 + d];
-            c[e * 3 + d] = s / mb->nnodes;
-        }
-    }
-    for (int64_t e = 0; e < n; e++)
-        for (int d = 0; d < 3; d++) {
-            lo[d] = c[e * 3 + d] < lo[d] ? c[e * 3 + d] : lo[d];
-            hi[d] = c[e * 3 + d] > hi[d] ? c[e * 3 + d] : hi[d];
-        }
-#pragma omp parallel for schedule(static) if (n > 20000)
-    for (int64_t e = 0; e < n; e++) {
-        k[e].id = e;
-        k[e].key = 0;
-        for (int d = 0; d < 3; d++) {
-            double t = hi[d] > lo[d] ? (c[e * 3 + d] - lo[d]) / (hi[d] - lo[d]) * 0.999999 : 0.0;
-            k[e].key |= morton_spread(t) << d;
-        }
-    }
-    int status = n > 0 ? radix_sort(k, n) : FEM_OK;
-    for (int64_t e = 0; e < n && !status; e++) order[e] = k[e].id;
-    free(k), free(c);
-    return status;
-}
 
 /* Greedy colouring of the chunks: chunk k takes the smallest colour that no earlier chunk sharing a node with
  * it has (nodes -> elements through the restriction's transpose, elements -> chunks through pos). */
@@ -218,14 +148,38 @@ static int plan_geometry(Device *d, const OpBlock *b, int stride, FusedBlock *fb
     return FEM_OK;
 }
 
+/* The block's compact q-point data (op_block_qdata) in processing order, n doubles per q-point, expanded to
+ * every q-point where the block keeps one record per element (affine simplices: D_q = (w_q / w_0) D_0). */
+static int plan_qdata(const Operator *op, const OpBlock *b, FusedBlock *fb) {
+    const QfQdata *qd = op->phys.cell_jacobian.qdata;
+    if (!b->qdata || !qd) return FEM_OK;
+    const int nq = b->view.nq, n = qf_geo_doubles(qd->layout, op->space->mesh->dim);
+    const double *w = b->basis.tables.quad.w;
+    FEM_TRY(device_alloc(op->dev, (void **)&fb->qdata, sizeof(double) * (size_t)(b->nelem * nq * n)));
+#pragma omp parallel for schedule(static) if (b->nelem > 20000)
+    for (int64_t j = 0; j < b->nelem; j++)
+        for (int q = 0; q < nq; q++) {
+            const int64_t e = fb->order[j];
+            const double *src = b->qdata + (b->qdata_per_elem ? e * n : (e * nq + q) * n);
+            const double scale = b->qdata_per_elem ? w[q] / w[0] : 1.0;
+            for (int k = 0; k < n; k++) fb->qdata[(j * nq + q) * n + k] = scale * src[k];
+        }
+    return FEM_OK;
+}
+
 /* The order, colouring and ordered geometry of block b (mesh block mb; facets: the block's list). */
 static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb, int facet, FusedBlock *fb) {
     const ElemView *v = &b->view;
     fb->chunk = fused_chunk_size(v->nelem);
     fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
-    FEM_TRY(curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
+    const char *env = getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
+    if (env && strcmp(env, "0") == 0)
+        for (int64_t e = 0; e < v->nelem; e++) fb->order[e] = e;
+    else
+        FEM_TRY(element_curve_order(op->space->mesh, mb, b->list, v->nelem, fb->order));
     FEM_TRY(plan_geometry(op->dev, b, facet ? FGEO_STRIDE : GEO_STRIDE(op->space->mesh->dim), fb));
+    if (!facet) FEM_TRY(plan_qdata(op, b, fb));
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(v->nelem + 1)),
             *mark = malloc(sizeof(int64_t) * (size_t)(fb->nchunks + 1));
     int32_t *colour = malloc(sizeof(int32_t) * (size_t)(fb->nchunks + 1));
@@ -240,6 +194,7 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
 static void plan_free(Device *d, FusedBlock *fb) {
     free(fb->order), free(fb->colour_off), free(fb->chunks);
     device_free(d, fb->geo);
+    device_free(d, fb->qdata);
     memset(fb, 0, sizeof *fb);
 }
 
@@ -290,6 +245,7 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
     if (!fb->fused || q->id < 0 || q->id >= QF_COUNT || !fused_points[q->id][variant])
         return op_ref_apply_block(op, b, facet, residual, in, out);
     FEM_TRY(op_block_aux(op, b)); /* as the default does on every call: op->aux may change between them */
+    const QfQdata *qd = facet ? NULL : op_block_qdata(op, b, residual);
     FusedJob job = {.v = &b->view,
                     .a = op_block_args(op, b, facet, residual),
                     .points = fused_points[q->id][variant],
@@ -300,6 +256,12 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
                     .geo_stride = facet ? FGEO_STRIDE : GEO_STRIDE(dim),
                     .in = in,
                     .out = out};
+    if (qd && fb->qdata && fused_points[qd->apply][variant]) { /* the compact form reads nothing else */
+        job.points = fused_points[qd->apply][variant];
+        job.geo = fb->qdata;
+        job.geo_stride = qf_geo_doubles(qd->layout, dim);
+        job.a = op_block_qdata_args(op, b);
+    }
     return run_block(op, fb, &job);
 }
 

@@ -37,8 +37,42 @@ static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
     return FEM_OK;
 }
 
-/* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device. */
-static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x) {
+/* The Jacobian's compact q-point data of cell block b (mesh block bi, material tags), where the physics has a
+ * form that holds for its constants (op_block_qdata), from the host geometry geo, on the device. On affine
+ * simplices (order-1 triangles and tetrahedra: J constant) D_q = (w_q / w_0) D_0, and only q-point 0's is
+ * kept. */
+static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, const double *geo) {
+    const QfQdata *qd = op->phys.cell_jacobian.qdata;
+    const char *env = getenv("FEMTO_QDATA");
+    if (!qd || !op->grads || (env && strcmp(env, "0") == 0) || !qd->valid(op->phys.ctx)) return FEM_OK;
+    const int dim = op->space->mesh->dim, nq = b->basis.tables.nq, n = qf_geo_doubles(qd->layout, dim);
+    const int64_t npts = b->nelem * nq;
+    b->qdata_per_elem = op->space->mesh->cells[bi].order == 1 && !shape_is_tensor(b->basis.tables.shape);
+    double *D = malloc(sizeof(double) * (size_t)(npts * n + 1));
+    if (!D) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point data");
+    QfArgs a = {.n = npts,
+                .nq = nq,
+                .dim = dim,
+                .rdim = dim,
+                .ncomp = op->phys.ncomp,
+                .geo = geo,
+                .tag = tags,
+                .ctx = op->phys.ctx,
+                .s = D};
+#pragma omp parallel for schedule(static) if (npts > 20000)
+    for (int64_t i = 0; i < npts; i++) qd->setup(&a, i);
+    if (b->qdata_per_elem)
+        for (int64_t e = 1; e < b->nelem; e++) memcpy(D + e * n, D + e * nq * n, sizeof(double) * (size_t)n);
+    int64_t count = (b->qdata_per_elem ? b->nelem : npts) * n;
+    int status = device_alloc_copy(op->dev, (void **)&b->qdata, D, sizeof(double) * (size_t)count);
+    free(D);
+    return status;
+}
+
+/* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device; on cells
+ * (tags given) the Jacobian's compact q-point data too. */
+static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x,
+                          const int32_t *tags) {
     const Mesh *m = op->space->mesh;
     int64_t n = b->nelem * b->basis.tables.nq;
     size_t stride = facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
@@ -51,6 +85,7 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
                        : geometry_cells(m, mesh_block, q, b->nelem, NULL, geo, x);
     if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
     if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)n * 3);
+    if (!status && !facet) status = block_qdata(op, b, mesh_block, tags, geo);
     free(geo);
     free(x);
     return status;
@@ -77,7 +112,7 @@ static int setup_cells(Operator *op, int bi, const int32_t *tags) {
     FEM_TRY(restriction_create(&b->restriction, op->dev, sb->count, sb->ndof, sp->nnodes, sb->dofs,
                                sb->t_offsets, sb->t_slots));
     block_views(op, b);
-    FEM_TRY(block_geometry(op, b, 0, bi, op->needs_x));
+    FEM_TRY(block_geometry(op, b, 0, bi, op->needs_x, tags));
     FEM_TRY(device_alloc_copy(op->dev, (void **)&b->tag, tags, sizeof(int32_t) * (size_t)b->nelem));
     return block_work(op, b, op->phys.nstate, op->grads);
 }
@@ -114,7 +149,7 @@ static int setup_facets(Operator *op, int fi, const int32_t *tags) {
         if (!status) status = restriction_create_subset(&b->restriction, op->dev, b->nelem, sb->ndof, sp->nnodes, dofs);
         if (!status) block_views(op, b);
         if (!status) status = device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)b->nelem);
-        if (!status) status = block_geometry(op, b, 1, fi, 1);
+        if (!status) status = block_geometry(op, b, 1, fi, 1, NULL);
         if (!status) status = block_work(op, b, op->phys.nfstate, op->facet_grads);
     }
     free(sub_tags);
@@ -175,7 +210,8 @@ int op_create_like(Operator *op, const Operator *like, const Space *sp) {
 
 static void block_free(Operator *op, OpBlock *b) {
     Device *d = op->dev;
-    double *arrays[] = {b->geo, b->x, b->state, b->src, b->uq, b->duq, b->s, b->f, b->auxq, b->evec};
+    double *arrays[] = {b->geo, b->x, b->state, b->src,  b->uq,   b->duq,
+                        b->s,   b->f, b->auxq,  b->evec, b->qdata};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) device_free(d, arrays[i]);
     device_free(d, b->tag);
     restriction_destroy(&b->restriction);

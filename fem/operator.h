@@ -62,6 +62,10 @@ typedef struct {
     int32_t *tag;            /* device: material (cells) or condition record (facets) per element */
     double *geo, *x, *state, *src;
     double *uq, *duq, *s, *f, *auxq, *evec;
+    /* cells: the Jacobian's compact q-point data (QfQdata; NULL: none), [nelem][nq][size], or [nelem][size]
+     * (q-point 0's, the others w_q / w_0 times it) where qdata_per_elem: affine simplices */
+    double *qdata;
+    int qdata_per_elem;
 } OpBlock;
 
 typedef struct Operator Operator;
@@ -148,6 +152,10 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* The arguments of cell block b's Jacobian action from its compact q-point data (op_block_qdata): the qdata
+ * as the geometry, and none of what the compact form does not read (state, tags, coordinates, aux, sources).
+ */
+QfArgs op_block_qdata_args(const Operator *op, const OpBlock *b);
 /* The descriptor of the q-function that a cell (facet 0) or facet block runs for the residual or the Jacobian. */
 static inline const QFunction *op_qfunction(const Operator *op, int facet, int residual) {
     return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
@@ -158,6 +166,14 @@ static inline int op_block_skipped(const Operator *op, int facet, int residual) 
     return op_qfunction(op, facet, residual)->zero;
 }
 int op_block_aux(Operator *op, OpBlock *b);
+/* The compact q-point data form (fem/qfunction.h) that cell block b's residual (1) or Jacobian action (0) may
+ * run now, or NULL: the Jacobian's, where the operator built the block's qdata at setup and the physics'
+ * constants still allow it. Kernels that serve it run q->apply with b->qdata as the geometry; the others keep
+ * the Jacobian q-function. FEMTO_QDATA=0 in the environment at op_create builds none (to compare). */
+static inline const QfQdata *op_block_qdata(const Operator *op, const OpBlock *b, int residual) {
+    const QfQdata *qd = op->phys.cell_jacobian.qdata;
+    return !residual && b->qdata && qd && qd->valid(op->phys.ctx) ? qd : NULL;
+}
 
 FEM_EXTERN_C_END
 

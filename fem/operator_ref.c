@@ -31,6 +31,13 @@ QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residu
     return a;
 }
 
+QfArgs op_block_qdata_args(const Operator *op, const OpBlock *b) {
+    QfArgs a = op_block_args(op, b, 0, 0);
+    a.geo = b->qdata;
+    a.state = NULL, a.nstate = 0, a.tag = NULL, a.x = NULL, a.aux = NULL, a.src = NULL;
+    return a;
+}
+
 static QfFn block_qfunction(const Operator *op, int facet, int residual) {
     return facet ? (residual ? op->facet_residual : op->facet_jacobian)
                  : (residual ? op->cell_residual : op->cell_jacobian);

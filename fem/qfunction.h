@@ -56,6 +56,41 @@ typedef struct {
     unsigned eval; /* QF_VALUE | QF_GRAD */
 } QfField;
 
+/* A compact q-point data form of a Jacobian q-function (what libCEED's Poisson operators store): where the
+ * linearisation does not depend on the state (a linear, constant-coefficient physics), everything the
+ * Jacobian action needs from the geometry and the constants at a q-point is folded once, at operator setup,
+ * into a few doubles (for heat: the symmetric D = k w det J J^-1 A J^-T, 6 doubles in 3D instead of the
+ * geometry's 10), and a second point function applies it in reference coordinates. Both are FEM_HD functions
+ * of the physics' header; backends that serve it (the fused kernels) pass the qdata where the point function
+ * reads `geo`.
+ *
+ * setup(a, i) runs on the host at q-point i: it reads a->geo (the cells' geometry), a->tag and a->ctx and
+ * writes qf_geo_doubles(layout, dim) doubles at a->s + i * that. apply is the id of the point function
+ * (physics/qfunctions.h) that reads them from a->geo instead of the geometry, with the same inputs and
+ * outputs as the Jacobian q-function it stands for; it reads nothing else per point or element (no state,
+ * tag, coordinates or auxiliary field), so that a kernel need not pass those. valid(ctx) says whether the
+ * compact form is exact for the physics' constants now (host; checked at setup and at every application,
+ * since a physics may change its constants between them). */
+enum { QF_QDATA_SYM = 1 }; /* layouts: a symmetric dim x dim matrix, upper triangle by rows */
+typedef struct {
+    int apply;
+    int layout;
+    void (*setup)(const QfArgs *a, int64_t i);
+    int (*valid)(const void *ctx);
+} QfQdata;
+
+/* Doubles per q-point of a point function's `geo` records: the cells' geometry (layout 0) or a qdata layout
+ * (the macro: a constant expression, for kernels specialised on it). */
+#define QF_GEO_DOUBLES(layout, dim) ((layout) == QF_QDATA_SYM ? (dim) * ((dim) + 1) / 2 : GEO_STRIDE(dim))
+FEM_HD static inline int qf_geo_doubles(int layout, int dim) {
+    return QF_GEO_DOUBLES(layout, dim);
+}
+
+/* Index of entry (r, s), r <= s, of a symmetric d x d matrix stored as its upper triangle by rows. */
+FEM_HD static inline int qf_sym_index(int d, int r, int s) {
+    return r * d - r * (r - 1) / 2 + (s - r);
+}
+
 enum { QF_MAX_INPUTS = 3 };
 typedef struct {
     int id;           /* index into the backends' tables; a descriptor with name NULL is "none" */
@@ -63,6 +98,7 @@ typedef struct {
     QfField in[QF_MAX_INPUTS];
     QfField out; /* eval QF_VALUE: s; QF_GRAD: f */
     int zero;    /* its output is identically zero (a dead load's Jacobian): operators skip its blocks */
+    const QfQdata *qdata; /* a cell Jacobian's compact q-point data form, or NULL */
 } QFunction;
 
 /* What the descriptor reads: eval bits of its unknown, and whether it reads an aux field / coordinates. */
@@ -136,8 +172,12 @@ FEM_HD static inline int32_t qf_tag(const QfArgs *a, int64_t i) {
 /* Defines `int name(const QfArgs *a)` running `point(a, i)` over every q-point on the CPU. */
 #define FEM_QF_CPU(name, point)                                                                              \
     int name(const QfArgs *a) {                                                                              \
-        _Pragma("omp parallel for num_threads(a->threads) schedule(static) if (a->n > 20000)") for (int64_t i = 0; i < a->n;   \
-                                                                                  i++) point(a, i);          \
+        _Pragma(                                                                                             \
+            "omp parallel for num_threads(a->threads) schedule(static) if (a->n > 20000)") for (int64_t i =  \
+                                                                                                    0;       \
+                                                                                                i < a->n;    \
+                                                                                                i++)         \
+            point(a, i);                                                                                     \
         return 0;                                                                                            \
     }
 

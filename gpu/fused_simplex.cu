@@ -13,14 +13,17 @@
  * the same time (a broadcast).
  *
  * Geometry: on affine cells (straight-sided simplices: order-1 geometry) J^{-1} is the same at every q-point,
- * so it is read once per element and only w det J per q-point: on p = 2 tetrahedra with 4 q-points that is 13
- * of the 40 stored geometry doubles. Curved cells read all of it.
+ * so q-point 0's record is read once per element and w det J scaled by the weights' ratios: on p = 2
+ * tetrahedra with 4 q-points that is 10 of the 40 stored geometry doubles. Curved cells read all of it. Where
+ * the Jacobian has a compact q-point data form (fem/qfunction.h: steady constant-k heat) its action reads
+ * that instead: on affine cells the 6 doubles of D once per element, scaled by the same ratios.
  *
  * The point function sees a QfArgs of one q-point whose dimension and component count are compile-time
  * constants and whose u, du, geo, s, f point to the thread's own arrays: once inlined, its loops unroll and the
  * arrays stay in registers (ptxas -v: no stack frame). The component count of each cell q-function comes from
  * physics/qfunctions.h's FEMTO_CELL_QFUNCTIONS list. */
 #include "fem/element.h"
+#include "fem/element_order.h"
 #include "fem/operator.h"
 #include "gpu/internal.cuh"
 #include "gpu/qfunction.cuh"
@@ -39,29 +42,29 @@ typedef struct {
     double ratio[SIMPLEX_MAX_Q];
 } SimplexWeights;
 
-/* The geometry of q-point q of the element whose stored geometry starts at ge (GEO_STRIDE(D) per q-point):
- * on affine cells J^{-1} was read once (geo[1..]) and only w det J changes, from q-point 0's. */
-template <int D>
-static __device__ __forceinline__ void simplex_geo(const double *ge, int q, const SimplexWeights &w, double *geo) {
-    constexpr int GS = GEO_STRIDE(D);
-    if (w.n) {
-        geo[0] = w.ratio[q] * __ldg(ge);
-    } else {
-#pragma unroll
-        for (int k = 0; k < GS; k++) geo[k] = __ldg(ge + q * GS + k);
-    }
-}
-
-/* Element e's stored geometry, and on affine cells J^{-1} read once into geo[1..] (simplex_geo does the rest). */
-template <int D>
+/* The records the point function reads as geometry, GS = QF_GEO_DOUBLES(GL, D) doubles per q-point: the cells'
+ * geometry (GL 0) or the compact q-point data of a Jacobian (fem/qfunction.h). On affine cells element e's
+ * record of q-point 0 is read once (base) and q-point q's follows from it: the geometry's w det J scales by
+ * w_q / w_0 and J^{-1} stays; the compact data (kept once per element, OpBlock.qdata_per_elem) scales whole. */
+template <int D, int GL>
 static __device__ __forceinline__ const double *simplex_geo_begin(const QfArgs &a, int64_t e, const SimplexWeights &w,
-                                                                  double *geo) {
-    const double *ge = a.geo + e * a.nq * GEO_STRIDE(D);
+                                                                  double *base) {
+    constexpr int GS = QF_GEO_DOUBLES(GL, D);
+    const double *ge = a.geo + e * (GL && w.n ? 1 : a.nq) * GS;
     if (w.n) {
 #pragma unroll
-        for (int k = 1; k < GEO_STRIDE(D); k++) geo[k] = __ldg(ge + k);
+        for (int k = 0; k < GS; k++) base[k] = __ldg(ge + k);
     }
     return ge;
+}
+
+template <int D, int GL>
+static __device__ __forceinline__ void simplex_geo(const double *ge, int q, const SimplexWeights &w,
+                                                   const double *base, double *geo) {
+    constexpr int GS = QF_GEO_DOUBLES(GL, D);
+#pragma unroll
+    for (int k = 0; k < GS; k++)
+        geo[k] = !w.n ? __ldg(ge + q * GS + k) : GL || k == 0 ? w.ratio[q] * base[k] : base[k];
 }
 
 /* Row i of the shape tables at one q-point: returns B[q][i] and writes G[q][i][r] into g. */
@@ -141,11 +144,11 @@ static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, 
     return SimplexStage{B, G, ids, e0, nb};
 }
 
-template <int D, int NC, PointFn POINT>
+template <int D, int NC, int GL, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
-    constexpr int GS = GEO_STRIDE(D);
+    constexpr int GS = QF_GEO_DOUBLES(GL, D);
     const int nd = v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D>(v, SIMPLEX_THREADS, smem);
     const double *B = st.B, *G = st.G;
@@ -162,10 +165,10 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
             re[c][i] = 0.0;
         }
     }
-    double geo[GS];
-    const double *ge = simplex_geo_begin<D>(a, e, w, geo);
+    double geo[GS], geo0[GS];
+    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0);
     for (int q = 0; q < nq; q++) {
-        simplex_geo<D>(ge, q, w, geo);
+        simplex_geo<D, GL>(ge, q, w, geo0, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
         simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
         QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
@@ -192,11 +195,11 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
  * runs the whole point function (every lane of an element computes the same point, so its state is written
  * with the same values) and integrates its own component's row. A third of the one-thread kernel's registers
  * (ptxas: 200 for 3D linear elasticity, 2 blocks per SM) for some repeated point-function work. */
-template <int D, int NC, PointFn POINT>
+template <int D, int NC, int GL, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
-    constexpr int GS = GEO_STRIDE(D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
+    constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
     const int nd = v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D>(v, EPB, smem);
     const double *B = st.B, *G = st.G;
@@ -211,10 +214,10 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
         re[i] = 0.0;
     }
-    double geo[GS];
-    const double *ge = simplex_geo_begin<D>(a, e, w, geo);
+    double geo[GS], geo0[GS];
+    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0);
     for (int q = 0; q < nq; q++) {
-        simplex_geo<D>(ge, q, w, geo);
+        simplex_geo<D, GL>(ge, q, w, geo0, geo);
         const double *Bq = B + q * nd, *Gq = G + q * nd * D;
         double u1 = 0.0, g1[D];
 #pragma unroll
@@ -271,19 +274,19 @@ typedef struct {
     SimplexKernel k[2], split[2];
 } SimplexEntry;
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
-template <int D, int NC, PointFn POINT>
+template <int D, int NC, int GL, PointFn POINT>
 static constexpr SimplexKernel simplex_split() {
     if constexpr (NC == 1)
         return nullptr;
     else
-        return k_fused_simplex_split<D, NC, POINT>;
+        return k_fused_simplex_split<D, NC, GL, POINT>;
 }
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
-#define SIMPLEX_ENTRY_(fn, nc)                                                                               \
+#define SIMPLEX_ENTRY_(fn, nc, gl)                                                                           \
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
-     {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), fn>},               \
-     {simplex_split<2, SIMPLEX_NC_(nc, 2), fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), fn>()}},
+     {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
+     {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()}},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
 #undef SIMPLEX_ENTRY_
 
@@ -356,36 +359,112 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
+/* ---- elements in curve order, an option to measure (FEMTO_GPU_CURVE_ORDER=1 when the operator is set up):
+ * on p = 2 tetrahedra the Jacobian action from the compact q-point data is bound by each element's 10 scattered
+ * loads and 10 atomics, and Gmsh numbers cells (and femto nodes in the cells' order) at random, so that a
+ * warp's 32 elements share no nodes and every access is its own sector. Sorted along a space-filling curve
+ * (fem/element_order.h) a warp's elements are neighbours: their nodes repeat within the warp and the block.
+ * The kernel then reads copies of the dof map and of D in that order (the element vectors of the gather
+ * assembly keep the block's order, so atomic assembly only); everything else keeps the block's order. */
+typedef struct {
+    fem_idx *dofs[MESH_MAX_BLOCKS];
+    double *qdata[MESH_MAX_BLOCKS];
+} SimplexCurve;
+
+static void simplex_curve_destroy(Operator *op) {
+    SimplexCurve *c = (SimplexCurve *)op->impl;
+    if (!c) return;
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) device_free(op->dev, c->dofs[b]), device_free(op->dev, c->qdata[b]);
+    free(c);
+    op->impl = NULL;
+}
+
+/* Block bi's dof map and per-element D (n doubles) in curve order, on the device. */
+static int simplex_curve_block(Operator *op, int bi, int n, SimplexCurve *c) {
+    const OpBlock *b = &op->cells[bi];
+    const int64_t ne = b->nelem, nd = b->view.ndof;
+    int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)ne);
+    fem_idx *dofs = (fem_idx *)malloc(sizeof(fem_idx) * (size_t)(ne * nd));
+    double *D = (double *)malloc(sizeof(double) * (size_t)(ne * n)), *Ds = (double *)malloc(sizeof(double) * (size_t)(ne * n));
+    int status = order && dofs && D && Ds ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
+    if (!status) status = element_curve_order(op->space->mesh, &op->space->mesh->cells[bi], NULL, ne, order);
+    if (!status && cudaMemcpy(D, b->qdata, sizeof(double) * (size_t)(ne * n), cudaMemcpyDeviceToHost) != cudaSuccess)
+        status = fem_fail(FEM_ERR_DEVICE, "reading q-point data back from the GPU failed");
+    const fem_idx *src = op->space->cells[bi].dofs;
+    for (int64_t k = 0; k < ne && !status; k++) {
+        memcpy(dofs + k * nd, src + order[k] * nd, sizeof(fem_idx) * (size_t)nd);
+        memcpy(Ds + k * n, D + order[k] * n, sizeof(double) * (size_t)n);
+    }
+    if (!status) status = device_alloc_copy(op->dev, (void **)&c->dofs[bi], dofs, sizeof(fem_idx) * (size_t)(ne * nd));
+    if (!status) status = device_alloc_copy(op->dev, (void **)&c->qdata[bi], Ds, sizeof(double) * (size_t)(ne * n));
+    free(order), free(dofs), free(D), free(Ds);
+    return status;
+}
+
+extern "C" int gpu_fused_simplex_curve_setup(Operator *op) {
+    const char *env = getenv("FEMTO_GPU_CURVE_ORDER");
+    const QfQdata *qd = op->phys.cell_jacobian.qdata;
+    if (!env || strcmp(env, "1") != 0 || op->impl || !qd || op->dev->assembly == ASSEMBLE_GATHER) return FEM_OK;
+    SimplexCurve *c = (SimplexCurve *)calloc(1, sizeof *c);
+    if (!c) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
+    op->impl = c;
+    op->ops.destroy = simplex_curve_destroy;
+    for (int bi = 0; bi < op->ncells; bi++) {
+        const OpBlock *b = &op->cells[bi];
+        if (b->qdata && b->qdata_per_elem && gpu_fused_simplex_fits(op, b, 0))
+            FEM_TRY(simplex_curve_block(op, bi, qf_geo_doubles(qd->layout, b->view.dim), c));
+    }
+    return FEM_OK;
+}
+
+/* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of the
+ * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
+ * reads them (once per element exactly where the weights say the cells are affine). */
+static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
+                                  const QfQdata **qd, int *split) {
+    *qd = op_block_qdata(op, b, residual);
+    if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
+    const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
+    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split);
+}
+
 extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out) {
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
     const ElemView *v = &b->view;
     const QFunction *q = op_qfunction(op, 0, residual);
-    int split;
-    SimplexKernel k = simplex_kernel(g, q->id, v->dim, v->ncomp, &split);
     const SimplexWeights w = simplex_weights(op, b);
+    const QfQdata *qd;
+    int split;
+    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split);
     const size_t smem = simplex_smem(v);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (residual) FEM_TRY(op_block_aux(op, b));
-    QfArgs a = op_block_args(op, b, 0, residual);
+    QfArgs a = qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
     double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
     const int epb = simplex_epb(v->ncomp, split);
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
-    k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
+    const SimplexCurve *curve = (const SimplexCurve *)op->impl;
+    const int bi = (int)(b - op->cells);
+    ElemView view = *v;
+    const int sorted = qd && w.n && !evec && curve && curve->dofs[bi];
+    if (sorted) view.dofs = curve->dofs[bi], a.geo = curve->qdata[bi];
+    k<<<blocks, SIMPLEX_THREADS, smem>>>(view, w, a, in, out, evec);
     GPU_LAUNCHED("fused simplex operator");
     char layout[48] = "1 elem/thread";
     if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused-simplex %s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name, layout, SIMPLEX_THREADS,
-             (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
+             "fused-simplex %s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
+             qd ? " (q-point data)" : "", sorted ? " (curve order)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
+             w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
 
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                            int *blocks_per_sm) {
-    const QFunction *q = op_qfunction(op, 0, residual);
+    const QfQdata *qd;
     int split;
-    SimplexKernel k = simplex_kernel(gpu_state(op->dev), q->id, b->view.dim, b->view.ncomp, &split);
+    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split);
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, k));
     *regs = at.numRegs;

@@ -107,13 +107,13 @@ static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f
 /* The physics at q-point q of element e: a QfArgs of one point whose u, du, geo, s and f are the thread's
  * local arrays and whose dimension and components are constants, so that after inlining they are
  * registers; the global arrays the point function may read or write are offset to the point. */
-template <int D, int NC, PointFn POINT>
+template <int D, int NC, int GL, PointFn POINT>
 static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int q, const double *u,
                                                 const double *du, double *s, double *f) {
-    constexpr int GS = GEO_STRIDE(D);
+    constexpr int GS = QF_GEO_DOUBLES(GL, D); /* GL: the cells' geometry, or a compact q-point data layout */
     const double *gq = a.geo + (e * a.nq + q) * GS;
     double geo[GS];
-    if constexpr (GS % 2 == 0) { /* 3D: 16-byte aligned (cudaMalloc'ed, an even stride): 5 loads, not 10 */
+    if constexpr (GS % 2 == 0) { /* 16-byte aligned (cudaMalloc'ed, an even stride): 5 loads, not 10 (3 for D) */
 #pragma unroll
         for (int k = 0; k < GS / 2; k++) {
             const double2 x = __ldg(reinterpret_cast<const double2 *>(gq) + k);
@@ -202,7 +202,7 @@ static __device__ __forceinline__ void hex_accumulate(double *X, double b, doubl
  * C, runs the point function and accumulates the transposed z contraction, Xs = B s + G f2, X0 = B f0,
  * X1 = B f1 [c][k]: in registers, written over its column of C at the end (same layout), or, where they would
  * not fit in registers beside the point function (tensor_xshared), in its column of W. */
-template <int P, int Q, int NC, bool XS, PointFn POINT>
+template <int P, int Q, int NC, bool XS, int GL, PointFn POINT>
 static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                   double *C, double *W) {
     constexpr int CS = P * Q * Q, NX = NC * 3 * P,
@@ -228,7 +228,7 @@ static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, in
             }
             u[c] = v, du[c * 3] = d0, du[c * 3 + 1] = d1, du[c * 3 + 2] = d2;
         }
-        point_at<3, NC, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
+        point_at<3, NC, GL, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
 #pragma unroll
         for (int c = 0; c < NC; c++)
             if (XS) /* shared: a loop (its loads hoisted would take the registers this saves) */
@@ -299,7 +299,7 @@ static __device__ __forceinline__ void quad_x(int t, const Tables &T, const doub
 
 /* y and the physics: thread (qx, qy) interpolates, runs the point function and writes s, f0, f1 into
  * SF[c][3][t]. */
-template <int P, int Q, int NC, PointFn POINT>
+template <int P, int Q, int NC, int GL, PointFn POINT>
 static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                    const double *V, double *SF) {
     const int qx = t % Q, qy = t / Q;
@@ -309,7 +309,7 @@ static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, i
         const double *AB = V + (c * 2) * P * Q + qx, *AG = AB + P * Q;
         contract_y<P, Q>(T, qy, AB, AG, u[c], du[c * 2], du[c * 2 + 1]);
     }
-    point_at<2, NC, POINT>(a, e, t, u, du, s, f);
+    point_at<2, NC, GL, POINT>(a, e, t, u, du, s, f);
 #pragma unroll
     for (int c = 0; c < NC; c++) {
         SF[(c * 3) * Q * Q + t] = s[c];
@@ -358,7 +358,7 @@ static __device__ __forceinline__ void quad_xt(int t, const Tables &T, const dou
 
 /* Block (Q*Q, epb): threadIdx.x the thread in the element, threadIdx.y the element. evec NULL: atomics.
  * Every thread reaches every barrier; threads of the missing elements of the last block skip the work. */
-template <int D, int P, int Q, int NC, PointFn POINT>
+template <int D, int P, int Q, int NC, int GL, PointFn POINT>
 static __global__ void __launch_bounds__(TENSOR_THREADS)
     k_fused_tensor(ElemView v, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
@@ -378,7 +378,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) {
             hex_y<P, Q, NC>(t, T, V, U);
-            hex_points<P, Q, NC, XS, POINT>(a, e, t, T, U, W); /* own columns of U, W: no barrier before */
+            hex_points<P, Q, NC, XS, GL, POINT>(a, e, t, T, U, W); /* own columns of U, W: no barrier before */
         }
         __syncthreads();
         if (active) hex_yt<P, Q, NC>(t, T, XS ? W : U, V);
@@ -387,7 +387,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
     } else {
         if (active) quad_x<P, Q, NC>(t, T, U, V);
         __syncthreads();
-        if (active) quad_points<P, Q, NC, POINT>(a, e, t, T, V, U);
+        if (active) quad_points<P, Q, NC, GL, POINT>(a, e, t, T, V, U);
         __syncthreads();
         if (active) quad_yt<P, Q, NC>(t, T, U, V);
         __syncthreads();
@@ -400,13 +400,15 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
 typedef void (*TensorKernel)(ElemView, QfArgs, const double *, double *, double *);
 
 /* Every cell q-function of physics/qfunctions.h, for quads and hexes of orders 1..6 (P1D = Q1D = p + 1);
- * ncomp 0 is the dimension's. */
-#define TENSOR_K_(D, P, NC, fn) k_fused_tensor<D, P, P, NC, fn>
-#define TENSOR_ORDERS_(D, NC, fn)                                                                            \
-    TENSOR_K_(D, 2, NC, fn), TENSOR_K_(D, 3, NC, fn), TENSOR_K_(D, 4, NC, fn), TENSOR_K_(D, 5, NC, fn),      \
-        TENSOR_K_(D, 6, NC, fn), TENSOR_K_(D, 7, NC, fn)
-#define TENSOR_ROW_(fn, nc)                                                                                  \
-    {QF_##fn, nc, {{TENSOR_ORDERS_(2, ((nc) ? (nc) : 2), fn)}, {TENSOR_ORDERS_(3, ((nc) ? (nc) : 3), fn)}}},
+ * ncomp 0 is the dimension's; gl the layout of the records it reads as geometry. */
+#define TENSOR_K_(D, P, NC, GL, fn) k_fused_tensor<D, P, P, NC, GL, fn>
+#define TENSOR_ORDERS_(D, NC, GL, fn)                                                                        \
+    TENSOR_K_(D, 2, NC, GL, fn), TENSOR_K_(D, 3, NC, GL, fn), TENSOR_K_(D, 4, NC, GL, fn),                   \
+        TENSOR_K_(D, 5, NC, GL, fn), TENSOR_K_(D, 6, NC, GL, fn), TENSOR_K_(D, 7, NC, GL, fn)
+#define TENSOR_ROW_(fn, nc, gl)                                                                              \
+    {QF_##fn,                                                                                                \
+     nc,                                                                                                     \
+     {{TENSOR_ORDERS_(2, ((nc) ? (nc) : 2), gl, fn)}, {TENSOR_ORDERS_(3, ((nc) ? (nc) : 3), gl, fn)}}},
 static const struct {
     int id, ncomp;
     TensorKernel k[2][TENSOR_NORDERS];
@@ -418,7 +420,8 @@ static const struct {
 typedef struct {
     TensorKernel k;
     const QFunction *q;
-    int threads, epb; /* threads per element (Q*Q), elements per block */
+    const QfQdata *qdata; /* the Jacobian action from the compact q-point data (op_block_qdata), or NULL */
+    int threads, epb;     /* threads per element (Q*Q), elements per block */
     size_t smem;
 } TensorPlan;
 
@@ -445,9 +448,11 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
         return FEM_OK;
     const int nd = D == 3 ? P * P * P : P * P;
     if (v->ndof != nd || v->nq != nd || op->space->mesh->dim != D) return FEM_OK;
+    p->qdata = b->qdata_per_elem ? NULL : op_block_qdata(op, b, residual);
+    const int id = p->qdata ? p->qdata->apply : p->q->id;
     for (size_t r = 0; r < sizeof tensor_kernels / sizeof tensor_kernels[0]; r++) {
         const int nc = tensor_kernels[r].ncomp ? tensor_kernels[r].ncomp : D;
-        if (tensor_kernels[r].id == p->q->id && nc == v->ncomp) p->k = tensor_kernels[r].k[D - 2][order - 1];
+        if (tensor_kernels[r].id == id && nc == v->ncomp) p->k = tensor_kernels[r].k[D - 2][order - 1];
     }
     if (!p->k) return FEM_OK;
     const int nc = v->ncomp;
@@ -485,7 +490,7 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
     if (residual) FEM_TRY(op_block_aux(op, b));
     FEM_TRY(tensor_allow_shared(&p));
     const int gather = d->assembly == ASSEMBLE_GATHER;
-    QfArgs a = op_block_args(op, b, 0, residual);
+    QfArgs a = p.qdata ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
     const int64_t blocks = (b->nelem + p.epb - 1) / p.epb;
     if (blocks > 2147483647LL)
         return fem_fail(FEM_ERR_DEVICE,
@@ -494,9 +499,9 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
     p.k<<<(unsigned)blocks, dim3(p.threads, p.epb), p.smem>>>(b->view, a, in, out, gather ? b->evec : NULL);
     GPU_LAUNCHED("fused tensor operator");
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused-tensor %s: %s p = %d, %d elems/block x %d threads, %.1f kB shared, %s", p.q->name,
-             b->view.dim == 3 ? "hex" : "quad", b->view.nd1 - 1, p.epb, p.threads, (double)p.smem / 1024.0,
-             gather ? "gather assembly" : "atomic assembly");
+             "fused-tensor %s%s: %s p = %d, %d elems/block x %d threads, %.1f kB shared, %s", p.q->name,
+             p.qdata ? " (q-point data)" : "", b->view.dim == 3 ? "hex" : "quad", b->view.nd1 - 1, p.epb, p.threads,
+             (double)p.smem / 1024.0, gather ? "gather assembly" : "atomic assembly");
     return gather ? gpu_assemble(d, &b->view, b->evec, out) : FEM_OK;
 }
 

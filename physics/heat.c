@@ -16,10 +16,22 @@ static const QFunction heat_cell_residual_qf = {
     QF_DESCRIBE(heat_cell_residual),
     .in = {{"T", QF_UNKNOWN, QF_VALUE | QF_GRAD}, {"T_history", QF_AUX, QF_VALUE}},
     .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}};
+/* The Jacobian's compact q-point data (heat_qf.h) is exact where the conductivity of every material is a
+ * constant and no time derivative is discretised (its mass term would need w det J as well). The materials
+ * are fixed once the model is created, so D, which holds k, stays valid; theta is applied from the constants.
+ */
+static int heat_qdata_valid(const void *vctx) {
+    const HeatCtx *ctx = vctx;
+    if (ctx->transient || ctx->a != 0.0) return 0;
+    for (int i = 0; i < ctx->nmat; i++)
+        if (ctx->mat[i].kind != HEAT_K_CONSTANT) return 0;
+    return 1;
+}
+static const QfQdata heat_qdata = {QF_heat_cell_jacobian_qdata, QF_QDATA_SYM, heat_qdata_setup,
+                                   heat_qdata_valid};
 static const QFunction heat_cell_jacobian_qf = {
-    QF_DESCRIBE(heat_cell_jacobian),
-    .in = {{"dT", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
-    .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}};
+    QF_DESCRIBE(heat_cell_jacobian), .in = {{"dT", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
+    .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}, .qdata = &heat_qdata};
 static const QFunction heat_facet_residual_qf = {
     QF_DESCRIBE(heat_facet_residual), .in = {{"T", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE}};
 static const QFunction heat_facet_jacobian_qf = {

@@ -122,6 +122,42 @@ FEM_HD static inline void heat_cell_jacobian(const QfArgs *a, int64_t i) {
     qf_cell_out(a, i, &s, f);
 }
 
+/* ---- the compact q-point data of the Jacobian (fem/qfunction.h, QfQdata): with a constant conductivity and
+ * no time derivative the Jacobian action is f = theta k A grad dT, s = 0, which in reference coordinates is
+ * f_ref = w det J J^-1 f = theta D grad_ref dT with the symmetric D = k w det J J^-1 A J^-T. */
+
+/* D at q-point i from the cell geometry (a->geo) and the element's material, into a->s (layout QF_QDATA_SYM).
+ */
+FEM_HD static inline void heat_qdata_setup(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    const HeatMaterial_ *m = &ctx->mat[qf_tag(a, i)];
+    const int d = a->dim, n = qf_geo_doubles(QF_QDATA_SYM, d);
+    const double *geo = a->geo + i * GEO_STRIDE(d), *Jinv = geo + 1;
+    for (int s = 0; s < d; s++) {
+        double AJ[3]; /* A times row s of J^-1 */
+        heat_aniso(m, d, Jinv + s * d, AJ);
+        for (int r = 0; r <= s; r++) {
+            double v = 0.0;
+            for (int b = 0; b < d; b++) v += Jinv[r * d + b] * AJ[b];
+            a->s[i * n + qf_sym_index(d, r, s)] = m->c[0] * geo[0] * v;
+        }
+    }
+}
+
+/* The Jacobian action from D (a->geo holds it, layout QF_QDATA_SYM): heat_cell_jacobian's result where
+ * heat_qdata_valid (heat.c) holds. */
+FEM_HD static inline void heat_cell_jacobian_qdata(const QfArgs *a, int64_t i) {
+    const HeatCtx *ctx = (const HeatCtx *)a->ctx;
+    const int d = a->dim;
+    const double *D = a->geo + i * qf_geo_doubles(QF_QDATA_SYM, d), *du = a->du + i * d;
+    for (int r = 0; r < d; r++) {
+        double v = 0.0;
+        for (int s = 0; s < d; s++) v += D[r <= s ? qf_sym_index(d, r, s) : qf_sym_index(d, s, r)] * du[s];
+        a->f[i * d + r] = ctx->theta * v;
+    }
+    a->s[i] = 0.0;
+}
+
 /* g(T) and dg/dT of the conditions on a facet */
 FEM_HD static inline void heat_boundary(const HeatBc_ *bc, double T, double *g, double *dg) {
     double T3 = T * T * T;

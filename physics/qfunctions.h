@@ -25,7 +25,8 @@
     X(elas_zero_facet_jacobian)                                                                              \
     X(elas_nh_facet_residual)                                                                                \
     X(elas_nh_facet_jacobian)                                                                                \
-    X(rd_cell)
+    X(rd_cell)                                                                                               \
+    X(heat_cell_jacobian_qdata)
 #define FEMTO_OUTPUT_QFUNCTIONS(X)                                                                           \
     X(heat_flux_out)                                                                                         \
     X(heat_source_out)                                                                                       \
@@ -37,17 +38,19 @@
     X(elas_load_out)                                                                                         \
     X(elas_gradient_out)
 
-/* The operator's cell q-functions again, each with its component count (1, or 0 for one per space dimension):
- * backends that specialise a kernel on the component count (gpu/fused.cu's register kernel) instantiate this
- * list; a cell q-function missing here runs on the generic kernels. */
+/* The operator's cell q-functions again, each with its component count (1, or 0 for one per space dimension)
+ * and the layout of the records it reads as `geo` (0: the cells' geometry, else a QfQdata layout of
+ * fem/qfunction.h): backends that specialise a kernel on these (gpu/fused_simplex.cu's register kernel,
+ * gpu/fused_tensor.cu) instantiate this list; a cell q-function missing here runs on the generic kernels. */
 #define FEMTO_CELL_QFUNCTIONS(X)                                                                             \
-    X(heat_cell_residual, 1)                                                                                 \
-    X(heat_cell_jacobian, 1)                                                                                 \
-    X(elas_linear_residual, 0)                                                                               \
-    X(elas_linear_jacobian, 0)                                                                               \
-    X(elas_nh_residual, 0)                                                                                   \
-    X(elas_nh_jacobian, 0)                                                                                   \
-    X(rd_cell, 1)
+    X(heat_cell_residual, 1, 0)                                                                              \
+    X(heat_cell_jacobian, 1, 0)                                                                              \
+    X(elas_linear_residual, 0, 0)                                                                            \
+    X(elas_linear_jacobian, 0, 0)                                                                            \
+    X(elas_nh_residual, 0, 0)                                                                                \
+    X(elas_nh_jacobian, 0, 0)                                                                                \
+    X(rd_cell, 1, 0)                                                                                         \
+    X(heat_cell_jacobian_qdata, 1, QF_QDATA_SYM)
 
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };

@@ -1,18 +1,22 @@
 /* The fused CPU operator (cpu/fused.c) against the default implementation (fem/operator_ref.c, what
  * FEMTO_CPU_FUSED=0 leaves): the residual R(u) and the Jacobian action J v at a random state, for linear and
  * neo-Hookean elasticity (gravity, a traction, a q-point source) and for heat with a temperature-dependent
- * conductivity, convection and a transient term (the auxiliary field), every order up to MAXORDER, on 1 and
- * 2 threads. Expected: ||fused - default|| / ||default|| <= 1e-12 (the same sums, added into the output in
+ * conductivity, convection and a transient term (the auxiliary field), and for steady heat with a constant
+ * anisotropic conductivity, whose Jacobian action the fused operator runs from the compact q-point data
+ * (physics/heat_qf.h) while the default keeps the geometry, every order up to MAXORDER, on 1 and 2 threads.
+ * Expected: ||fused - default|| / ||default|| <= 1e-12 (the same sums, added into the output in
  * another order), the fused results bitwise the same on 1 and 2 threads (its assembly order does not depend
  * on the threads), and the operator naming the implementation it runs.
  *
- * usage: test_cpu_fused compare MESH.geo MAXORDER FIXED LOADED [REFINE]   (boundaries the cases fix and load;
- *        the mesh refined REFINE times)
- *        test_cpu_fused bench MESH.geo SIZE ORDER elasticity|heat REPS   (timings of both implementations on
- *        1 and 2 threads, best of REPS; not a test) */
+ * usage: test_cpu_fused compare MESH.geo MAXORDER FIXED LOADED [REFINE [GEOMETRY_ORDER]]   (boundaries the
+ *        cases fix and load; the mesh refined REFINE times, read with cells of GEOMETRY_ORDER: 2 curved)
+ *        test_cpu_fused bench MESH.geo SIZE ORDER elasticity|heat|heat-constant REPS   (timings of both
+ *        implementations on 1 and 2 threads, best of REPS; not a test; heat-constant: steady, constant k, the
+ *        Jacobian's compact q-point data form, which FEMTO_QDATA=0 turns off to compare) */
 #include "common/femto_test.h"
 #include "cpu/fused.h"
 #include "elasticity/elas_test.h"
+#include "heat/heat_test.h"
 #include "physics/heat.h"
 
 #include <math.h>
@@ -26,6 +30,7 @@ typedef struct {
     double *R, *Jv;
     const char *impl;
     int threaded; /* a cell block large enough for the fused operator's threads and colours */
+    int qdata;    /* every cell block's Jacobian action runs the compact q-point data form (op_block_qdata) */
 } Result;
 
 /* A physics on a space with its random state u, direction v and optional extras (per-block sources, an
@@ -57,11 +62,13 @@ static int op_for(const Case *cs, Device *d, int fused, Operator *op) {
 /* R(u) and J v with the fused (1) or the default (0) implementation (CPU device: host arrays). */
 static Result run(const Case *cs, Device *d, int fused) {
     int64_t n = cs->sp->ndofs;
-    Result r = {malloc(sizeof(double) * n), malloc(sizeof(double) * n), NULL, 0};
+    Result r = {malloc(sizeof(double) * n), malloc(sizeof(double) * n), NULL, 0, 0};
     Operator op;
     CHECK_OK(op_for(cs, d, fused, &op));
     r.impl = op.implementation;
+    r.qdata = 1;
     for (int b = 0; b < op.ncells; b++) {
+        r.qdata &= op_block_qdata(&op, &op.cells[b], 0) != NULL;
         const ElemView *v = &op.cells[b].view;
         r.threaded |=
             v->nelem * v->ndof * v->nq > FUSED_PARALLEL_WORK && v->nelem >= 4 * fused_chunk_size(v->nelem);
@@ -72,14 +79,18 @@ static Result run(const Case *cs, Device *d, int fused) {
     return r;
 }
 
-/* Returns whether the case ran the fused operator's threaded, coloured path. */
-static int compare(Device *dev[2], const Case *cs, const char *what) {
+/* Returns whether the case ran the fused operator's threaded, coloured path. qdata: whether the case is one
+ * whose Jacobian action the fused operator runs from the compact q-point data (the default never does: it
+ * is the present path the compact form must reproduce). */
+static int compare(Device *dev[2], const Case *cs, const char *what, int qdata) {
     int64_t n = cs->sp->ndofs, p = cs->sp->order;
     Result ref = run(cs, dev[0], 0), f[2];
     CHECK(strcmp(ref.impl, "ref") == 0, "FEMTO_CPU_FUSED=0 runs the default implementation, not %s",
           ref.impl);
     for (int k = 0; k < 2; k++) {
         f[k] = run(cs, dev[k], 1);
+        CHECK(f[k].qdata == qdata, "%s p = %d: the operator %s the compact q-point data form", what, (int)p,
+              qdata ? "does not run" : "runs");
         double er = rel_diff(n, f[k].R, ref.R), ej = rel_diff(n, f[k].Jv, ref.Jv);
         printf("  %s p = %d, %d thread(s), %s: residual %.2e, Jacobian %.2e\n", what, (int)p, dev[k]->threads,
                f[k].impl, er, ej);
@@ -145,7 +156,9 @@ static void elasticity_case(Case *cs, Device *d, const Space *sp, ElasticModel m
 
 /* Heat with k(T) = 5 + 0.02 T + 1e-5 T^2, a source, convection on bnd[1], a fixed temperature on bnd[0], and
  * a backward-Euler step (a = 1/dt, the history term -T_n/dt as the auxiliary field). */
-static void heat_case(Case *cs, const Space *sp, const char *const *bnd) {
+/* Heat with k(T), convection and a transient term (constant 0), or steady with a constant anisotropic
+ * conductivity (1: the physics' compact q-point data form holds). */
+static void heat_case(Case *cs, const Space *sp, const char *const *bnd, int constant) {
     memset(cs, 0, sizeof *cs);
     cs->sp = sp;
     static Problem pb;
@@ -159,15 +172,18 @@ static void heat_case(Case *cs, const Space *sp, const char *const *bnd) {
                          .source = 100,
                          .density = 7800,
                          .specific_heat = 500};
+    if (constant)
+        mat = heat_test_constant_anisotropic();
     bc[0] = (HeatBc){.kind = HEAT_BC_TEMPERATURE, .value = 300};
     bc[1] = (HeatBc){.kind = HEAT_BC_CONVECTION, .h = 30, .ambient = 280};
     snprintf(bc[0].boundary, sizeof bc[0].boundary, "%s", bnd[0]);
     snprintf(bc[1].boundary, sizeof bc[1].boundary, "%s", bnd[1]);
     pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = 2, pb.heat.bcs = bc;
-    pb.time.scheme = TIME_BACKWARD_EULER;
+    pb.time.scheme = constant ? TIME_STEADY : TIME_BACKWARD_EULER;
     CHECK_OK(heat_model_create(&pb, sp, &cs->md));
-    heat_set_time(&cs->md, 10.0, 0.5);
     case_state(cs, 350.0, 100.0);
+    if (constant) return;
+    heat_set_time(&cs->md, 10.0, 0.5);
     uint64_t seed = 9;
     cs->aux = malloc(sizeof(double) * sp->ndofs);
     for (int64_t i = 0; i < sp->ndofs; i++) cs->aux[i] = -35.0 * (1.0 + 0.1 * (test_rand(&seed) - 0.5));
@@ -176,13 +192,13 @@ static void heat_case(Case *cs, const Space *sp, const char *const *bnd) {
 /* Every case on the mesh (refined `refine` times) at orders 1 .. maxp, fixing bnd[0] and loading bnd[1]. With
  * refine > 0 the cases at maxp must be large enough for the fused operator's threads and colours (else the
  * comparison between 1 and 2 threads would prove nothing). */
-static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int refine) {
+static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int refine, int gorder) {
     Device d1, d2;
     CHECK_OK(test_device(&d1, DEV_CPU, 1, ASSEMBLE_GATHER));
     CHECK_OK(test_device(&d2, DEV_CPU, 2, ASSEMBLE_GATHER));
     Device *dev[2] = {&d1, &d2};
     Mesh m;
-    MeshReadOptions mo = {.refine = refine};
+    MeshReadOptions mo = {.refine = refine, .order = gorder};
     CHECK_OK(mesh_read(test_mesh(geo), &mo, &m));
     printf("%s, %d refinement(s): %lld cells\n", geo, refine, (long long)m.cells[0].count);
     double amp = 0.02 / (1 << refine); /* the same displacement gradients on every refinement */
@@ -193,13 +209,16 @@ static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int r
         Case cs;
         int threaded = 1;
         elasticity_case(&cs, &d1, &sv, ELASTIC_LINEAR, bnd, amp);
-        threaded &= compare(dev, &cs, "linear elasticity");
+        threaded &= compare(dev, &cs, "linear elasticity", 0);
         case_free(&cs);
         elasticity_case(&cs, &d1, &sv, ELASTIC_NEO_HOOKEAN, bnd, amp);
-        threaded &= compare(dev, &cs, "neo-Hookean");
+        threaded &= compare(dev, &cs, "neo-Hookean", 0);
         case_free(&cs);
-        heat_case(&cs, &ss, bnd);
-        threaded &= compare(dev, &cs, "heat k(T), transient");
+        heat_case(&cs, &ss, bnd, 0);
+        threaded &= compare(dev, &cs, "heat k(T), transient", 0);
+        case_free(&cs);
+        heat_case(&cs, &ss, bnd, 1);
+        threaded &= compare(dev, &cs, "heat constant anisotropic k, steady", 1);
         case_free(&cs);
         CHECK(refine == 0 || p < maxp || threaded,
               "%s refined %d times is too small to run the fused operator's threads at p = %d", geo, refine,
@@ -249,7 +268,7 @@ static int bench(const char *geo, double size, int p, const char *physics, int r
     if (elas)
         elasticity_case(&cs, &d[0], &sp, ELASTIC_LINEAR, beam, 1e-4);
     else
-        heat_case(&cs, &sp, beam);
+        heat_case(&cs, &sp, beam, strcmp(physics, "heat-constant") == 0);
     printf("%s p = %d: %lld cells, %lld dofs, best of %d\n", physics, p, (long long)sp.cells[0].count,
            (long long)sp.ndofs, reps);
     Operator op[4];
@@ -279,13 +298,14 @@ static int bench(const char *geo, double size, int p, const char *physics, int r
 }
 
 int main(int argc, char **argv) {
-    if ((argc == 6 || argc == 7) && strcmp(argv[1], "compare") == 0) {
+    if (argc >= 6 && argc <= 8 && strcmp(argv[1], "compare") == 0) {
         const char *const bnd[2] = {argv[4], argv[5]};
-        return compare_mesh(argv[2], atoi(argv[3]), bnd, argc == 7 ? atoi(argv[6]) : 0);
+        return compare_mesh(argv[2], atoi(argv[3]), bnd, argc >= 7 ? atoi(argv[6]) : 0,
+                            argc == 8 ? atoi(argv[7]) : 0);
     }
     if (argc == 7 && strcmp(argv[1], "bench") == 0)
         return bench(argv[2], atof(argv[3]), atoi(argv[4]), argv[5], atoi(argv[6]));
-    fprintf(stderr, "usage: test_cpu_fused compare MESH.geo MAXORDER FIXED LOADED [REFINE]\n"
-                    "       test_cpu_fused bench MESH.geo SIZE ORDER elasticity|heat REPS\n");
+    fprintf(stderr, "usage: test_cpu_fused compare MESH.geo MAXORDER FIXED LOADED [REFINE [GEOMETRY_ORDER]]\n"
+                    "       test_cpu_fused bench MESH.geo SIZE ORDER elasticity|heat|heat-constant REPS\n");
     return 2;
 }

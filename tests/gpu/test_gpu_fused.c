@@ -1,17 +1,20 @@
 /* The fused GPU operator (gpu/fused.cu, gpu/fused_simplex.cu's register kernel on simplices of order <= 2 and
  * gpu/fused_tensor.cu's sum-factorised kernel on quadrilaterals and hexahedra of order <= 6) against the CPU
  * device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
- * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and for
- * heat with a temperature-dependent conductivity and convection, on one mesh, every order given, with
- * atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu|| must be <= 1e-12; the fused device must
- * report the fused implementation where its blocks allow it, and on quadrilaterals and hexahedra run cell
- * block 0 in a fused kernel at every order (gpu_fused_occupancy reports its registers), the shared-memory
- * device only where the full tables are fused (p <= 2). GEOMETRY_ORDER 2 reads the mesh with curved
- * (second-order) cells, so that the register kernel reads the geometry at every q-point.
+ * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and
+ * for heat with a temperature-dependent conductivity and convection and steady heat with a constant
+ * anisotropic conductivity (the compact q-point data form of fem/qfunction.h, which the fused kernels must
+ * run), on one mesh, every order given, with atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu||
+ * must be <= 1e-12; the fused device must report the fused implementation where its blocks allow it, and on
+ * quadrilaterals and hexahedra run cell block 0 in a fused kernel at every order (gpu_fused_occupancy reports
+ * its registers), the shared-memory device only where the full tables are fused (p <= 2). GEOMETRY_ORDER 2
+ * reads the mesh with curved (second-order) cells, so that the register kernel reads the geometry at every
+ * q-point.
  *
  * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]      (exit 77 without a GPU) */
 #include "common/femto_test.h"
 #include "elasticity/elas_test.h"
+#include "heat/heat_test.h"
 #include "physics/heat.h"
 #ifdef FEMTO_HAVE_CUDA
 #include "gpu/gpu.h"
@@ -22,6 +25,9 @@
 
 #define TOL 1e-12
 enum { NDEV = 5 };
+/* The case's Jacobian action must run from the compact q-point data on the fused devices (1, 2), and with
+ * FEMTO_GPU_CURVE_ORDER=1 on affine simplices of the register kernel in curve order on the atomic one. */
+static int expect_qdata, expect_curve;
 
 typedef struct {
     Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
@@ -52,9 +58,20 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
     CHECK_OK(vec_download(&W, R));
     CHECK_OK(op_jacobian(&op, &V, &W));
     CHECK_OK(vec_download(&W, Jv));
-    int blocks = 0;
     *regs = 0;
+#ifdef FEMTO_HAVE_CUDA
+    int blocks = 0;
+    if (d->kind == DEV_CUDA && expect_qdata && strcmp(op.implementation, "cuda-fused") == 0)
+        CHECK(strstr(gpu_last_launch(d), "(q-point data)") != NULL,
+              "p = %d: the fused Jacobian action of constant-k heat did not run from the q-point data: %s",
+              sp->order, gpu_last_launch(d));
+    if (d->kind == DEV_CUDA && expect_curve && d->assembly == ASSEMBLE_ATOMIC &&
+        strcmp(op.implementation, "cuda-fused") == 0)
+        CHECK(strstr(gpu_last_launch(d), "(curve order)") != NULL,
+              "p = %d: FEMTO_GPU_CURVE_ORDER=1 and the register kernel did not run in curve order: %s", sp->order,
+              gpu_last_launch(d));
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
+#endif
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
     op_destroy(&op);
 }
@@ -108,19 +125,30 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     space_destroy(&sp);
 }
 
-static void heat(Devices *D, const Mesh *m, int p) {
+/* Heat with k(T) and convection, or (constant) steady with a constant anisotropic conductivity and only a
+ * fixed temperature: the Jacobian's compact q-point data form, which the fused kernels must then run (their
+ * launch line says so: the cell block is the last launch) on quadrilaterals and hexahedra and on simplices of
+ * the register kernel (p <= 2). */
+static void heat(Devices *D, const Mesh *m, int p, int constant) {
     Space sp;
     CHECK_OK(space_create(m, p, 1, &sp));
     static Problem pb;
     memset(&pb, 0, sizeof pb);
     snprintf(pb.path, sizeof pb.path, "test");
     HeatMaterial mat = {.k_kind = CONDUCTIVITY_POLYNOMIAL, .k_ncoef = 3, .k_coef = {5, 0.02, 1e-5}, .source = 100};
+    if (constant)
+        mat = heat_test_constant_anisotropic();
     HeatBc bc[2] = {{.kind = HEAT_BC_TEMPERATURE, .boundary = "left", .value = 300},
                     {.kind = HEAT_BC_CONVECTION, .boundary = "right", .h = 30, .ambient = 280}};
-    pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = 2, pb.heat.bcs = bc;
+    pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = constant ? 1 : 2, pb.heat.bcs = bc;
     Model md;
     CHECK_OK(heat_model_create(&pb, &sp, &md));
-    compare(D, "heat k(T)", &sp, &md, 350.0, 100.0);
+    const Shape s = sp.cells[0].shape;
+    const char *curve = getenv("FEMTO_GPU_CURVE_ORDER");
+    expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
+    expect_curve = expect_qdata && !shape_is_tensor(s) && m->cells[0].order == 1 && curve && strcmp(curve, "1") == 0;
+    compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
+    expect_qdata = expect_curve = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
@@ -152,7 +180,8 @@ int main(int argc, char **argv) {
     for (int p = 1; p <= atoi(argv[2]); p++) {
         elasticity(&D, &m, p, ELASTIC_LINEAR);
         elasticity(&D, &m, p, ELASTIC_NEO_HOOKEAN);
-        heat(&D, &m, p);
+        heat(&D, &m, p, 0);
+        heat(&D, &m, p, 1);
     }
     mesh_destroy(&m);
     return test_result("test_gpu_fused");
