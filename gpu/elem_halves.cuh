@@ -19,17 +19,40 @@
 
 /* ------------------------------------------------------------------------------------------ simplices */
 
-/* f(i, B[q][i], G[q][i][0..D-1]) for the rows i < nd (of at most MAXD: the loop unrolls) of the shape tables
- * at one q-point. */
-template <int D, int MAXD, typename F>
-static __device__ __forceinline__ void simplex_rows(int nd, const double *Bq, const double *Gq, F f) {
+/* The rows of the shape tables at one q-point, row(i, g) returning B[q][i] and writing G[q][i][0..D-1] into
+ * g: from the split tables B[q][i], G[q][i][r] (SplitRows), or from packed records of 4 doubles [G0 G1 G2 B]
+ * (3D) or [G0 G1 B -] (2D), 16-byte aligned, which a row reads with two 128-bit loads (3D) instead of four
+ * 64-bit ones (PackedRows: simplex_stage<D, true>). Every lane of a warp reads the same row (a broadcast). */
+template <int D> struct SplitRows {
+    const double *Bq, *Gq;
+    __device__ __forceinline__ double row(int i, double *g) const {
+#pragma unroll
+        for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
+        return Bq[i];
+    }
+};
+template <int D> struct PackedRows {
+    const double *Rq;
+    __device__ __forceinline__ double row(int i, double *g) const {
+        const double2 *p = reinterpret_cast<const double2 *>(Rq + 4 * i);
+        const double2 a = p[0];
+        g[0] = a.x, g[1] = a.y;
+        if (D == 2) return Rq[4 * i + 2];
+        const double2 b = p[1];
+        g[D - 1] = b.x;
+        return b.y;
+    }
+};
+
+/* f(i, B[q][i], G[q][i][0..D-1]) for the rows i < nd (of at most MAXD: the loop unrolls). */
+template <int D, int MAXD, typename R, typename F>
+static __device__ __forceinline__ void simplex_rows(int nd, const R &rows, F f) {
 #pragma unroll
     for (int i = 0; i < MAXD; i++) {
         if (i < nd) {
             double g[D];
-#pragma unroll
-            for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
-            f(i, Bq[i], g);
+            const double b = rows.row(i, g);
+            f(i, b, g);
         }
     }
 }
@@ -37,17 +60,16 @@ static __device__ __forceinline__ void simplex_rows(int nd, const double *Bq, co
 /* The element's values ue[c][i] (the first nd of MAXD) at q-point q: value uq[c] (where val) and reference
  * gradient du[c][r]. (A flag, not a NULL uq: a pointer that may be a local array or NULL would put the
  * array on the stack.) */
-template <int D, int NC, int MAXD>
-static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, const double *Gq,
-                                                      const double (&ue)[NC][MAXD], double *uq, double *du,
-                                                      bool val = true) {
+template <int D, int NC, int MAXD, typename R>
+static __device__ __forceinline__ void simplex_interp(int nd, const R &rows, const double (&ue)[NC][MAXD],
+                                                      double *uq, double *du, bool val = true) {
 #pragma unroll
     for (int c = 0; c < NC; c++) {
         if (val) uq[c] = 0.0;
 #pragma unroll
         for (int r = 0; r < D; r++) du[c * D + r] = 0.0;
     }
-    simplex_rows<D, MAXD>(nd, Bq, Gq, [&](int i, double b, const double *g) {
+    simplex_rows<D, MAXD>(nd, rows, [&](int i, double b, const double *g) {
 #pragma unroll
         for (int c = 0; c < NC; c++) {
             if (val) uq[c] += b * ue[c][i];
@@ -56,13 +78,18 @@ static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, 
         }
     });
 }
+template <int D, int NC, int MAXD>
+static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, const double *Gq,
+                                                      const double (&ue)[NC][MAXD], double *uq, double *du) {
+    simplex_interp<D, NC>(nd, SplitRows<D>{Bq, Gq}, ue, uq, du);
+}
 
 /* re[c][i] += B[q][i] s[c] + G[q][i][r] f[c][r] for the first nd of MAXD dofs (the terms of has_s, has_f) */
-template <int D, int NC, int MAXD>
-static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, const double *Gq,
-                                                     const double *s, const double *f, double (&re)[NC][MAXD],
-                                                     bool has_s = true, bool has_f = true) {
-    simplex_rows<D, MAXD>(nd, Bq, Gq, [&](int i, double b, const double *g) {
+template <int D, int NC, int MAXD, typename R>
+static __device__ __forceinline__ void simplex_integ(int nd, const R &rows, const double *s, const double *f,
+                                                     double (&re)[NC][MAXD], bool has_s = true,
+                                                     bool has_f = true) {
+    simplex_rows<D, MAXD>(nd, rows, [&](int i, double b, const double *g) {
 #pragma unroll
         for (int c = 0; c < NC; c++) {
             double v = has_s ? b * s[c] : 0.0;
@@ -72,6 +99,12 @@ static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, c
             re[c][i] += v;
         }
     });
+}
+template <int D, int NC, int MAXD>
+static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, const double *Gq,
+                                                     const double *s, const double *f,
+                                                     double (&re)[NC][MAXD]) {
+    simplex_integ<D, NC>(nd, SplitRows<D>{Bq, Gq}, s, f, re);
 }
 
 /* The element's nodal values ue[c][i] = in[my[i] NC + c] (0 beyond nd). */
@@ -120,13 +153,24 @@ typedef struct {
     int nb; /* the block's elements (epb, fewer in the last block) */
 } SimplexStage;
 
-template <int D>
+/* PACKED: the tables as PackedRows records R[q][i][4] (in SimplexStage.B; G NULL), else B and G as they are.
+ */
+template <int D, bool PACKED = false>
 static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, int epb, double *smem) {
     const int nd = v.ndof, nq = v.nq;
-    double *B = smem, *G = smem + nq * nd;
-    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
-    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
-    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    double *B = smem, *G = PACKED ? nullptr : smem + nq * nd;
+    fem_idx *ids = (fem_idx *)(smem + nq * nd * (PACKED ? 4 : 1 + D));
+    if (PACKED) {
+        for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) {
+#pragma unroll
+            for (int r = 0; r < D; r++) B[4 * k + r] = v.G[k * D + r];
+            B[4 * k + D] = v.B[k];
+            if (D == 2) B[4 * k + 3] = 0.0;
+        }
+    } else {
+        for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+        for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    }
     const int64_t e0 = (int64_t)blockIdx.x * epb;
     const int nb = (int)(v.nelem - e0 < epb ? v.nelem - e0 : epb);
     for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
