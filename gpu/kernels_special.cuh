@@ -2,25 +2,27 @@
  * vectors of gather assembly) for the element types, orders and quadrature rules that femto uses by default,
  * in the register kernel shape of the fused kernels and built from the same halves (gpu/elem_halves.cuh):
  *
- *  - triangles and tetrahedra of 3, 6, 10 and 4, 10, 20 nodes (p = 1..3), any rule: one thread per element,
- *    its nodal values (interpolation) or sums (integration) in registers, the shape tables and the block's
- * dof map in shared memory (every lane of a warp reads the same table entry: a broadcast);
- *  - quadrilaterals and hexahedra of p = 1..3 with P1D = Q1D (the default rule of straight and quadratic
- *    cells): Q x Q threads per element, sum factorised through shared memory; in 3D each thread walks its
- *    column of q-points.
+ *  - full tables (k_full_*): triangles and tetrahedra of 3, 6, 10 and 4, 10, 20 nodes (p = 1..3), and quads
+ *    of p <= 3 and hexes of p = 1 (the sizes where full tables measured faster than sum factorisation), any
+ *    rule: one thread per element, its nodal values (interpolation) or sums (integration) in registers, the
+ *    shape tables (packed, 128-bit reads) and the block's dof map in shared memory (every lane of a warp
+ *    reads the same table entry: a broadcast);
+ *  - sum factorised (k_tensor_*): quadrilaterals and hexahedra of p = 1..3 with P1D = Q1D (the default rule
+ *    of straight and quadratic cells): Q x Q threads per element, through shared memory as in the fused
+ *    kernel; in 3D each thread walks its column of q-points.
  *
  * Templates on the dimension, the nodes (or 1D size) and the components (1 and the dimension: scalar and
  * vector fields), so that loops unroll and per-thread arrays are registers. gpu/kernels.cu calls
  * gpu_special_interpolate / gpu_special_integrate first and runs its run-time-size kernels where these say
  * they do not serve the launch (other orders, rules, component counts, element types, a forced tuning).
  *
- * The q-point arrays keep their global layout (fem/device.h: uq[e][q][c], duq[e][q][c][d]). Simplices: a
+ * The q-point arrays keep their global layout (fem/device.h: uq[e][q][c], duq[e][q][c][d]). Full tables: a
  * thread's q-point results are one element's contiguous piece, so they are staged in shared memory per
  * element (rows of odd stride: the lanes, one element each, fall in different banks) and the block copies its
  * elements' piece, contiguous in global memory, with consecutive threads on consecutive addresses
  * (coalesced); integration copies its inputs in the same way, and its element vectors out (gather assembly).
  * Where the staging would not fit, or FEMTO_GPU_SPECIAL=global / GpuTuning.qdata = GPU_PLACE_GLOBAL asks,
- * each thread reads and writes its element's piece directly. Tensor elements: thread t of an element owns
+ * each thread reads and writes its element's piece directly. Sum factorised: thread t of an element owns
  * q-point t of each layer qz, so consecutive threads already touch consecutive q-points: read and written
  * directly.
  *
@@ -51,75 +53,103 @@ template <typename F> static __device__ __forceinline__ void rows_walk(int nb, i
     }
 }
 
-/* The q-point staging area of a simplex block: after the packed tables (4 doubles per q-point and node) and
- * the dof map of epb elements (8-byte aligned). */
-static __device__ __forceinline__ double *simplex_area(double *smem, int nq, int nd, int epb) {
+/* The q-point staging area of a full-table block: after the packed tables (4 doubles per q-point and node)
+ * and the dof map of epb elements (8-byte aligned). */
+static __device__ __forceinline__ double *full_area(double *smem, int nq, int nd, int epb) {
     return smem + nq * nd * 4 + (epb * nd + 1) / 2;
 }
 
+/* How a full-table kernel stages its q-point arrays: per element a row of `stride` doubles (0: not staged,
+ * read and written in global memory directly), holding qc q-points at a time (the last chunk may be
+ * shorter); each chunk is copied between the rows and global memory by the whole block, each element's part
+ * of a chunk contiguous in global memory. Chunks keep the rows short, so that more blocks stay resident. */
+typedef struct {
+    int stride, qc;
+} SpecialStage;
+
 template <int D, int ND, int NC>
 static __global__ void __launch_bounds__(SPECIAL_SIMPLEX_THREADS)
-    k_simplex_interp(ElemView v, int stride, const double *in, double *uq, double *duq) {
+    k_full_interp(ElemView v, SpecialStage sg, const double *in, double *uq, double *duq) {
     extern __shared__ double smem[];
-    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x;
+    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x, stride = sg.stride, qc = stride ? sg.qc : nq;
     const SimplexStage st = simplex_stage<D, true>(v, epb, smem);
-    double *area = simplex_area(smem, nq, ND, epb), *row = area + le * stride;
-    const int n0 = uq ? nq * NC : 0, n1 = duq ? nq * NC * D : 0;
-    if (le < st.nb) {
-        const int64_t e = st.e0 + le;
-        double ue[NC][ND];
-        simplex_gather(st.ids + le * ND, ND, in, ue);
-        for (int q = 0; q < nq; q++) {
-            double u[NC], du[NC * D];
-            simplex_interp<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, ue, u, du, uq != nullptr);
-            const int64_t qi = e * nq + q;
-            if (uq)
+    double *area = full_area(smem, nq, ND, epb), *row = area + le * stride;
+    const bool active = le < st.nb;
+    const int64_t e = st.e0 + le;
+    double ue[NC][ND];
+    if (active) simplex_gather(st.ids + le * ND, ND, in, ue);
+    for (int q0 = 0; q0 < nq; q0 += qc) { /* uniform over the block */
+        const int qn = nq - q0 < qc ? nq - q0 : qc, n0 = uq ? qn * NC : 0;
+        if (active)
+            for (int q = q0; q < q0 + qn; q++) {
+                double u[NC], du[NC * D];
+                simplex_interp<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, ue, u, du, uq != nullptr);
+                const int64_t qi = e * nq + q;
+                const int r = q - q0;
+                if (uq)
 #pragma unroll
-                for (int c = 0; c < NC; c++) (stride ? row + q * NC : uq + qi * NC)[c] = u[c];
-            if (duq)
+                    for (int c = 0; c < NC; c++) (stride ? row + r * NC : uq + qi * NC)[c] = u[c];
+                if (duq)
 #pragma unroll
-                for (int k = 0; k < NC * D; k++)
-                    (stride ? row + n0 + q * NC * D : duq + qi * NC * D)[k] = du[k];
-        }
+                    for (int k = 0; k < NC * D; k++)
+                        (stride ? row + n0 + r * NC * D : duq + qi * NC * D)[k] = du[k];
+            }
+        if (!stride) continue;
+        __syncthreads();
+        const int64_t g0 = st.e0 * nq + q0; /* element e0's first q-point of the chunk */
+        if (uq)
+            rows_walk(st.nb, qn * NC,
+                      [&](int, int l, int j) { uq[(g0 + (int64_t)l * nq) * NC + j] = area[l * stride + j]; });
+        if (duq)
+            rows_walk(st.nb, qn * NC * D, [&](int, int l, int j) {
+                duq[(g0 + (int64_t)l * nq) * NC * D + j] = area[l * stride + n0 + j];
+            });
+        __syncthreads(); /* before the next chunk overwrites the rows */
     }
-    if (!stride) return;
-    __syncthreads();
-    const int64_t q0 = st.e0 * nq * NC;
-    if (uq) rows_walk(st.nb, n0, [&](int k, int l, int j) { uq[q0 + k] = area[l * stride + j]; });
-    if (duq) rows_walk(st.nb, n1, [&](int k, int l, int j) { duq[q0 * D + k] = area[l * stride + n0 + j]; });
 }
 
-/* evec NULL: atomics into out; else the element vectors evec[e][c][i] (staged and copied out coalesced). */
+/* evec NULL: atomics into out; else the element vectors evec[e][c][i] (staged and copied out coalesced where
+ * the q-point arrays are). */
 template <int D, int ND, int NC>
 static __global__ void __launch_bounds__(SPECIAL_SIMPLEX_THREADS)
-    k_simplex_integ(ElemView v, int stride, const double *sq, const double *fq, double *out, double *evec) {
+    k_full_integ(ElemView v, SpecialStage sg, const double *sq, const double *fq, double *out, double *evec) {
     extern __shared__ double smem[];
-    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x;
+    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x, stride = sg.stride, qc = stride ? sg.qc : nq;
     const SimplexStage st = simplex_stage<D, true>(v, epb, smem);
-    double *area = simplex_area(smem, nq, ND, epb), *row = area + le * stride;
-    const int n0 = sq ? nq * NC : 0, n1 = fq ? nq * NC * D : 0;
-    const int64_t q0 = st.e0 * nq * NC, e = st.e0 + le;
-    if (stride) {
-        if (sq) rows_walk(st.nb, n0, [&](int k, int l, int j) { area[l * stride + j] = sq[q0 + k]; });
-        if (fq)
-            rows_walk(st.nb, n1, [&](int k, int l, int j) { area[l * stride + n0 + j] = fq[q0 * D + k]; });
-        __syncthreads();
-    }
+    double *area = full_area(smem, nq, ND, epb), *row = area + le * stride;
     const bool active = le < st.nb;
+    const int64_t e = st.e0 + le;
     double re[NC][ND];
     simplex_zero(re);
-    if (active)
-        for (int q = 0; q < nq; q++) {
-            const double *ps = stride ? row + q * NC : sq + (e * nq + q) * NC;
-            const double *pf = stride ? row + n0 + q * NC * D : fq + (e * nq + q) * NC * D;
-            double s[NC], f[NC * D];
-#pragma unroll
-            for (int c = 0; c < NC; c++) s[c] = sq ? ps[c] : 0.0;
-#pragma unroll
-            for (int k = 0; k < NC * D; k++) f[k] = fq ? pf[k] : 0.0;
-            simplex_integ<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, s, f, re, sq != nullptr,
-                                 fq != nullptr);
+    for (int q0 = 0; q0 < nq; q0 += qc) { /* uniform over the block */
+        const int qn = nq - q0 < qc ? nq - q0 : qc, n0 = sq ? qn * NC : 0;
+        if (stride) {
+            if (q0) __syncthreads(); /* every thread has read the previous chunk */
+            const int64_t g0 = st.e0 * nq + q0;
+            if (sq)
+                rows_walk(st.nb, qn * NC, [&](int, int l, int j) {
+                    area[l * stride + j] = sq[(g0 + (int64_t)l * nq) * NC + j];
+                });
+            if (fq)
+                rows_walk(st.nb, qn * NC * D, [&](int, int l, int j) {
+                    area[l * stride + n0 + j] = fq[(g0 + (int64_t)l * nq) * NC * D + j];
+                });
+            __syncthreads();
         }
+        if (active)
+            for (int q = q0; q < q0 + qn; q++) {
+                const int r = q - q0;
+                const double *ps = stride ? row + r * NC : sq + (e * nq + q) * NC;
+                const double *pf = stride ? row + n0 + r * NC * D : fq + (e * nq + q) * NC * D;
+                double s[NC], f[NC * D];
+#pragma unroll
+                for (int c = 0; c < NC; c++) s[c] = sq ? ps[c] : 0.0;
+#pragma unroll
+                for (int k = 0; k < NC * D; k++) f[k] = fq ? pf[k] : 0.0;
+                simplex_integ<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, s, f, re, sq != nullptr,
+                                     fq != nullptr);
+            }
+    }
     if (evec && stride) {
         __syncthreads(); /* every thread has read its inputs: the rows take the element vectors */
         if (active)
@@ -157,10 +187,11 @@ static __device__ __forceinline__ void load_point(const double *sq, const double
     for (int k = 0; k < NC * D; k++) f[k] = fq ? __ldg(fq + qi * NC * D + k) : 0.0;
 }
 
-/* Block (P*P, epb): the tensor kernels of Q = P (stride unused: the signature of the simplex kernels). */
+/* Block (P*P, epb): the tensor kernels of Q = P (the staging unused: the signature of the full-table
+ * kernels). */
 template <int D, int P, int NC>
 static __global__ void __launch_bounds__(SPECIAL_TENSOR_THREADS)
-    k_tensor_interp(ElemView v, int stride, const double *in, double *uq, double *duq) {
+    k_tensor_interp(ElemView v, SpecialStage stride, const double *in, double *uq, double *duq) {
     extern __shared__ double smem[];
     constexpr int ND = D == 3 ? P * P * P : P * P;
     (void)stride;
@@ -191,7 +222,8 @@ static __global__ void __launch_bounds__(SPECIAL_TENSOR_THREADS)
 
 template <int D, int P, int NC>
 static __global__ void __launch_bounds__(SPECIAL_TENSOR_THREADS)
-    k_tensor_integ(ElemView v, int stride, const double *sq, const double *fq, double *out, double *evec) {
+    k_tensor_integ(ElemView v, SpecialStage stride, const double *sq, const double *fq, double *out,
+                   double *evec) {
     extern __shared__ double smem[];
     (void)stride;
     const TensorElem te = tensor_begin<D, P, P, NC>(v, smem);

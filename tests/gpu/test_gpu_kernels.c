@@ -5,13 +5,12 @@
  * forgets to write shows as a failure. Each case runs under several launch tunings that force every code
  * path: the automatic choice; tables and q-point data in global memory with one element per block; 3
  * elements per block (with 7 threads per element: partial last blocks and strided loops everywhere); the
- * run-time-size kernels alone. Where femto has a specialised kernel (gpu/kernels_special.cu) the launch must
- * have been one under the tunings that leave the choice to femto, and never under the others. *
- * usage: test_gpu_kernels FAMILY MESH.geo [MAXORDER]
- *   interp: interpolate (values + gradients, values only, gradients only)
- *   integ:  integrate with atomic and with gather assembly (sq + fq, sq only, fq only); the gather E-vector
- *           against the CPU's; gather assembly bitwise identical over two runs
- *   diag:   diag_add for every component and slot, then assemble (bitwise identical over two runs)
+ * run-time-size kernels alone; sum factorisation for every quad and hex. Where femto has a specialised kernel
+ * (gpu/kernels_special.cu) the launch must have been one under the tunings that leave the choice to femto,
+ * and never under the others. * usage: test_gpu_kernels FAMILY MESH.geo [MAXORDER] interp: interpolate
+ * (values + gradients, values only, gradients only) integ:  integrate with atomic and with gather assembly
+ * (sq + fq, sq only, fq only); the gather E-vector against the CPU's; gather assembly bitwise identical over
+ * two runs diag:   diag_add for every component and slot, then assemble (bitwise identical over two runs)
  * Errors are ||gpu - cpu|| / ||cpu|| and must be <= 1e-12. Exit 77 when there is no GPU.
  * FEMTO_TEST_CPU_AS_GPU=1 runs the same checks with a 2-thread CPU device in the GPU's place: a check of this
  * program itself on machines without a GPU (it proves nothing about the CUDA kernels). */
@@ -125,12 +124,13 @@ static void report_bitwise(const char *what, const double *a, const double *b, i
 /* ---------------------------------------------------------------- tunings */
 
 #ifdef FEMTO_HAVE_CUDA
-/* auto, global,1/blk and 3/blk leave the choice of kernel to femto: the specialised kernels
+/* auto, global,1/blk, 3/blk and tensor leave the choice of kernel to femto: the specialised kernels
  * (gpu/kernels_special.cu) where they serve the block (staged q-data; global q-data, one element a block;
- * partial blocks of 3 elements), else the run-time-size ones; 3/blk,7thr and generic force the run-time-size
- * ones. */
-enum { NTUNINGS = 5 };
-static const char *tuning_names[NTUNINGS] = {"auto", "global,1/blk", "3/blk,7thr", "3/blk", "generic"};
+ * partial blocks of 3 elements; quads and hexes sum factorised), else the run-time-size ones; 3/blk,7thr and
+ * generic force the run-time-size ones. */
+enum { NTUNINGS = 6 };
+static const char *tuning_names[NTUNINGS] = {"auto",  "global,1/blk", "3/blk,7thr",
+                                             "3/blk", "generic",      "tensor"};
 static void tune(Device *d, int k) {
     if (d->kind != DEV_CUDA) return;
     GpuTuning t;
@@ -139,29 +139,35 @@ static void tune(Device *d, int k) {
     if (k == 2) t.elems_per_block = 3, t.threads_per_elem = 7;
     if (k == 3) t.elems_per_block = 3;
     if (k == 4) t.generic = 1;
+    if (k == 5) t.path = GPU_PATH_TENSOR;
     CHECK_OK(gpu_device_tune(d, &t));
 }
 static const char *launch_of(Device *d) {
     return d->kind == DEV_CUDA ? gpu_last_launch(d) : "";
 }
-/* Whether tuning k's launch on v must be a specialised kernel: triangles and tetrahedra of p = 1..3, quads
- * and hexes of p = 1..3 at Q1D = P1D, 1 or dim components; FEMTO_GPU_SPECIAL=0 turns them off. */
+/* The specialised kernel tuning k's launch on v must have been: 0 none, 1 full tables, 2 sum factorised.
+ * Full tables: triangles and tetrahedra of p = 1..3, quads of p <= 3 and hexes of p = 1 (unless the tuning
+ * asks for sum factorisation); sum factorised: quads and hexes of p = 1..3 at Q1D = P1D; 1 or dim
+ * components. FEMTO_GPU_SPECIAL=0 turns them off. */
 static int expect_special(const ElemView *v, int k) {
     const char *env = getenv("FEMTO_GPU_SPECIAL");
     if ((env && !strcmp(env, "0")) || k == 2 || k == 4) return 0;
     if (v->ncomp != 1 && v->ncomp != v->dim) return 0;
-    if (v->tensor) return v->nq1 == v->nd1 && v->nd1 >= 2 && v->nd1 <= 4 && (v->dim == 2 || v->dim == 3);
-    if (v->dim == 2) return v->ndof == 3 || v->ndof == 6 || v->ndof == 10;
-    return v->dim == 3 && (v->ndof == 4 || v->ndof == 10 || v->ndof == 20);
+    int nd = v->ndof, full = !v->tensor || (k != 5 && (int64_t)v->nq * nd <= 256);
+    if (!full) return v->nq1 == v->nd1 && v->nq == nd && v->nd1 >= 2 && v->nd1 <= 4 && v->dim >= 2 ? 2 : 0;
+    if (v->dim == 2) return nd == 3 || nd == 6 || nd == 10 || (v->tensor && (nd == 4 || nd == 9 || nd == 16));
+    return v->dim == 3 && (nd == 4 || nd == 10 || nd == 20 || (v->tensor && nd == 8));
 }
 static void check_kernel(Device *d, const ElemView *v, int k) {
     if (d->kind != DEV_CUDA) return;
     const char *l = gpu_last_launch(d);
-    int special = strncmp(l, "special", 7) == 0, want = expect_special(v, k);
+    int special = !strncmp(l, "special full-table", 18) ? 1 : !strncmp(l, "special tensor", 14) ? 2 : 0;
+    int want = expect_special(v, k);
+    static const char *kinds[3] = {"run-time-size", "specialised full-table", "specialised sum-factorised"};
     CHECK(special == want, "%s [%s]: expected the %s kernel, the launch was: %s", case_name, tuning_names[k],
-          want ? "specialised" : "run-time-size", l);
+          kinds[want], l);
     const char *env = getenv("FEMTO_GPU_SPECIAL");
-    if (special && !v->tensor && env && !strcmp(env, "global"))
+    if (special == 1 && env && !strcmp(env, "global"))
         CHECK(strstr(l, "q-data global") != NULL, "%s: FEMTO_GPU_SPECIAL=global staged q-data: %s", case_name,
               l);
 }

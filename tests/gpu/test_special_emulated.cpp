@@ -5,10 +5,11 @@
  * CUDA code, the launch planning or shared-memory limits: test_gpu_kernels does that on a GPU.
  *
  * Every instantiated (dimension, nodes or 1D size, components) on synthetic blocks (random tables, dof map,
- * inputs; more elements than one block, the last block partial), simplices with the q-point arrays staged
- * (32 and 3 elements a block) and unstaged; interpolation of values and gradients, values only, gradients
- * only; integration of s and f, s only, f only, with atomics and into element vectors. Outputs start as NaN.
- * Errors are max |kernel - reference| / (1 + max |reference|) and must be <= 1e-12. */
+ * inputs; more elements than one block, the last block partial), full tables with the q-point arrays staged
+ * (32 elements a block; 3 a block in chunks of 5 q-points) and unstaged; interpolation of values and
+ * gradients, values only, gradients only; integration of s and f, s only, f only, with atomics and into
+ * element vectors. Outputs start as NaN. Errors are max |kernel - reference| / (1 + max |reference|) and must
+ * be <= 1e-12. */
 #include "fem/elem_ops.h"
 #include "gpu/kernels_special.cuh"
 
@@ -112,9 +113,11 @@ struct Block {
     }
 };
 
-/* Staging rows of a simplex launch (the host's rule in gpu/kernels_special.cu): need | 1, 0 unstaged. */
-static int rows(int need, bool staged) {
-    return staged && need > 0 ? need | 1 : 0;
+/* The staging of a full-table launch as the host plans it (gpu/kernels_special.cu): rows of qc q-points of
+ * perq doubles each, at least min_row doubles, odd; none where not staged. */
+static SpecialStage staging(bool staged, int qc, int perq, int min_row) {
+    if (!staged || perq == 0) return SpecialStage{0, 0};
+    return SpecialStage{std::max(qc * perq, min_row) | 1, qc};
 }
 
 template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int nq_simplex) {
@@ -123,25 +126,26 @@ template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int 
     std::vector<double> uq_r(nelem * nq * NC), duq_r(nelem * nq * NC * D);
     std::vector<double> r_r(b.nnodes * NC), ev_r(nelem * NC * nd);
     b.interp_ref(uq_r, duq_r);
-    static const char *layouts[3] = {"staged, 32/blk", "unstaged", "staged, 3/blk"};
+    static const char *layouts[3] = {"staged, 32/blk", "unstaged", "staged in chunks of 5, 3/blk"};
     for (int layout = 0; layout < (TENSOR ? 1 : 3); layout++) {
         const int epb = TENSOR || layout == 2 ? 3 : 32;
         const unsigned blocks = (unsigned)((nelem + epb - 1) / epb);
         const dim3 block = TENSOR ? dim3(N * N, epb) : dim3(epb);
         const bool staged = layout != 1;
+        const int qc = layout == 2 ? std::min(5, nq) : nq;
         char what[160];
         for (int which = 0; which < 3; which++) { /* values + gradients, values, gradients */
             std::vector<double> uq(uq_r.size(), NAN), duq(duq_r.size(), NAN);
             double *pu = which != 2 ? uq.data() : nullptr, *pd = which != 1 ? duq.data() : nullptr;
             const double *in = b.u.data();
             if (TENSOR)
-                emu_launch(blocks, block, k_tensor_interp<D, N, NC>, b.v, 0, in, pu, pd);
+                emu_launch(blocks, block, k_tensor_interp<D, N, NC>, b.v, SpecialStage{0, 0}, in, pu, pd);
             else
-                emu_launch(blocks, block, k_simplex_interp<D, N, NC>, b.v,
-                           rows((pu ? nq * NC : 0) + (pd ? nq * NC * D : 0), staged), in, pu, pd);
+                emu_launch(blocks, block, k_full_interp<D, N, NC>, b.v,
+                           staging(staged, qc, (pu ? NC : 0) + (pd ? NC * D : 0), 0), in, pu, pd);
             static const char *wn[3] = {"values+grads", "values", "grads"};
-            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d interp %s [%s]", TENSOR ? "tensor" : "simplex", D,
-                     N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d interp %s [%s]", TENSOR ? "tensor" : "full", D, N,
+                     NC, wn[which], TENSOR ? "-" : layouts[layout]);
             if (pu) check(what, uq, uq_r);
             if (pd) check(what, duq, duq_r);
         }
@@ -149,24 +153,25 @@ template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int 
             const double *ps = which != 2 ? b.sq.data() : nullptr, *pf = which != 1 ? b.fq.data() : nullptr;
             b.integ_ref(ps, pf, r_r, ev_r);
             std::vector<double> r(r_r.size(), 0.0), ev(ev_r.size(), NAN);
-            const int need = (ps ? nq * NC : 0) + (pf ? nq * NC * D : 0);
+            const int perq = (ps ? NC : 0) + (pf ? NC * D : 0);
+            const SpecialStage none{0, 0};
             if (TENSOR) {
-                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, 0, ps, pf, r.data(),
+                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, none, ps, pf, r.data(),
                            (double *)nullptr);
-                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, 0, ps, pf, (double *)nullptr,
+                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, none, ps, pf, (double *)nullptr,
                            ev.data());
             } else {
-                emu_launch(blocks, block, k_simplex_integ<D, N, NC>, b.v, rows(need, staged), ps, pf,
+                emu_launch(blocks, block, k_full_integ<D, N, NC>, b.v, staging(staged, qc, perq, 0), ps, pf,
                            r.data(), (double *)nullptr);
-                emu_launch(blocks, block, k_simplex_integ<D, N, NC>, b.v,
-                           rows(std::max(need, NC * nd), staged), ps, pf, (double *)nullptr, ev.data());
+                emu_launch(blocks, block, k_full_integ<D, N, NC>, b.v, staging(staged, qc, perq, NC * nd), ps,
+                           pf, (double *)nullptr, ev.data());
             }
             static const char *wn[3] = {"s+f", "s", "f"};
-            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s atomic [%s]",
-                     TENSOR ? "tensor" : "simplex", D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s atomic [%s]", TENSOR ? "tensor" : "full",
+                     D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
             check(what, r, r_r);
-            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s evec [%s]",
-                     TENSOR ? "tensor" : "simplex", D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s evec [%s]", TENSOR ? "tensor" : "full",
+                     D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
             check(what, ev, ev_r);
         }
     }
@@ -178,6 +183,9 @@ int main() {
     run<2, 6, 2, false>(70, 12), run<2, 10, 1, false>(70, 12), run<2, 10, 2, false>(70, 16);
     run<3, 4, 1, false>(70, 4), run<3, 4, 3, false>(70, 14), run<3, 10, 1, false>(70, 14);
     run<3, 10, 3, false>(70, 24), run<3, 20, 1, false>(70, 24), run<3, 20, 3, false>(70, 35);
+    /* quads p = 1..3 and hexes p = 1 on full tables (random ones: the kernels do not care) */
+    run<2, 4, 1, false>(70, 4), run<2, 9, 2, false>(70, 9), run<2, 16, 1, false>(70, 16);
+    run<2, 16, 2, false>(70, 16), run<3, 8, 1, false>(70, 8), run<3, 8, 3, false>(70, 27);
     /* quads and hexes, P = Q = 2..4 */
     run<2, 2, 1, true>(8, 0), run<2, 2, 2, true>(8, 0), run<2, 3, 1, true>(8, 0), run<2, 3, 2, true>(8, 0);
     run<2, 4, 1, true>(8, 0), run<2, 4, 2, true>(8, 0), run<3, 2, 1, true>(8, 0), run<3, 2, 3, true>(8, 0);
