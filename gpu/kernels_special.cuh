@@ -67,101 +67,120 @@ typedef struct {
     int stride, qc;
 } SpecialStage;
 
+/* A full-table kernel's block: the staged tables and dof map (st), the staging area and the thread's row of
+ * it, the staging's stride and q-points per chunk (all of them where not staged), the thread's element. */
+typedef struct {
+    SimplexStage st;
+    double *area, *row;
+    int stride, qc;
+    int64_t e;
+    bool active;
+} FullBlock;
+
+template <int D, int ND>
+static __device__ __forceinline__ FullBlock full_begin(const ElemView &v, SpecialStage sg, double *smem) {
+    FullBlock b;
+    const int epb = blockDim.x, le = threadIdx.x;
+    b.st = simplex_stage<D, true>(v, epb, smem);
+    b.stride = sg.stride;
+    b.qc = sg.stride ? sg.qc : v.nq;
+    b.area = full_area(smem, v.nq, ND, epb);
+    b.row = b.area + le * b.stride;
+    b.e = b.st.e0 + le;
+    b.active = le < b.st.nb;
+    return b;
+}
+
 template <int D, int ND, int NC>
 static __global__ void __launch_bounds__(SPECIAL_SIMPLEX_THREADS)
     k_full_interp(ElemView v, SpecialStage sg, const double *in, double *uq, double *duq) {
     extern __shared__ double smem[];
-    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x, stride = sg.stride, qc = stride ? sg.qc : nq;
-    const SimplexStage st = simplex_stage<D, true>(v, epb, smem);
-    double *area = full_area(smem, nq, ND, epb), *row = area + le * stride;
-    const bool active = le < st.nb;
-    const int64_t e = st.e0 + le;
+    const int nq = v.nq;
+    const FullBlock b = full_begin<D, ND>(v, sg, smem);
     double ue[NC][ND];
-    if (active) simplex_gather(st.ids + le * ND, ND, in, ue);
-    for (int q0 = 0; q0 < nq; q0 += qc) { /* uniform over the block */
-        const int qn = nq - q0 < qc ? nq - q0 : qc, n0 = uq ? qn * NC : 0;
-        if (active)
+    if (b.active) simplex_gather(b.st.ids + threadIdx.x * ND, ND, in, ue);
+    for (int q0 = 0; q0 < nq; q0 += b.qc) { /* uniform over the block */
+        const int qn = nq - q0 < b.qc ? nq - q0 : b.qc, n0 = uq ? qn * NC : 0;
+        if (b.active)
             for (int q = q0; q < q0 + qn; q++) {
                 double u[NC], du[NC * D];
-                simplex_interp<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, ue, u, du, uq != nullptr);
-                const int64_t qi = e * nq + q;
+                simplex_interp<D, NC>(ND, PackedRows<D>{b.st.B + q * ND * 4}, ue, u, du, uq != nullptr);
+                const int64_t qi = b.e * nq + q;
                 const int r = q - q0;
                 if (uq)
 #pragma unroll
-                    for (int c = 0; c < NC; c++) (stride ? row + r * NC : uq + qi * NC)[c] = u[c];
+                    for (int c = 0; c < NC; c++) (b.stride ? b.row + r * NC : uq + qi * NC)[c] = u[c];
                 if (duq)
 #pragma unroll
                     for (int k = 0; k < NC * D; k++)
-                        (stride ? row + n0 + r * NC * D : duq + qi * NC * D)[k] = du[k];
+                        (b.stride ? b.row + n0 + r * NC * D : duq + qi * NC * D)[k] = du[k];
             }
-        if (!stride) continue;
+        if (!b.stride) continue;
         __syncthreads();
-        const int64_t g0 = st.e0 * nq + q0; /* element e0's first q-point of the chunk */
+        const int64_t g0 = b.st.e0 * nq + q0; /* element e0's first q-point of the chunk */
         if (uq)
-            rows_walk(st.nb, qn * NC,
-                      [&](int, int l, int j) { uq[(g0 + (int64_t)l * nq) * NC + j] = area[l * stride + j]; });
+            rows_walk(b.st.nb, qn * NC, [&](int, int l, int j) {
+                uq[(g0 + (int64_t)l * nq) * NC + j] = b.area[l * b.stride + j];
+            });
         if (duq)
-            rows_walk(st.nb, qn * NC * D, [&](int, int l, int j) {
-                duq[(g0 + (int64_t)l * nq) * NC * D + j] = area[l * stride + n0 + j];
+            rows_walk(b.st.nb, qn * NC * D, [&](int, int l, int j) {
+                duq[(g0 + (int64_t)l * nq) * NC * D + j] = b.area[l * b.stride + n0 + j];
             });
         __syncthreads(); /* before the next chunk overwrites the rows */
     }
 }
 
-/* evec NULL: atomics into out; else the element vectors evec[e][c][i] (staged and copied out coalesced where
- * the q-point arrays are). */
+/* evec NULL: atomics into out; else the element vectors evec[b.e][c][i] (staged and copied out coalesced
+ * where the q-point arrays are). */
 template <int D, int ND, int NC>
 static __global__ void __launch_bounds__(SPECIAL_SIMPLEX_THREADS)
     k_full_integ(ElemView v, SpecialStage sg, const double *sq, const double *fq, double *out, double *evec) {
     extern __shared__ double smem[];
-    const int nq = v.nq, epb = blockDim.x, le = threadIdx.x, stride = sg.stride, qc = stride ? sg.qc : nq;
-    const SimplexStage st = simplex_stage<D, true>(v, epb, smem);
-    double *area = full_area(smem, nq, ND, epb), *row = area + le * stride;
-    const bool active = le < st.nb;
-    const int64_t e = st.e0 + le;
+    const int nq = v.nq;
+    const FullBlock b = full_begin<D, ND>(v, sg, smem);
     double re[NC][ND];
     simplex_zero(re);
-    for (int q0 = 0; q0 < nq; q0 += qc) { /* uniform over the block */
-        const int qn = nq - q0 < qc ? nq - q0 : qc, n0 = sq ? qn * NC : 0;
-        if (stride) {
+    for (int q0 = 0; q0 < nq; q0 += b.qc) { /* uniform over the block */
+        const int qn = nq - q0 < b.qc ? nq - q0 : b.qc, n0 = sq ? qn * NC : 0;
+        if (b.stride) {
             if (q0) __syncthreads(); /* every thread has read the previous chunk */
-            const int64_t g0 = st.e0 * nq + q0;
+            const int64_t g0 = b.st.e0 * nq + q0;
             if (sq)
-                rows_walk(st.nb, qn * NC, [&](int, int l, int j) {
-                    area[l * stride + j] = sq[(g0 + (int64_t)l * nq) * NC + j];
+                rows_walk(b.st.nb, qn * NC, [&](int, int l, int j) {
+                    b.area[l * b.stride + j] = sq[(g0 + (int64_t)l * nq) * NC + j];
                 });
             if (fq)
-                rows_walk(st.nb, qn * NC * D, [&](int, int l, int j) {
-                    area[l * stride + n0 + j] = fq[(g0 + (int64_t)l * nq) * NC * D + j];
+                rows_walk(b.st.nb, qn * NC * D, [&](int, int l, int j) {
+                    b.area[l * b.stride + n0 + j] = fq[(g0 + (int64_t)l * nq) * NC * D + j];
                 });
             __syncthreads();
         }
-        if (active)
+        if (b.active)
             for (int q = q0; q < q0 + qn; q++) {
                 const int r = q - q0;
-                const double *ps = stride ? row + r * NC : sq + (e * nq + q) * NC;
-                const double *pf = stride ? row + n0 + r * NC * D : fq + (e * nq + q) * NC * D;
+                const double *ps = b.stride ? b.row + r * NC : sq + (b.e * nq + q) * NC;
+                const double *pf = b.stride ? b.row + n0 + r * NC * D : fq + (b.e * nq + q) * NC * D;
                 double s[NC], f[NC * D];
 #pragma unroll
                 for (int c = 0; c < NC; c++) s[c] = sq ? ps[c] : 0.0;
 #pragma unroll
                 for (int k = 0; k < NC * D; k++) f[k] = fq ? pf[k] : 0.0;
-                simplex_integ<D, NC>(ND, PackedRows<D>{st.B + q * ND * 4}, s, f, re, sq != nullptr,
+                simplex_integ<D, NC>(ND, PackedRows<D>{b.st.B + q * ND * 4}, s, f, re, sq != nullptr,
                                      fq != nullptr);
             }
     }
-    if (evec && stride) {
+    if (evec && b.stride) {
         __syncthreads(); /* every thread has read its inputs: the rows take the element vectors */
-        if (active)
+        if (b.active)
 #pragma unroll
             for (int c = 0; c < NC; c++)
 #pragma unroll
-                for (int i = 0; i < ND; i++) row[c * ND + i] = re[c][i];
+                for (int i = 0; i < ND; i++) b.row[c * ND + i] = re[c][i];
         __syncthreads();
-        double *ev = evec + st.e0 * NC * ND;
-        rows_walk(st.nb, NC * ND, [&](int k, int l, int j) { ev[k] = area[l * stride + j]; });
-    } else if (active) {
-        simplex_put(st.ids + le * ND, ND, e, re, out, evec);
+        double *ev = evec + b.st.e0 * NC * ND;
+        rows_walk(b.st.nb, NC * ND, [&](int k, int l, int j) { ev[k] = b.area[l * b.stride + j]; });
+    } else if (b.active) {
+        simplex_put(b.st.ids + threadIdx.x * ND, ND, b.e, re, out, evec);
     }
 }
 
