@@ -179,13 +179,13 @@ template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int 
 
 int main() {
     /* simplices: nodes of p = 1..3 with a few rule sizes (femto's defaults and longer ones) */
-    run<2, 3, 1, false>(70, 3), run<2, 3, 2, false>(70, 6), run<2, 6, 1, false>(70, 6);
-    run<2, 6, 2, false>(70, 12), run<2, 10, 1, false>(70, 12), run<2, 10, 2, false>(70, 16);
-    run<3, 4, 1, false>(70, 4), run<3, 4, 3, false>(70, 14), run<3, 10, 1, false>(70, 14);
-    run<3, 10, 3, false>(70, 24), run<3, 20, 1, false>(70, 24), run<3, 20, 3, false>(70, 35);
+    run<2, 3, 1, false>(40, 3), run<2, 3, 2, false>(40, 6), run<2, 6, 1, false>(40, 6);
+    run<2, 6, 2, false>(40, 12), run<2, 10, 1, false>(40, 12), run<2, 10, 2, false>(40, 16);
+    run<3, 4, 1, false>(40, 4), run<3, 4, 3, false>(40, 14), run<3, 10, 1, false>(40, 14);
+    run<3, 10, 3, false>(40, 24), run<3, 20, 1, false>(40, 24), run<3, 20, 3, false>(40, 35);
     /* quads p = 1..3 and hexes p = 1 on full tables (random ones: the kernels do not care) */
-    run<2, 4, 1, false>(70, 4), run<2, 9, 2, false>(70, 9), run<2, 16, 1, false>(70, 16);
-    run<2, 16, 2, false>(70, 16), run<3, 8, 1, false>(70, 8), run<3, 8, 3, false>(70, 27);
+    run<2, 4, 1, false>(40, 4), run<2, 9, 2, false>(40, 9), run<2, 16, 1, false>(40, 16);
+    run<2, 16, 2, false>(40, 16), run<3, 8, 1, false>(40, 8), run<3, 8, 3, false>(40, 27);
     /* quads and hexes, P = Q = 2..4 */
     run<2, 2, 1, true>(8, 0), run<2, 2, 2, true>(8, 0), run<2, 3, 1, true>(8, 0), run<2, 3, 2, true>(8, 0);
     run<2, 4, 1, true>(8, 0), run<2, 4, 2, true>(8, 0), run<3, 2, 1, true>(8, 0), run<3, 2, 3, true>(8, 0);
