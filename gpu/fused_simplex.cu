@@ -25,6 +25,7 @@
 #include "fem/element.h"
 #include "fem/element_order.h"
 #include "fem/operator.h"
+#include "gpu/elem_halves.cuh"
 #include "gpu/internal.cuh"
 #include "gpu/qfunction.cuh"
 #include "physics/qfunctions.h"
@@ -67,83 +68,6 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
         geo[k] = !w.n ? __ldg(ge + q * GS + k) : GL || k == 0 ? w.ratio[q] * base[k] : base[k];
 }
 
-/* Row i of the shape tables at one q-point: returns B[q][i] and writes G[q][i][r] into g. */
-template <int D>
-static __device__ __forceinline__ double simplex_row(const double *Bq, const double *Gq, int i, double *g) {
-#pragma unroll
-    for (int r = 0; r < D; r++) g[r] = Gq[i * D + r];
-    return Bq[i];
-}
-
-/* The element's values ue[c][i] at q-point q: value uq[c] and reference gradient du[c][r]. */
-template <int D, int NC>
-static __device__ __forceinline__ void simplex_interp(int nd, const double *Bq, const double *Gq,
-                                                      const double (&ue)[NC][SIMPLEX_MAX_DOF], double *uq,
-                                                      double *du) {
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        uq[c] = 0.0;
-#pragma unroll
-        for (int r = 0; r < D; r++) du[c * D + r] = 0.0;
-    }
-#pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
-        if (i < nd) {
-            double g[D];
-            const double b = simplex_row<D>(Bq, Gq, i, g);
-#pragma unroll
-            for (int c = 0; c < NC; c++) {
-                uq[c] += b * ue[c][i];
-#pragma unroll
-                for (int r = 0; r < D; r++) du[c * D + r] += g[r] * ue[c][i];
-            }
-        }
-    }
-}
-
-/* re[c][i] += B[q][i] s[c] + G[q][i][r] f[c][r] */
-template <int D, int NC>
-static __device__ __forceinline__ void simplex_integ(int nd, const double *Bq, const double *Gq, const double *s,
-                                                     const double *f, double (&re)[NC][SIMPLEX_MAX_DOF]) {
-#pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
-        if (i < nd) {
-            double g[D];
-            const double b = simplex_row<D>(Bq, Gq, i, g);
-#pragma unroll
-            for (int c = 0; c < NC; c++) {
-                double v = b * s[c];
-#pragma unroll
-                for (int r = 0; r < D; r++) v += g[r] * f[c * D + r];
-                re[c][i] += v;
-            }
-        }
-    }
-}
-
-/* What a block stages in shared memory: the shape tables, and the dof map of its epb elements from e0 on, read
- * coalesced (each thread then takes its element's row). */
-typedef struct {
-    const double *B, *G;
-    const fem_idx *ids;
-    int64_t e0;
-    int nb; /* the block's elements (epb, fewer in the last block) */
-} SimplexStage;
-
-template <int D>
-static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, int epb, double *smem) {
-    const int nd = v.ndof, nq = v.nq;
-    double *B = smem, *G = smem + nq * nd;
-    fem_idx *ids = (fem_idx *)(G + nq * nd * D);
-    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
-    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
-    const int64_t e0 = (int64_t)blockIdx.x * epb;
-    const int nb = (int)(v.nelem - e0 < epb ? v.nelem - e0 : epb);
-    for (int k = threadIdx.x; k < nb * nd; k += blockDim.x) ids[k] = v.dofs[e0 * nd + k];
-    __syncthreads();
-    return SimplexStage{B, G, ids, e0, nb};
-}
-
 template <int D, int NC, int GL, PointFn POINT>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
@@ -156,15 +80,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     const int64_t e = st.e0 + threadIdx.x;
     const fem_idx *my = st.ids + threadIdx.x * nd;
     double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
-#pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
-        const int64_t n = i < nd ? (int64_t)my[i] : 0;
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            ue[c][i] = i < nd ? __ldg(in + n * NC + c) : 0.0;
-            re[c][i] = 0.0;
-        }
-    }
+    simplex_gather(my, nd, in, ue);
+    simplex_zero(re);
     double geo[GS], geo0[GS];
     const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0);
     for (int q = 0; q < nq; q++) {
@@ -175,18 +92,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         POINT(&la, 0);
         simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
     }
-#pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
-        if (i < nd) {
-#pragma unroll
-            for (int c = 0; c < NC; c++) {
-                if (evec)
-                    evec[(e * NC + c) * nd + i] = re[c][i];
-                else
-                    atomicAdd(&out[(int64_t)my[i] * NC + c], re[c][i]);
-            }
-        }
-    }
+    simplex_put(my, nd, e, re, out, evec);
 }
 
 /* NC > 1 (elasticity): NC lanes per element, lane c holding component c's nodal values and sums, 32 / NC

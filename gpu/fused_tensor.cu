@@ -19,6 +19,7 @@
  * 2 and the separate kernels the rest, for comparison. */
 #include "fem/element.h"
 #include "fem/operator.h"
+#include "gpu/elem_halves.cuh"
 #include "gpu/internal.cuh"
 #include "gpu/qfunction.cuh"
 #include "physics/qfunctions.h"
@@ -31,78 +32,6 @@
 enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
 
 enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
-
-static __host__ __device__ constexpr int cmax(int a, int b) {
-    return a > b ? a : b;
-}
-
-/* Shared memory of one element, in doubles: U holds the element values [c][dof], then the partial
- * contractions C[c][3][k][Q*Q] (3D; each thread reads and rewrites only its own column t), or s, f
- * [c][3][Q*Q] (2D); V holds the x contractions [c][2][k][j][qx] and the transposed y contractions (the same
- * shape); W the z accumulators where they are not registers (tensor_xshared). */
-static __host__ __device__ constexpr int tensor_nu(int D, int P, int Q, int NC) {
-    return D == 3 ? cmax(NC * P * P * P, 3 * NC * P * Q * Q) : cmax(NC * P * P, 3 * NC * Q * Q);
-}
-static __host__ __device__ constexpr int tensor_nv(int D, int P, int Q, int NC) {
-    return D == 3 ? 2 * NC * P * P * Q : 2 * NC * P * Q;
-}
-/* Hexahedra whose z accumulators (3 NC P doubles a thread) would not fit in registers beside the point
- * function keep them in shared memory, W[c][3][k][Q*Q] (ptxas: elasticity from p = 2 on spilled). */
-static __host__ __device__ constexpr bool tensor_xshared(int D, int P, int NC) {
-    return D == 3 && 3 * NC * P > 24;
-}
-static __host__ __device__ constexpr int tensor_nw(int D, int P, int Q, int NC) {
-    return tensor_xshared(D, P, NC) ? 3 * NC * P * Q * Q : 0;
-}
-
-/* The stride between elements, padded so that word t of element le + 1 falls in the bank of word Q*Q + t of
- * element le: the lanes of a warp run over t and then over elements, so each stage's accesses (all at some
- * base + t of their element) then hit consecutive banks, as in one array. */
-static __host__ __device__ constexpr int tensor_per(int D, int P, int Q, int NC) {
-    const int n = tensor_nu(D, P, Q, NC) + tensor_nv(D, P, Q, NC) + tensor_nw(D, P, Q, NC);
-    return n + ((Q * Q - n) % 16 + 16) % 16;
-}
-
-/* The 1D tables, staged in shared memory: B[q][i], G[q][i] and their transposes Bt[i][q], Gt[i][q] (a stage
- * whose lanes run along q reads the transposes, so that neighbouring lanes read neighbouring words). */
-typedef struct {
-    const double *B, *G, *Bt, *Gt;
-} Tables;
-
-template <int P, int Q>
-static __device__ __forceinline__ Tables stage_tables(const ElemView &v, double *sm, int bt, int bn) {
-    for (int k = bt; k < P * Q; k += bn) {
-        const int q = k / P, i = k - q * P;
-        const double b = v.B1[k], g = v.G1[k];
-        sm[k] = b;
-        sm[P * Q + k] = g;
-        sm[2 * P * Q + i * Q + q] = b;
-        sm[3 * P * Q + i * Q + q] = g;
-    }
-    Tables T = {sm, sm + P * Q, sm + 2 * P * Q, sm + 3 * P * Q};
-    return T;
-}
-
-/* ue[c][f] = in[dofs[f] NC + c] for the element's ND dofs. */
-template <int ND, int NC>
-static __device__ __forceinline__ void gather(const fem_idx *dofs, const double *in, double *ue, int t,
-                                              int nt) {
-    for (int f = t; f < ND; f += nt) {
-        const int64_t n = (int64_t)dofs[f] * NC;
-#pragma unroll
-        for (int c = 0; c < NC; c++) ue[c * ND + f] = in[n + c];
-    }
-}
-
-/* Element dof f, component c: into the output vector, or into the element vector evec[e][c][f]. */
-template <int ND, int NC>
-static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f, int c, double r,
-                                           double *out, double *evec) {
-    if (evec)
-        evec[(e * NC + c) * ND + f] = r;
-    else
-        atomicAdd(&out[(int64_t)dofs[f] * NC + c], r);
-}
 
 /* The physics at q-point q of element e: a QfArgs of one point whose u, du, geo, s and f are the thread's
  * local arrays and whose dimension and components are constants, so that after inlining they are
@@ -127,77 +56,6 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
     POINT(&la, 0);
 }
 
-/* The y contraction of thread (qx, qy) from x contractions AB[j], AG[j] (j stride Q): bb = sum_j B(qy, j) AB,
- * bg = sum_j B(qy, j) AG, gb = sum_j G(qy, j) AB. */
-template <int P, int Q>
-static __device__ __forceinline__ void contract_y(const Tables &T, int qy, const double *AB, const double *AG,
-                                                  double &bb, double &bg, double &gb) {
-    bb = bg = gb = 0.0;
-#pragma unroll
-    for (int j = 0; j < P; j++) {
-        const double b = T.Bt[j * Q + qy], ab = AB[j * Q];
-        bb += b * ab;
-        bg += b * AG[j * Q];
-        gb += T.Gt[j * Q + qy] * ab;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------ hexahedra */
-
-/* A stage of thread (qx, j) that writes a pair of arrays V[c][0..1][k][j][qx]: pair(c, k, qx, j, first,
- * second) computes both. */
-template <int P, int Q, int NC, typename F>
-static __device__ __forceinline__ void hex_pairs(int t, double *V, F pair) {
-    const int qx = t % Q, j = t / Q;
-    if (j >= P) return;
-#pragma unroll 1
-    for (int c = 0; c < NC; c++)
-#pragma unroll 1
-        for (int k = 0; k < P; k++) {
-            double *A = V + ((c * 2) * P + k) * P * Q + j * Q + qx;
-            pair(c, k, qx, j, A[0], A[P * P * Q]);
-        }
-}
-
-/* x: thread (qx, j): AB[c][k][j][qx] = sum_i B(qx, i) ue[c][k][j][i], AG the same with G. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void hex_x(int t, const Tables &T, const double *ue, double *V) {
-    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &b, double &g) {
-        const double *u = ue + c * P * P * P + (k * P + j) * P;
-        b = g = 0.0;
-#pragma unroll
-        for (int i = 0; i < P; i++) b += T.Bt[i * Q + qx] * u[i], g += T.Gt[i * Q + qx] * u[i];
-    });
-}
-
-/* y: thread (qx, qy): C[c][0 BB, 1 BG (G in x), 2 GB (G in y)][k][t], contracting j. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void hex_y(int t, const Tables &T, const double *V, double *C) {
-    const int qx = t % Q, qy = t / Q;
-#pragma unroll 1
-    for (int c = 0; c < NC; c++)
-#pragma unroll 1
-        for (int k = 0; k < P; k++) {
-            const double *AB = V + ((c * 2) * P + k) * P * Q + qx, *AG = AB + P * P * Q;
-            double bb, bg, gb;
-            contract_y<P, Q>(T, qy, AB, AG, bb, bg, gb);
-            double *Ck = C + ((c * 3) * P + k) * Q * Q + t;
-            Ck[0] = bb;
-            Ck[P * Q * Q] = bg;
-            Ck[2 * P * Q * Q] = gb;
-        }
-}
-
-/* One step of the transposed z contraction: the accumulators of (c, k) += the point's s, f times B(qz, k) =
- * b, G(qz, k) = g. */
-template <int P, int NC, int XST>
-static __device__ __forceinline__ void hex_accumulate(double *X, double b, double g, const double *s,
-                                                      const double *f, int c, int k) {
-    X[((c * 3) * P + k) * XST] += b * s[c] + g * f[c * 3 + 2];
-    X[((c * 3 + 1) * P + k) * XST] += b * f[c * 3];
-    X[((c * 3 + 2) * P + k) * XST] += b * f[c * 3 + 1];
-}
-
 /* z and the physics: thread t walks its column qz = 0..Q-1, finishes the interpolation from its column of
  * C, runs the point function and accumulates the transposed z contraction, Xs = B s + G f2, X0 = B f0,
  * X1 = B f1 [c][k]: in registers, written over its column of C at the end (same layout), or, where they would
@@ -205,96 +63,11 @@ static __device__ __forceinline__ void hex_accumulate(double *X, double b, doubl
 template <int P, int Q, int NC, bool XS, int GL, PointFn POINT>
 static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                   double *C, double *W) {
-    constexpr int CS = P * Q * Q, NX = NC * 3 * P,
-                  XST = XS ? Q * Q : 1; /* XST: stride between accumulators */
-    double Xr[XS ? 1 : NX];
-    double *X = XS ? W + t : Xr;
-#pragma unroll
-    for (int k = 0; k < NX; k++) X[k * XST] = 0.0;
-#pragma unroll 1
-    for (int qz = 0; qz < Q; qz++) {
-        double u[NC], du[NC * 3], s[NC], f[NC * 3];
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            double v = 0.0, d0 = 0.0, d1 = 0.0, d2 = 0.0;
-#pragma unroll 1
-            for (int k = 0; k < P; k++) {
-                const double b = T.B[qz * P + k], g = T.G[qz * P + k];
-                const double *col = C + (c * 3 * P + k) * Q * Q + t;
-                v += b * col[0];
-                d0 += b * col[CS];
-                d1 += b * col[2 * CS];
-                d2 += g * col[0];
-            }
-            u[c] = v, du[c * 3] = d0, du[c * 3 + 1] = d1, du[c * 3 + 2] = d2;
-        }
+    hex_zt<P, Q, NC, XS>(t, T, C, W, [&](int qz, double *s, double *f) {
+        double u[NC], du[NC * 3];
+        hex_z_interp<P, Q, NC>(T, C, t, qz, u, du);
         point_at<3, NC, GL, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            if (XS) /* shared: a loop (its loads hoisted would take the registers this saves) */
-#pragma unroll 1
-                for (int k = 0; k < P; k++)
-                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
-            else
-#pragma unroll
-                for (int k = 0; k < P; k++)
-                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
-    }
-    if (!XS)
-#pragma unroll
-        for (int k = 0; k < NX; k++) C[k * Q * Q + t] = X[k];
-}
-
-/* y transposed: thread (qx, j): Ya[c][k][j][qx] = sum_qy B(qy, j) Xs + G(qy, j) X1, Yb = sum_qy B(qy, j) X0.
- */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void hex_yt(int t, const Tables &T, const double *X, double *V) {
-    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &ya, double &yb) {
-        const double *Xs = X + ((c * 3) * P + k) * Q * Q + qx, *X0 = Xs + P * Q * Q, *X1 = X0 + P * Q * Q;
-        ya = yb = 0.0;
-#pragma unroll
-        for (int qy = 0; qy < Q; qy++) {
-            const double b = T.B[qy * P + j];
-            ya += b * Xs[qy * Q] + T.G[qy * P + j] * X1[qy * Q];
-            yb += b * X0[qy * Q];
-        }
     });
-}
-
-/* x transposed and assembly: thread (i, j): r[c][k][j][i] = sum_qx B(qx, i) Ya + G(qx, i) Yb. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const double *V, const fem_idx *dofs,
-                                              int64_t e, double *out, double *evec) {
-    const int i = t % Q, j = t / Q;
-    if (i >= P || j >= P) return;
-#pragma unroll 1
-    for (int c = 0; c < NC; c++)
-#pragma unroll 1
-        for (int k = 0; k < P; k++) {
-            const double *Ya = V + ((c * 2) * P + k) * P * Q + j * Q, *Yb = Ya + P * P * Q;
-            double r = 0.0;
-#pragma unroll
-            for (int qx = 0; qx < Q; qx++) r += T.B[qx * P + i] * Ya[qx] + T.G[qx * P + i] * Yb[qx];
-            put<P * P * P, NC>(dofs, e, (k * P + j) * P + i, c, r, out, evec);
-        }
-}
-
-/* ------------------------------------------------------------------------------------- quadrilaterals */
-
-/* x: thread (qx, j): AB[c][j][qx] = sum_i B(qx, i) ue[c][j][i], AG the same with G (V: [c][2][j][qx]). */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void quad_x(int t, const Tables &T, const double *ue, double *V) {
-    const int qx = t % Q, j = t / Q;
-    if (j >= P) return;
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const double *u = ue + c * P * P + j * P;
-        double b = 0.0, g = 0.0;
-#pragma unroll
-        for (int i = 0; i < P; i++) b += T.Bt[i * Q + qx] * u[i], g += T.Gt[i * Q + qx] * u[i];
-        V[(c * 2) * P * Q + j * Q + qx] = b;
-        V[(c * 2 + 1) * P * Q + j * Q + qx] = g;
-    }
 }
 
 /* y and the physics: thread (qx, qy) interpolates, runs the point function and writes s, f0, f1 into
@@ -302,56 +75,10 @@ static __device__ __forceinline__ void quad_x(int t, const Tables &T, const doub
 template <int P, int Q, int NC, int GL, PointFn POINT>
 static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                    const double *V, double *SF) {
-    const int qx = t % Q, qy = t / Q;
     double u[NC], du[NC * 2], s[NC], f[NC * 2];
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const double *AB = V + (c * 2) * P * Q + qx, *AG = AB + P * Q;
-        contract_y<P, Q>(T, qy, AB, AG, u[c], du[c * 2], du[c * 2 + 1]);
-    }
+    quad_interp_point<P, Q, NC>(t, T, V, u, du);
     point_at<2, NC, GL, POINT>(a, e, t, u, du, s, f);
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        SF[(c * 3) * Q * Q + t] = s[c];
-        SF[(c * 3 + 1) * Q * Q + t] = f[c * 2];
-        SF[(c * 3 + 2) * Q * Q + t] = f[c * 2 + 1];
-    }
-}
-
-/* y transposed: thread (qx, j): X[c][j][qx] = sum_qy B(qy, j) s + G(qy, j) f1, Y = sum_qy B(qy, j) f0. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void quad_yt(int t, const Tables &T, const double *SF, double *V) {
-    const int qx = t % Q, j = t / Q;
-    if (j >= P) return;
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const double *s = SF + (c * 3) * Q * Q + qx, *f0 = s + Q * Q, *f1 = f0 + Q * Q;
-        double x = 0.0, y = 0.0;
-#pragma unroll
-        for (int qy = 0; qy < Q; qy++) {
-            const double b = T.B[qy * P + j];
-            x += b * s[qy * Q] + T.G[qy * P + j] * f1[qy * Q];
-            y += b * f0[qy * Q];
-        }
-        V[(c * 2) * P * Q + j * Q + qx] = x;
-        V[(c * 2 + 1) * P * Q + j * Q + qx] = y;
-    }
-}
-
-/* x transposed and assembly: thread (i, j): r[c][j][i] = sum_qx B(qx, i) X + G(qx, i) Y. */
-template <int P, int Q, int NC>
-static __device__ __forceinline__ void quad_xt(int t, const Tables &T, const double *V, const fem_idx *dofs,
-                                               int64_t e, double *out, double *evec) {
-    const int i = t % Q, j = t / Q;
-    if (i >= P || j >= P) return;
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const double *X = V + (c * 2) * P * Q + j * Q, *Y = X + P * Q;
-        double r = 0.0;
-#pragma unroll
-        for (int qx = 0; qx < Q; qx++) r += T.B[qx * P + i] * X[qx] + T.G[qx * P + i] * Y[qx];
-        put<P * P, NC>(dofs, e, j * P + i, c, r, out, evec);
-    }
+    quad_put_point<Q, NC>(t, SF, s, f);
 }
 
 /* ------------------------------------------------------------------------------------------ the kernel */

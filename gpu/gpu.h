@@ -35,8 +35,10 @@ typedef struct {
     GpuPlace qdata;       /* q-point arrays staged in shared memory, or read/written in global memory */
     GpuPath path;         /* quads and hexes: full tables or sum factorisation */
     int unfused;          /* operators use the separate kernels, not the fused ones (gpu/fused.cu) */
-    int fused_shared;     /* simplices of order <= 2 take the shared-memory fused kernel (gpu/fused.cu), not the
-                           * register kernel (gpu/fused_simplex.cu): for comparing the two */
+    int fused_shared; /* simplices of order <= 2 take the shared-memory fused kernel (gpu/fused.cu), not the
+                       * register kernel (gpu/fused_simplex.cu): for comparing the two */
+    int generic;      /* the separate kernels are always the run-time-size ones of gpu/kernels.cu, never the
+                       * specialised ones (gpu/kernels_special.cu; FEMTO_GPU_SPECIAL=0 does the same) */
 } GpuTuning;
 
 /* Sets the tuning of a CUDA device (NULL: the defaults). FEM_ERR_USAGE when d is not a CUDA device. */

@@ -41,6 +41,9 @@ typedef struct {
     /* fused_simplex.cu's layout choice per entry of its kernel list and dimension (2, 3): 0 not yet decided,
      * 1 one thread per element, 2 one lane per component (decided once: it reads the kernels' registers) */
     signed char simplex_layout[32][2];
+    /* the specialised separate kernels (kernels_special.cu): 0 off, 1 on, 2 on with the q-point arrays read
+     * and written in global memory (FEMTO_GPU_SPECIAL=0, unset, global) */
+    int special;
 } GpuState;
 
 static inline GpuState *gpu_state(const Device *d) {
@@ -110,6 +113,15 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
 int gpu_fused_tensor_ready(const Operator *op, const OpBlock *b);
 int gpu_fused_tensor_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                int *blocks_per_sm, int *handled);
+
+/* kernels_special.cu: the specialised interpolation and integration kernels (triangles, tetrahedra,
+ * quadrilaterals and hexahedra of p = 1..3 at the default rules, 1 or dim components), which kernels.cu tries
+ * first: 0 in *done where they do not serve the launch. Integration: atomics into r, or (evec given) the
+ * element vectors. */
+int gpu_special_interpolate(GpuState *g, const ElemView *v, const double *u, double *uq, double *duq,
+                            int *done);
+int gpu_special_integrate(GpuState *g, const ElemView *v, const double *sq, const double *fq, double *r,
+                          double *evec, int *done);
 
 /* kernels.cu */
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);

@@ -31,6 +31,7 @@
 #include "gpu/internal.cuh"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { PATH_GENERIC = 0, PATH_QUAD = 2, PATH_HEX = 3 };
@@ -630,6 +631,9 @@ static int prepare(GpuState *g, const ElemView *v, int op, int in0, int in1, con
 int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq) {
     GpuState *g = gpu_state(d);
     if (v->nelem <= 0 || (!uq && !duq)) return FEM_OK;
+    int done;
+    FEM_TRY(gpu_special_interpolate(g, v, u, uq, duq, &done));
+    if (done) return FEM_OK;
     Layout L;
     InterpKernel k;
     int64_t blocks;
@@ -641,6 +645,9 @@ int gpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, d
 
 static int integrate_launch(GpuState *g, const ElemView *v, const double *sq, const double *fq, double *r,
                             double *evec, int mode) {
+    int done;
+    FEM_TRY(gpu_special_integrate(g, v, sq, fq, r, evec, &done));
+    if (done) return FEM_OK;
     Layout L;
     IntegKernel k;
     int64_t blocks;
@@ -722,6 +729,10 @@ int gpu_kernels_init(GpuState *g) {
             g->kernel_regs[k][n] = a->numRegs;
             g->shared_set[k][n] = 48 * 1024;
         }
+    /* FEMTO_GPU_SPECIAL: the specialised kernels (gpu/kernels_special.cu) on (default), off ("0"), or on with
+     * the q-point arrays in global memory ("global") */
+    const char *env = getenv("FEMTO_GPU_SPECIAL");
+    g->special = !env ? 1 : strcmp(env, "0") == 0 ? 0 : strcmp(env, "global") == 0 ? 2 : 1;
     /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
      */
     return FEM_OK;

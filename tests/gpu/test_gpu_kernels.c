@@ -1,16 +1,16 @@
 /* The CUDA element kernels against the CPU device, on real spaces of a test mesh: every cell and facet block,
- * every order (simplices 1..3, quads and hexes 1..8), 1 and 3 components, on random data drawn afresh each
- * run (the seed is printed; FEMTO_TEST_SEED=N repeats a run). GPU outputs are poisoned with NaN before each
- * run, so an entry a kernel forgets to write shows as a failure. Each case runs under several launch tunings
- * that force every code path of the kernels: the automatic choice; tables and q-point data in global memory
- * with one element per block; 3 elements per block with 7 threads per element (partial last blocks and
- * strided loops everywhere).
- *
- * usage: test_gpu_kernels FAMILY MESH.geo [MAXORDER]
- *   interp: interpolate (values + gradients, values only, gradients only)
- *   integ:  integrate with atomic and with gather assembly (sq + fq, sq only, fq only); the gather E-vector
- *           against the CPU's; gather assembly bitwise identical over two runs
- *   diag:   diag_add for every component and slot, then assemble (bitwise identical over two runs)
+ * every order (simplices 1..3, quads and hexes 1..8), 1, 2 (2D meshes) and 3 components, straight cells and
+ * curved ones (order-2 geometry, p <= 3), on random data drawn afresh each run (the seed is printed;
+ * FEMTO_TEST_SEED=N repeats a run). GPU outputs are poisoned with NaN before each run, so an entry a kernel
+ * forgets to write shows as a failure. Each case runs under several launch tunings that force every code
+ * path: the automatic choice; tables and q-point data in global memory with one element per block; 3
+ * elements per block (with 7 threads per element: partial last blocks and strided loops everywhere); the
+ * run-time-size kernels alone; sum factorisation for every quad and hex. Where femto has a specialised kernel
+ * (gpu/kernels_special.cu) the launch must have been one under the tunings that leave the choice to femto,
+ * and never under the others. * usage: test_gpu_kernels FAMILY MESH.geo [MAXORDER] interp: interpolate
+ * (values + gradients, values only, gradients only) integ:  integrate with atomic and with gather assembly
+ * (sq + fq, sq only, fq only); the gather E-vector against the CPU's; gather assembly bitwise identical over
+ * two runs diag:   diag_add for every component and slot, then assemble (bitwise identical over two runs)
  * Errors are ||gpu - cpu|| / ||cpu|| and must be <= 1e-12. Exit 77 when there is no GPU.
  * FEMTO_TEST_CPU_AS_GPU=1 runs the same checks with a 2-thread CPU device in the GPU's place: a check of this
  * program itself on machines without a GPU (it proves nothing about the CUDA kernels). */
@@ -124,18 +124,52 @@ static void report_bitwise(const char *what, const double *a, const double *b, i
 /* ---------------------------------------------------------------- tunings */
 
 #ifdef FEMTO_HAVE_CUDA
-enum { NTUNINGS = 3 };
-static const char *tuning_names[NTUNINGS] = {"auto", "global,1/blk", "3/blk,7thr"};
+/* auto, global,1/blk, 3/blk and tensor leave the choice of kernel to femto: the specialised kernels
+ * (gpu/kernels_special.cu) where they serve the block (staged q-data; global q-data, one element a block;
+ * partial blocks of 3 elements; quads and hexes sum factorised), else the run-time-size ones; 3/blk,7thr and
+ * generic force the run-time-size ones. */
+enum { NTUNINGS = 6 };
+static const char *tuning_names[NTUNINGS] = {"auto",  "global,1/blk", "3/blk,7thr",
+                                             "3/blk", "generic",      "tensor"};
 static void tune(Device *d, int k) {
     if (d->kind != DEV_CUDA) return;
     GpuTuning t;
     memset(&t, 0, sizeof t);
     if (k == 1) t.tables = GPU_PLACE_GLOBAL, t.qdata = GPU_PLACE_GLOBAL, t.elems_per_block = 1;
     if (k == 2) t.elems_per_block = 3, t.threads_per_elem = 7;
+    if (k == 3) t.elems_per_block = 3;
+    if (k == 4) t.generic = 1;
+    if (k == 5) t.path = GPU_PATH_TENSOR;
     CHECK_OK(gpu_device_tune(d, &t));
 }
 static const char *launch_of(Device *d) {
     return d->kind == DEV_CUDA ? gpu_last_launch(d) : "";
+}
+/* The specialised kernel tuning k's launch on v must have been: 0 none, 1 full tables, 2 sum factorised.
+ * Full tables: triangles and tetrahedra of p = 1..3, quads of p <= 3 and hexes of p = 1 (unless the tuning
+ * asks for sum factorisation); sum factorised: quads and hexes of p = 1..3 at Q1D = P1D; 1 or dim
+ * components. FEMTO_GPU_SPECIAL=0 turns them off. */
+static int expect_special(const ElemView *v, int k) {
+    const char *env = getenv("FEMTO_GPU_SPECIAL");
+    if ((env && !strcmp(env, "0")) || k == 2 || k == 4) return 0;
+    if (v->ncomp != 1 && v->ncomp != v->dim) return 0;
+    int nd = v->ndof, full = !v->tensor || (k != 5 && (int64_t)v->nq * nd <= 256);
+    if (!full) return v->nq1 == v->nd1 && v->nq == nd && v->nd1 >= 2 && v->nd1 <= 4 && v->dim >= 2 ? 2 : 0;
+    if (v->dim == 2) return nd == 3 || nd == 6 || nd == 10 || (v->tensor && (nd == 4 || nd == 9 || nd == 16));
+    return v->dim == 3 && (nd == 4 || nd == 10 || nd == 20 || (v->tensor && nd == 8));
+}
+static void check_kernel(Device *d, const ElemView *v, int k) {
+    if (d->kind != DEV_CUDA) return;
+    const char *l = gpu_last_launch(d);
+    int special = !strncmp(l, "special full-table", 18) ? 1 : !strncmp(l, "special tensor", 14) ? 2 : 0;
+    int want = expect_special(v, k);
+    static const char *kinds[3] = {"run-time-size", "specialised full-table", "specialised sum-factorised"};
+    CHECK(special == want, "%s [%s]: expected the %s kernel, the launch was: %s", case_name, tuning_names[k],
+          kinds[want], l);
+    const char *env = getenv("FEMTO_GPU_SPECIAL");
+    if (special == 1 && env && !strcmp(env, "global"))
+        CHECK(strstr(l, "q-data global") != NULL, "%s: FEMTO_GPU_SPECIAL=global staged q-data: %s", case_name,
+              l);
 }
 #else
 enum { NTUNINGS = 1 };
@@ -146,6 +180,9 @@ static void tune(Device *d, int k) {
 static const char *launch_of(Device *d) {
     (void)d;
     return "";
+}
+static void check_kernel(Device *d, const ElemView *v, int k) {
+    (void)d, (void)v, (void)k;
 }
 #endif
 
@@ -171,6 +208,7 @@ static void check_interp(Devices *D, const Space *sp, int facet, int b) {
             int want0 = variant != 2, want1 = variant != 1;
             double *d0 = dev_poisoned(D->gpa, n0), *d1 = dev_poisoned(D->gpa, n1);
             CHECK_OK(D->gpa->ops.interpolate(D->gpa, vg, du, want0 ? d0 : NULL, want1 ? d1 : NULL));
+            check_kernel(D->gpa, vg, k);
             dev_get(D->gpa, uq_g, d0, n0);
             dev_get(D->gpa, duq_g, d1, n1);
             char what[96];
@@ -229,6 +267,7 @@ static void check_integ(Devices *D, const Space *sp, int facet, int b) {
             double *dr = dev_copy(D->gpa, r0, nr);
             CHECK_OK(
                 D->gpa->ops.integrate(D->gpa, &hga.view, use0 ? dsq_a : NULL, use1 ? dfq_a : NULL, dr, NULL));
+            check_kernel(D->gpa, &hga.view, k);
             dev_get(D->gpa, r_g, dr, nr);
             snprintf(what, sizeof what, "integ %s atomic [%s]", vn[variant], tuning_names[k]);
             report(what, launch_of(D->gpa), r_g, r_c, nr);
@@ -239,6 +278,7 @@ static void check_integ(Devices *D, const Space *sp, int facet, int b) {
             double *dr1 = dev_copy(D->gpg, r0, nr), *dr2 = dev_copy(D->gpg, r0, nr);
             CHECK_OK(D->gpg->ops.integrate(D->gpg, &hgg.view, use0 ? dsq_g : NULL, use1 ? dfq_g : NULL, dr1,
                                            dev_));
+            check_kernel(D->gpg, &hgg.view, k);
             dev_get(D->gpg, ev_g, dev_, ne);
             snprintf(what, sizeof what, "integ %s gather: evec [%s]", vn[variant], tuning_names[k]);
             report(what, launch_of(D->gpg), ev_g, ev_c, ne);
@@ -349,18 +389,23 @@ int main(int argc, char **argv) {
     printf("%s on %s, %s; random seed %llu (FEMTO_TEST_SEED=%llu repeats it)\n", family, mesh_name,
            gpa.description, (unsigned long long)seed, (unsigned long long)seed);
 
-    for (int refine = 0; refine <= 1; refine++) {
+    /* the coarse mesh (large elements, few of them) for high orders, the refined one (many blocks per launch,
+     * partial last blocks) for low orders, and curved cells (order-2 geometry: the simplices' longer default
+     * rules) for the orders of the specialised kernels; 1, 2 (2D meshes) and 3 components */
+    static const struct {
+        int refine, gorder, plo, phi;
+    } passes[] = {{0, 1, 3, 99}, {1, 1, 1, 2}, {0, 2, 1, 3}};
+    for (size_t ps = 0; ps < sizeof passes / sizeof passes[0]; ps++) {
         Mesh m;
-        MeshReadOptions mo = {.order = 1, .refine = refine};
+        MeshReadOptions mo = {.order = passes[ps].gorder, .refine = passes[ps].refine};
         CHECK_OK(mesh_read(test_mesh(mesh_name), &mo, &m));
         Shape cell = m.cells[0].shape;
         int pmax = element_max_order(cell);
         if (pmax > maxorder) pmax = maxorder;
-        /* the refined mesh (many blocks per launch, partial last blocks) for low orders, the coarse one
-         * for high orders (large elements, few of them) */
-        int plo = refine ? 1 : 3, phi = refine ? 2 : pmax;
+        int plo = passes[ps].plo, phi = passes[ps].phi < pmax ? passes[ps].phi : pmax;
         for (int p = plo; p <= phi; p++)
-            for (int nc = 1; nc <= 3; nc += 2) {
+            for (int nc = 1; nc <= 3; nc++) {
+                if (nc == 2 && shape_dim(cell) != 2) continue;
                 Space sp;
                 CHECK_OK(space_create(&m, p, nc, &sp));
                 for (int facet = 0; facet <= 1; facet++) {
@@ -368,9 +413,9 @@ int main(int argc, char **argv) {
                     for (int b = 0; b < nblocks; b++) {
                         const SpaceBlock *sb = facet ? &sp.facets[b] : &sp.cells[b];
                         if (sb->count == 0) continue;
-                        snprintf(case_name, sizeof case_name, "%s %s%d p=%d nc=%d (%lld el)",
+                        snprintf(case_name, sizeof case_name, "%s %s%d p=%d nc=%d%s (%lld el)",
                                  shape_name(sb->shape), facet ? "facets" : "cells", b, p, nc,
-                                 (long long)sb->count);
+                                 passes[ps].gorder > 1 ? " curved" : "", (long long)sb->count);
                         if (!strcmp(family, "interp")) check_interp(&D, &sp, facet, b);
                         if (!strcmp(family, "integ")) check_integ(&D, &sp, facet, b);
                         if (!strcmp(family, "diag")) check_diag(&D, &sp, facet, b);

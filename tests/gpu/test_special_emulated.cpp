@@ -1,0 +1,195 @@
+/* The specialised separate kernels (gpu/kernels_special.cuh) run on the host through the emulation of
+ * tests/gpu/emulate/cuda_runtime.h (one thread per CUDA thread, real barriers), against fem/elem_ops.h's
+ * element functions (the CPU device's mathematics): a check of the kernels' logic (indexing, staging and
+ * copy-out, barriers, partial last blocks) on machines without a GPU. It proves nothing about the compiled
+ * CUDA code, the launch planning or shared-memory limits: test_gpu_kernels does that on a GPU.
+ *
+ * Every instantiated (dimension, nodes or 1D size, components) on synthetic blocks (random tables, dof map,
+ * inputs; more elements than one block, the last block partial), full tables with the q-point arrays staged
+ * (32 elements a block; 3 a block in chunks of 5 q-points) and unstaged; interpolation of values and
+ * gradients, values only, gradients only; integration of s and f, s only, f only, with atomics and into
+ * element vectors. Outputs start as NaN. Errors are max |kernel - reference| / (1 + max |reference|) and must
+ * be <= 1e-12. */
+#include "fem/elem_ops.h"
+#include "gpu/kernels_special.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+static uint64_t rng = 12345;
+static double rnd() {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+static std::vector<double> random_vec(size_t n) {
+    std::vector<double> v(n);
+    for (double &x : v) x = rnd();
+    return v;
+}
+
+static int nchecks, nfailed;
+static void check(const char *what, const std::vector<double> &got, const std::vector<double> &want) {
+    double err = 0.0, scale = 0.0;
+    for (size_t i = 0; i < got.size(); i++) {
+        err = std::isfinite(got[i]) ? std::max(err, std::fabs(got[i] - want[i])) : INFINITY;
+        scale = std::max(scale, std::fabs(want[i]));
+    }
+    err /= 1.0 + scale;
+    nchecks++;
+    if (!(err <= 1e-12)) nfailed++;
+    printf("%-58s %9.2e %s\n", what, err, err <= 1e-12 ? "ok" : "FAIL");
+}
+
+/* One synthetic block and its references, computed element by element with fem/elem_ops.h. */
+struct Block {
+    int D, P, nd, nq, nc, tensor;
+    int64_t nelem;
+    int nnodes = 97;
+    std::vector<int32_t> dofs;
+    std::vector<double> B, G, B1, G1, u, sq, fq;
+    ElemView v{};
+
+    Block(int D_, int n, int nc_, bool tensor_, int64_t nelem_, int nq_simplex)
+        : D(D_), P(n), nd(tensor_ ? (D_ == 3 ? n * n * n : n * n) : n), nq(tensor_ ? nd : nq_simplex),
+          nc(nc_), tensor(tensor_), nelem(nelem_) {
+        dofs.resize(nelem * nd);
+        for (int32_t &d : dofs) d = (int32_t)((rnd() + 1.0) * 0.5 * nnodes) % nnodes;
+        B = random_vec(nq * nd), G = random_vec(nq * nd * D), B1 = random_vec(P * P), G1 = random_vec(P * P);
+        u = random_vec(nnodes * nc), sq = random_vec(nelem * nq * nc), fq = random_vec(nelem * nq * nc * D);
+        v.nelem = nelem, v.ndof = nd, v.nq = nq, v.dim = D, v.ncomp = nc, v.dofs = dofs.data();
+        v.B = B.data(), v.G = G.data(), v.tensor = tensor, v.nd1 = P, v.nq1 = P, v.B1 = B1.data();
+        v.G1 = G1.data(), v.nnodes = nnodes;
+    }
+
+    void interp_ref(std::vector<double> &uq, std::vector<double> &duq) const {
+        std::vector<double> ue(nd), w(6 * nd * P + 8);
+        const double *b1 = B1.data(), *g1 = G1.data();
+        for (int64_t e = 0; e < nelem; e++)
+            for (int c = 0; c < nc; c++) {
+                for (int i = 0; i < nd; i++) ue[i] = u[dofs[e * nd + i] * nc + c];
+                double *qu = &uq[e * nq * nc + c], *qd = &duq[(e * nq * nc + c) * D];
+                double *A = w.data(), *A2 = A + nd * P, *C1 = A2 + nd * P, *C2 = C1 + nd * P,
+                       *C3 = C2 + nd * P;
+                if (!tensor) {
+                    eo_interp(0, 1, nq, nd, D, B.data(), G.data(), ue.data(), qu, nc, qd, nc * D);
+                } else if (D == 2) {
+                    eo_q2_interp1(0, 1, P, P, b1, g1, ue.data(), A, A2);
+                    eo_q2_interp2(0, 1, P, P, b1, g1, A, A2, qu, nc, qd, nc * 2);
+                } else {
+                    eo_h3_interp1(0, 1, P, P, b1, g1, ue.data(), A, A2);
+                    eo_h3_interp2(0, 1, P, P, b1, g1, A, A2, C1, C2, C3);
+                    eo_h3_interp3(0, 1, P, P, b1, g1, C1, C2, C3, qu, nc, qd, nc * 3);
+                }
+            }
+    }
+
+    /* r (atomics) and evec[e][c][i] of B^T s + G^T f (either input NULL) */
+    void integ_ref(const double *s, const double *f, std::vector<double> &r, std::vector<double> &ev) const {
+        std::vector<double> re(nd), w(6 * nd * P + 8);
+        const double *b1 = B1.data(), *g1 = G1.data();
+        std::fill(r.begin(), r.end(), 0.0);
+        for (int64_t e = 0; e < nelem; e++)
+            for (int c = 0; c < nc; c++) {
+                const double *sc = s ? s + e * nq * nc + c : nullptr,
+                             *fc = f ? f + (e * nq * nc + c) * D : nullptr;
+                double *A = w.data(), *A2 = A + nd * P, *C1 = A2 + nd * P, *C2 = C1 + nd * P,
+                       *C3 = C2 + nd * P;
+                if (!tensor) {
+                    eo_integ(0, 1, nq, nd, D, B.data(), G.data(), sc, nc, fc, nc * D, re.data());
+                } else if (D == 2) {
+                    eo_q2_integ1(0, 1, P, P, b1, g1, sc, nc, fc, nc * 2, A, A2);
+                    eo_q2_integ2(0, 1, P, P, b1, g1, A, A2, re.data());
+                } else {
+                    eo_h3_integ1(0, 1, P, P, b1, g1, sc, nc, fc, nc * 3, C1, C2, C3);
+                    eo_h3_integ2(0, 1, P, P, b1, g1, C1, C2, C3, A, A2);
+                    eo_h3_integ3(0, 1, P, P, b1, g1, A, A2, re.data());
+                }
+                for (int i = 0; i < nd; i++) {
+                    r[dofs[e * nd + i] * nc + c] += re[i];
+                    ev[(e * nc + c) * nd + i] = re[i];
+                }
+            }
+    }
+};
+
+/* The staging of a full-table launch as the host plans it (gpu/kernels_special.cu): rows of qc q-points of
+ * perq doubles each, at least min_row doubles, odd; none where not staged. */
+static SpecialStage staging(bool staged, int qc, int perq, int min_row) {
+    if (!staged || perq == 0) return SpecialStage{0, 0};
+    return SpecialStage{std::max(qc * perq, min_row) | 1, qc};
+}
+
+template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int nq_simplex) {
+    Block b(D, N, NC, TENSOR, nelem, nq_simplex);
+    const int nq = b.nq, nd = b.nd;
+    std::vector<double> uq_r(nelem * nq * NC), duq_r(nelem * nq * NC * D);
+    std::vector<double> r_r(b.nnodes * NC), ev_r(nelem * NC * nd);
+    b.interp_ref(uq_r, duq_r);
+    static const char *layouts[3] = {"staged, 32/blk", "unstaged", "staged in chunks of 5, 3/blk"};
+    for (int layout = 0; layout < (TENSOR ? 1 : 3); layout++) {
+        const int epb = TENSOR || layout == 2 ? 3 : 32;
+        const unsigned blocks = (unsigned)((nelem + epb - 1) / epb);
+        const dim3 block = TENSOR ? dim3(N * N, epb) : dim3(epb);
+        const bool staged = layout != 1;
+        const int qc = layout == 2 ? std::min(5, nq) : nq;
+        char what[160];
+        for (int which = 0; which < 3; which++) { /* values + gradients, values, gradients */
+            std::vector<double> uq(uq_r.size(), NAN), duq(duq_r.size(), NAN);
+            double *pu = which != 2 ? uq.data() : nullptr, *pd = which != 1 ? duq.data() : nullptr;
+            const double *in = b.u.data();
+            if (TENSOR)
+                emu_launch(blocks, block, k_tensor_interp<D, N, NC>, b.v, SpecialStage{0, 0}, in, pu, pd);
+            else
+                emu_launch(blocks, block, k_full_interp<D, N, NC>, b.v,
+                           staging(staged, qc, (pu ? NC : 0) + (pd ? NC * D : 0), 0), in, pu, pd);
+            static const char *wn[3] = {"values+grads", "values", "grads"};
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d interp %s [%s]", TENSOR ? "tensor" : "full", D, N,
+                     NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            if (pu) check(what, uq, uq_r);
+            if (pd) check(what, duq, duq_r);
+        }
+        for (int which = 0; which < 3; which++) { /* s + f, s, f */
+            const double *ps = which != 2 ? b.sq.data() : nullptr, *pf = which != 1 ? b.fq.data() : nullptr;
+            b.integ_ref(ps, pf, r_r, ev_r);
+            std::vector<double> r(r_r.size(), 0.0), ev(ev_r.size(), NAN);
+            const int perq = (ps ? NC : 0) + (pf ? NC * D : 0);
+            const SpecialStage none{0, 0};
+            if (TENSOR) {
+                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, none, ps, pf, r.data(),
+                           (double *)nullptr);
+                emu_launch(blocks, block, k_tensor_integ<D, N, NC>, b.v, none, ps, pf, (double *)nullptr,
+                           ev.data());
+            } else {
+                emu_launch(blocks, block, k_full_integ<D, N, NC>, b.v, staging(staged, qc, perq, 0), ps, pf,
+                           r.data(), (double *)nullptr);
+                emu_launch(blocks, block, k_full_integ<D, N, NC>, b.v, staging(staged, qc, perq, NC * nd), ps,
+                           pf, (double *)nullptr, ev.data());
+            }
+            static const char *wn[3] = {"s+f", "s", "f"};
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s atomic [%s]", TENSOR ? "tensor" : "full",
+                     D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            check(what, r, r_r);
+            snprintf(what, sizeof what, "%s D=%d n=%d nc=%d integ %s evec [%s]", TENSOR ? "tensor" : "full",
+                     D, N, NC, wn[which], TENSOR ? "-" : layouts[layout]);
+            check(what, ev, ev_r);
+        }
+    }
+}
+
+int main() {
+    /* simplices: nodes of p = 1..3 with a few rule sizes (femto's defaults and longer ones) */
+    run<2, 3, 1, false>(40, 3), run<2, 3, 2, false>(40, 6), run<2, 6, 1, false>(40, 6);
+    run<2, 6, 2, false>(40, 12), run<2, 10, 1, false>(40, 12), run<2, 10, 2, false>(40, 16);
+    run<3, 4, 1, false>(40, 4), run<3, 4, 3, false>(40, 14), run<3, 10, 1, false>(40, 14);
+    run<3, 10, 3, false>(40, 24), run<3, 20, 1, false>(40, 24), run<3, 20, 3, false>(40, 35);
+    /* quads p = 1..3 and hexes p = 1 on full tables (random ones: the kernels do not care) */
+    run<2, 4, 1, false>(40, 4), run<2, 9, 2, false>(40, 9), run<2, 16, 1, false>(40, 16);
+    run<2, 16, 2, false>(40, 16), run<3, 8, 1, false>(40, 8), run<3, 8, 3, false>(40, 27);
+    /* quads and hexes, P = Q = 2..4 */
+    run<2, 2, 1, true>(8, 0), run<2, 2, 2, true>(8, 0), run<2, 3, 1, true>(8, 0), run<2, 3, 2, true>(8, 0);
+    run<2, 4, 1, true>(8, 0), run<2, 4, 2, true>(8, 0), run<3, 2, 1, true>(8, 0), run<3, 2, 3, true>(8, 0);
+    run<3, 3, 1, true>(8, 0), run<3, 3, 3, true>(8, 0), run<3, 4, 1, true>(8, 0), run<3, 4, 3, true>(8, 0);
+    printf("%d checks, %d failed\n", nchecks, nfailed);
+    return nfailed ? 1 : 0;
+}
