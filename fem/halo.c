@@ -55,6 +55,7 @@ static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv, int3
 
 int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp) {
     memset(h, 0, sizeof *h);
+    h->dist = d;
     h->dev = dev;
     h->ncomp = ncomp;
     h->nnbr = d->nnbr;
@@ -170,4 +171,23 @@ int halo_reverse_end(Halo *h, Vec *v) {
 int halo_reverse_add(Halo *h, Vec *v) {
     FEM_TRY(halo_reverse_begin(h, v));
     return halo_reverse_end(h, v);
+}
+
+int halo_contiguous_numbers(Halo *h, int64_t *first, int64_t *g) {
+    const Space *sp = &h->dist->space;
+    int64_t n = sp->nnodes * h->ncomp, nowned = sp->nnodes_owned * h->ncomp;
+    FEM_TRY(comm_prefix_sum(nowned, first));
+    /* as doubles, exact below 2^53 dofs */
+    double *x = malloc(sizeof(double) * (size_t)(n + 1));
+    if (!x) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a global numbering");
+    for (int64_t i = 0; i < n; i++) x[i] = i < nowned ? (double)(*first + i) : -1.0;
+    Vec v = {0};
+    int status = vec_create_split(&v, h->dev, n, nowned);
+    if (!status) status = vec_upload(&v, x);
+    if (!status) status = halo_forward(h, &v);
+    if (!status) status = vec_download(&v, x);
+    for (int64_t i = 0; i < n && !status; i++) g[i] = (int64_t)x[i];
+    vec_destroy(&v);
+    free(x);
+    return status;
 }
