@@ -273,13 +273,16 @@ static void amg_destroy(void *impl) {
     free(m);
 }
 
-/* (Re)creates the solver with choice c and computes its hierarchy. */
+/* (Re)creates the solver with choice c and computes its hierarchy. Over MPI ranks every rank gets the same
+ * answer (hypre's error flag is each process's own): a rank that retried alone would wait for the others in
+ * its setup while they wait for it in the solve. */
 static int build_hierarchy(Amg *m, const CoarseOptions *o, const Choice *c) {
     if (m->amg) HYPRE_BoomerAMGDestroy(m->amg);
     m->amg = NULL;
     FEM_TRY(check(HYPRE_BoomerAMGCreate(&m->amg), "creating the solver"));
     FEM_TRY(configure(m, o, c));
-    return check(HYPRE_BoomerAMGSetup(m->amg, m->pA, m->pb, m->px), "setting up the hierarchy");
+    int status = check(HYPRE_BoomerAMGSetup(m->amg, m->pA, m->pb, m->px), "setting up the hierarchy");
+    return o->global ? comm_agree(status) : status;
 }
 
 static int setup(Amg *m, const CsrMatrix *A, const CoarseOptions *o, CoarseBackend *out) {
