@@ -3,10 +3,9 @@
 
 usage: test_mpi_app.py CASE FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 
-CASE sample:  a sample from inputs/ run over 2 ranks with its default preconditioner (p-multigrid) gives the
-              expected numbers kept beside it (NAME.expected.txt, the rule of tools/check_sample.py); the same
-              problem with Jacobi run in one process and over 2 ranks writes the same summary (timings aside) and a
-              VTU with the same points and the same fields to 1e-9.
+CASE sample:  a sample from inputs/ run over 2 ranks gives the expected numbers kept beside it (NAME.expected.txt,
+              the rule of tools/check_sample.py); the same problem with Jacobi run in one process and over 2 ranks
+              writes the same summary (timings aside) and a VTU with the same points and the same fields to 1e-9.
 CASE errors:  a bad input ends every rank with exit 2 and one 'femto-app:' sentence, writing nothing; a transient
               problem over ranks is refused with exit 1 and one sentence; a plot that PLplot cannot draw (no driver)
               is a note and the run ends (exit 0, its results written): the forked plotter's exit must not
@@ -96,7 +95,7 @@ def sample_case(app, inputs, work, mpi):
                        "--device", "cpu"])
         if r.returncode != 0:
             problems.append(f"2 ranks: exit {r.returncode}: {r.stdout}{r.stderr}")
-        elif "with multigrid preconditioning, over 2 MPI ranks" not in r.stdout:
+        elif "with multigrid preconditioning, over 2 MPI ranks" not in r.stdout:  # the samples' default
             problems.append("2 ranks: the sample did not run with its default, multigrid")
         else:
             problems += expected(os.path.join(inputs, sample, name + ".expected.txt"), summary(out))
