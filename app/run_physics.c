@@ -406,18 +406,20 @@ static void release(PhysicsRun *p) {
     if (p->sp) space_destroy(p->sp), free(p->sp);
 }
 
-/* Over MPI ranks: Jacobi (said once), and the rank's part of the space, model and halo. */
+/* Over MPI ranks: the rank's part of the space, model and halo. Every preconditioner works across ranks;
+ * multigrid's coarse level is solved by BoomerAMG there (CHOLMOD and cuDSS run in one process: a problem that
+ * names one gets BoomerAMG instead, said once). */
 static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
     Run *r = p->r;
-    if (ns->pc.type != PC_JACOBI && ns->pc.type != PC_NONE) {
+    if (ns->pc.type == PC_MULTIGRID && ns->pc.coarse != (int)COARSE_SOLVER_AUTO &&
+        ns->pc.coarse != (int)COARSE_SOLVER_BOOMERAMG) {
         if (!r->mpi_noted)
             app_say(r->o, 1,
-                    "note: over %d MPI ranks the preconditioner is Jacobi (%s across ranks is not built "
-                    "yet)\n",
-                    comm_size(), pc_name(ns->pc.type));
+                    "note: over %d MPI ranks the coarse solver is BoomerAMG (%s runs in one process)\n",
+                    comm_size(), ns->pc.coarse == (int)COARSE_SOLVER_CHOLMOD ? "CHOLMOD" : "cuDSS");
         r->mpi_noted = 1;
-        ns->pc.type = PC_JACOBI;
     }
+    if (ns->pc.type == PC_MULTIGRID) ns->pc.coarse = (int)COARSE_SOLVER_BOOMERAMG;
     FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
     char halo[320];
     halo_describe(&p->dist.halo, halo, sizeof halo);
@@ -442,7 +444,8 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
             r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     if (split)
-        app_say(r->o, 1, ", over %d MPI ranks\n", comm_size());
+        app_say(r->o, 1, ", over %d MPI ranks%s\n", comm_size(),
+                ns.pc.type == PC_MULTIGRID ? " (coarse solver BoomerAMG)" : "");
     else
         app_say(r->o, 1, "\n");
     if (!status) status = build(&p, &ns, series);

@@ -40,6 +40,11 @@ int comm_local_rank(void);
  * or hypre there), else 1. */
 int comm_in_init_process(void);
 
+/* The exclusive prefix sum of `mine` over the ranks: the sum of the values of the ranks before this one (0 on
+ * rank 0 and on one process), e.g. the first global number of this rank's rows in a rank-contiguous
+ * numbering. */
+int comm_prefix_sum(int64_t mine, int64_t *before);
+
 /* bytes of buf from rank root to every rank. A no-op on one process. */
 int comm_bcast(void *buf, int64_t bytes, int root);
 

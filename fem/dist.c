@@ -276,6 +276,8 @@ int dist_create(Dist *d, const Space *gsp, const int32_t *part, int rank, int nr
     d->rank = rank;
     d->nranks = nranks;
     d->nglobal_nodes = gsp->nnodes;
+    d->global_mesh = gsp->mesh;
+    d->part = part;
     int32_t *owner = malloc(sizeof(int32_t) * (size_t)(gsp->nnodes + 1));
     int status = owner ? local_mesh(d, gsp->mesh, part)
                        : fem_fail(FEM_ERR_INTERNAL, "out of host memory for node owners");
@@ -291,6 +293,17 @@ int dist_create(Dist *d, const Space *gsp, const int32_t *part, int rank, int nr
     if (!status) status = halo_lists(d, gsp, part, owner);
     free(owner);
     if (status) dist_destroy(d);
+    return status;
+}
+
+int dist_create_order(Dist *d, const Dist *like, int order) {
+    memset(d, 0, sizeof *d);
+    if (!like->global_mesh || !like->part)
+        return fem_fail(FEM_ERR_INTERNAL, "a rank's part of a space was split from no global mesh");
+    Space gsp;
+    FEM_TRY(space_create(like->global_mesh, order, like->space.ncomp, &gsp));
+    int status = dist_create(d, &gsp, like->part, like->rank, like->nranks);
+    space_destroy(&gsp);
     return status;
 }
 

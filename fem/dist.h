@@ -40,6 +40,10 @@ typedef struct {
     int *nbr;
     int64_t *send_off, *recv_off;
     int32_t *send, *recv;
+    /* What it was split from (borrowed: the caller keeps them alive while the Dist is used to make others):
+     * the global mesh and the partition, from which dist_create_order splits a space of another order. */
+    const Mesh *global_mesh;
+    const int32_t *part;
 } Dist;
 
 /* Rank `rank`'s part of the global space gsp (on its global mesh) split by part[] (partition.h's cell
@@ -49,6 +53,12 @@ void dist_destroy(Dist *d);
 
 /* The owner of a node is the part with the smallest key among the parts of the cells touching it. */
 uint64_t dist_owner_key(int64_t node, int32_t part);
+
+/* The same rank's part of the global space of order `order` (like's components) on like's global mesh and
+ * partition: a p-multigrid level over ranks. Its local mesh has like's cells in like's order (dist_create is
+ * deterministic), so element c of local block b is the same cell at both orders; its nodes, owners and halo
+ * are those of the new order. The global space at that order is built and freed here. */
+int dist_create_order(Dist *d, const Dist *like, int order);
 
 /* Global dof numbers of the first n local dofs (ncomp components interleaved), into g[n]. */
 void dist_global_dofs(const Dist *d, int64_t n, int64_t *g);

@@ -103,6 +103,7 @@ int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp) {
 
 int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path) {
     memset(h, 0, sizeof *h);
+    h->dist = d;
     h->dev = dev;
     h->direct = (path == HALO_AUTO ? halo_auto_path(dev) : path) == HALO_DIRECT;
     h->ncomp = ncomp;
@@ -237,4 +238,23 @@ int halo_reverse_end(Halo *h, Vec *v) {
 int halo_reverse_add(Halo *h, Vec *v) {
     FEM_TRY(halo_reverse_begin(h, v));
     return halo_reverse_end(h, v);
+}
+
+int halo_contiguous_numbers(Halo *h, int64_t *first, int64_t *g) {
+    const Space *sp = &h->dist->space;
+    int64_t n = sp->nnodes * h->ncomp, nowned = sp->nnodes_owned * h->ncomp;
+    FEM_TRY(comm_prefix_sum(nowned, first));
+    /* as doubles, exact below 2^53 dofs */
+    double *x = malloc(sizeof(double) * (size_t)(n + 1));
+    if (!x) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a global numbering");
+    for (int64_t i = 0; i < n; i++) x[i] = i < nowned ? (double)(*first + i) : -1.0;
+    Vec v = {0};
+    int status = vec_create_split(&v, h->dev, n, nowned);
+    if (!status) status = vec_upload(&v, x);
+    if (!status) status = halo_forward(h, &v);
+    if (!status) status = vec_download(&v, x);
+    for (int64_t i = 0; i < n && !status; i++) g[i] = (int64_t)x[i];
+    vec_destroy(&v);
+    free(x);
+    return status;
 }

@@ -25,6 +25,7 @@
 FEM_EXTERN_C_BEGIN
 
 typedef struct Halo {
+    const Dist *dist; /* the layout it serves (the caller's) */
     Device *dev;
     int ncomp, nnbr;
     const int *nbr;                /* the Dist's */
@@ -71,6 +72,12 @@ int halo_forward(Halo *h, Vec *v);
 int halo_reverse_begin(Halo *h, Vec *v);
 int halo_reverse_end(Halo *h, Vec *v);
 int halo_reverse_add(Halo *h, Vec *v);
+
+/* The rank-contiguous global numbering of the halo's dofs (what a distributed library such as hypre wants):
+ * this rank's owned dofs are *first, *first + 1, ... in local order, where *first counts the owned dofs of
+ * the ranks before it, and each ghost gets its owner's number through a forward exchange. g[n]: host, for the
+ * n = owned + ghost local dofs. Every rank calls it (a collective). */
+int halo_contiguous_numbers(Halo *h, int64_t *first, int64_t *g);
 
 FEM_EXTERN_C_END
 

@@ -2,21 +2,26 @@
 #include "transfer.h"
 
 #include "error.h"
+#include "halo.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 / (the number of cells that share each node), for every component of every node. */
-static int inverse_multiplicity(const Space *sp, int ncomp, Vec *v) {
+/* 1 / (the number of cells that share each node), for every component of every node; with a halo, the cells
+ * of every rank (the counts summed into the owners, then forwarded to the ghosts). */
+static int inverse_multiplicity(const Space *sp, int ncomp, Halo *halo, Vec *v) {
     double *h = calloc((size_t)sp->nnodes * ncomp + 1, sizeof *h);
     if (!h) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
     for (int b = 0; b < sp->ncell_blocks; b++)
         for (int64_t k = 0; k < sp->cells[b].count * sp->cells[b].ndof; k++) h[(int64_t)sp->cells[b].dofs[k] * ncomp]++;
-    for (int64_t n = 0; n < sp->nnodes; n++) {
-        double count = h[n * ncomp];
-        for (int c = 0; c < ncomp; c++) h[n * ncomp + c] = count > 0 ? 1.0 / count : 0.0;
-    }
+    for (int64_t n = 0; n < sp->nnodes; n++)
+        for (int c = 1; c < ncomp; c++) h[n * ncomp + c] = h[n * ncomp];
     int status = vec_upload(v, h);
+    if (!status && halo) status = halo_reverse_add(halo, v);
+    if (!status && halo) status = halo_forward(halo, v);
+    if (!status) status = vec_download(v, h);
+    for (int64_t i = 0; i < sp->nnodes * ncomp && !status; i++) h[i] = h[i] > 0 ? 1.0 / h[i] : 0.0;
+    if (!status) status = vec_upload(v, h);
     free(h);
     return status;
 }
@@ -64,8 +69,8 @@ int transfer_create(Transfer *t, Device *dev, const Space *fine, const Space *co
     int status = vec_create(&t->inv_mult_f, dev, fine->nnodes * ncomp);
     if (!status) status = vec_create(&t->inv_mult_c, dev, coarse->nnodes * ncomp);
     if (!status) status = vec_create(&t->tmp_f, dev, fine->nnodes * ncomp);
-    if (!status) status = inverse_multiplicity(fine, ncomp, &t->inv_mult_f);
-    if (!status) status = inverse_multiplicity(coarse, ncomp, &t->inv_mult_c);
+    if (!status) status = inverse_multiplicity(fine, ncomp, NULL, &t->inv_mult_f);
+    if (!status) status = inverse_multiplicity(coarse, ncomp, NULL, &t->inv_mult_c);
     for (int b = 0; b < t->nblocks && !status; b++) status = block_create(t, b);
     if (status) transfer_destroy(t);
     return status;
@@ -84,8 +89,18 @@ void transfer_destroy(Transfer *t) {
     }
     vec_destroy(&t->inv_mult_f);
     vec_destroy(&t->inv_mult_c);
+    vec_destroy(&t->inv_mult_all_f);
     vec_destroy(&t->tmp_f);
     memset(t, 0, sizeof *t);
+}
+
+int transfer_set_halo(Transfer *t, Halo *fine, Halo *coarse) {
+    t->halo_f = fine;
+    t->halo_c = coarse;
+    vec_destroy(&t->inv_mult_all_f);
+    if (!fine) return FEM_OK;
+    FEM_TRY(vec_create_split(&t->inv_mult_all_f, t->dev, t->fine->ndofs, t->fine->ndofs_owned));
+    return inverse_multiplicity(t->fine, t->ncomp, fine, &t->inv_mult_all_f);
 }
 
 /* out = sum over cells of P_out^T (B_to element values of `in`): the element values of `in` through the
@@ -98,7 +113,13 @@ static int element_map(Transfer *t, const Restriction *rin, const Basis *from, c
     return d->ops.integrate(d, &vout, e, NULL, out->data, ev);
 }
 
+/* The input's ghosts from their owners (a ghost's value is a copy: the vector stays the same). */
+static int refresh(Halo *h, const Vec *in) {
+    return h ? halo_forward(h, (Vec *)in) : FEM_OK;
+}
+
 int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
+    FEM_TRY(refresh(t->halo_c, uc));
     FEM_TRY(vec_zero(uf));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];
@@ -108,7 +129,8 @@ int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
 }
 
 int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
-    FEM_TRY(vec_pointwise_mult(&t->inv_mult_f, rf, &t->tmp_f));
+    FEM_TRY(refresh(t->halo_f, rf));
+    FEM_TRY(vec_pointwise_mult(t->halo_f ? &t->inv_mult_all_f : &t->inv_mult_f, rf, &t->tmp_f));
     FEM_TRY(vec_zero(rc));
     Device *d = t->dev;
     for (int b = 0; b < t->nblocks; b++) { /* gather the fine element values, integrate against the coarse basis */
@@ -118,10 +140,11 @@ int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
         FEM_TRY(d->ops.interpolate(d, &vf, t->tmp_f.data, tb->ef, NULL));
         FEM_TRY(d->ops.integrate(d, &vc, tb->ef, NULL, rc->data, tb->evc));
     }
-    return FEM_OK;
+    return t->halo_c ? halo_reverse_add(t->halo_c, rc) : FEM_OK;
 }
 
 int transfer_inject(Transfer *t, const Vec *uf, Vec *uc) {
+    FEM_TRY(refresh(t->halo_f, uf));
     FEM_TRY(vec_zero(uc));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];

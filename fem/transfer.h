@@ -6,6 +6,12 @@
  * symmetric. Injection (fine -> coarse) is the coarse nodal interpolant of a fine field, exact for fields of
  * the coarse order: it carries the state a nonlinear Jacobian is linearised at down to the coarse levels.
  *
+ * Over MPI ranks (transfer_set_halo), every rank maps through its own cells. An input's ghosts are first
+ * forwarded from their owners; prolongation and injection then give owned and ghost nodes the same values as
+ * one process (every cell of a node gives it the same value, so averaging over this rank's cells of the node
+ * is averaging over all of them), and restriction, weighted by the GLOBAL number of cells per fine node,
+ * reverse-adds the partial sums of the coarse ghosts into their owners, so that it stays P^T.
+ *
  * All three are made of the device's element kernels (interpolate, integrate) with special tables: the other
  * order's basis at this order's nodes, and the identity, whose integration sums element values into nodes. */
 #ifndef FEMTO_TRANSFER_H
@@ -30,14 +36,19 @@ typedef struct {
     const Space *fine, *coarse;
     int ncomp, nblocks;
     TransferBlock b[MESH_MAX_BLOCKS];
-    Vec inv_mult_f, inv_mult_c; /* 1 / the number of cells sharing each dof */
+    Vec inv_mult_f, inv_mult_c; /* 1 / the number of this rank's cells sharing each dof */
+    Vec inv_mult_all_f;         /* 1 / the number of all ranks' cells sharing each fine dof (with halos) */
     Vec tmp_f;
+    struct Halo *halo_f, *halo_c; /* over MPI ranks (the caller's), else NULL */
 } Transfer;
 
 /* Transfers for ncomp interleaved components between two spaces on the same mesh (coarse->order <
  * fine->order; spaces of ncomp components or scalar spaces used with ncomp components). */
 int transfer_create(Transfer *t, Device *dev, const Space *fine, const Space *coarse, int ncomp);
 void transfer_destroy(Transfer *t);
+/* Over MPI ranks: the halos of the fine and coarse spaces (ncomp components, the caller's); computes the
+ * global multiplicities (a collective). */
+int transfer_set_halo(Transfer *t, struct Halo *fine, struct Halo *coarse);
 /* uf = P uc */
 int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf);
 /* rc = P^T rf */

@@ -1,8 +1,11 @@
 /* hypre BoomerAMG as the coarse solver (see coarse.h, boomeramg.h; the settings are justified with measured
  * iteration counts in docs/solvers.md).
  *
- * The matrix goes to hypre through its IJ interface, the rows of this rank being numbered after those of the
- * ranks before it (one rank today). One application is `cycles` V-cycles from a zero guess with
+ * The matrix goes to hypre through its IJ interface. In one process (CoarseOptions.global NULL) it is the
+ * whole matrix on a communicator of this process alone, so a one-process solve inside a run of several ranks
+ * stays one-process. Over MPI ranks it is this rank's part, in the rank-contiguous global numbering the
+ * caller gives: every local row is added (AddToValues), and hypre sums the partial rows of ghost dofs into
+ * the ranks that own them while it assembles. One application is `cycles` V-cycles from a zero guess with
  * l1-Gauss-Seidel, forward on the way down and backward on the way up, and Gaussian elimination on the
  * coarsest grid: with R = P^T that is a symmetric positive definite operator, which CG needs of a
  * preconditioner. */
@@ -10,13 +13,12 @@
 
 #ifdef FEMTO_HAVE_HYPRE
 
-#include "fem/comm.h"
+#include "fem/comm_mpi.h"
 #include "fem/error.h"
 
 #include <HYPRE.h>
 #include <HYPRE_parcsr_ls.h>
 #include <_hypre_parcsr_ls.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,10 @@ typedef struct {
     HYPRE_ParCSRMatrix pA;
     HYPRE_ParVector pb, px, pmodes[MAX_MODES];
     int nmodes;
-    int64_t n;
+    int64_t n;     /* rows of this rank (all of them in one process) */
+    int64_t nrows; /* local rows of the matrix handed in: n, and over ranks the ghosts' partial rows after */
     int cycles;
+    MPI_Comm comm;
 } Amg;
 
 static void finalize_hypre(void) {
@@ -66,28 +70,18 @@ static double *vector_data(HYPRE_ParVector v) {
     return hypre_VectorData(hypre_ParVectorLocalVector((hypre_ParVector *)v));
 }
 
-/* The first global row of this rank: the rows of the ranks before it come first. */
-static int first_row(int64_t n, HYPRE_BigInt *lo) {
-    long long mine = n, before = 0;
-    if (comm_size() > 1 &&
-        MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return fem_fail(FEM_ERR_INTERNAL,
-                        "the row offsets of the coarse matrix could not be exchanged over MPI");
-    if (comm_rank() == 0) before = 0;
-    *lo = (HYPRE_BigInt)before;
-    return FEM_OK;
-}
-
-static int create_vector(HYPRE_BigInt lo, HYPRE_BigInt hi, HYPRE_IJVector *v, HYPRE_ParVector *pv) {
-    FEM_TRY(check(HYPRE_IJVectorCreate(MPI_COMM_WORLD, lo, hi, v), "creating a vector"));
+static int create_vector(MPI_Comm comm, HYPRE_BigInt lo, HYPRE_BigInt hi, HYPRE_IJVector *v,
+                         HYPRE_ParVector *pv) {
+    FEM_TRY(check(HYPRE_IJVectorCreate(comm, lo, hi, v), "creating a vector"));
     FEM_TRY(check(HYPRE_IJVectorSetObjectType(*v, HYPRE_PARCSR), "creating a vector"));
     FEM_TRY(check(HYPRE_IJVectorInitialize(*v), "creating a vector"));
     FEM_TRY(check(HYPRE_IJVectorAssemble(*v), "creating a vector"));
     return check(HYPRE_IJVectorGetObject(*v, (void **)pv), "creating a vector");
 }
 
-/* Hands A's rows to hypre in chunks (hypre counts in HYPRE_Int and numbers in HYPRE_BigInt). */
-static int set_rows(HYPRE_IJMatrix ij, const CsrMatrix *A, HYPRE_BigInt lo) {
+/* Hands A's rows to hypre in chunks (hypre counts in HYPRE_Int and numbers in HYPRE_BigInt): set in one
+ * process, added over ranks, numbered through global[] when given. */
+static int set_rows(HYPRE_IJMatrix ij, const CsrMatrix *A, const int64_t *global) {
     enum { CHUNK = 1 << 16 };
     HYPRE_Int *ncols = malloc(sizeof *ncols * CHUNK);
     HYPRE_BigInt *rows = malloc(sizeof *rows * CHUNK), *cols = NULL;
@@ -103,37 +97,43 @@ static int set_rows(HYPRE_IJMatrix ij, const CsrMatrix *A, HYPRE_BigInt lo) {
     for (int64_t r0 = 0; r0 < A->nrows && !status; r0 += CHUNK) {
         int64_t r1 = r0 + CHUNK < A->nrows ? r0 + CHUNK : A->nrows, k0 = A->rowptr[r0];
         for (int64_t r = r0; r < r1; r++) {
-            rows[r - r0] = lo + (HYPRE_BigInt)r;
+            rows[r - r0] = (HYPRE_BigInt)(global ? global[r] : r);
             ncols[r - r0] = (HYPRE_Int)(A->rowptr[r + 1] - A->rowptr[r]);
         }
-        for (int64_t k = k0; k < A->rowptr[r1]; k++) cols[k - k0] = (HYPRE_BigInt)A->cols[k];
-        status = check(HYPRE_IJMatrixSetValues(ij, (HYPRE_Int)(r1 - r0), ncols, rows, cols, A->vals + k0),
+        for (int64_t k = k0; k < A->rowptr[r1]; k++)
+            cols[k - k0] = (HYPRE_BigInt)(global ? global[A->cols[k]] : A->cols[k]);
+        status = check((global ? HYPRE_IJMatrixAddToValues : HYPRE_IJMatrixSetValues)(
+                           ij, (HYPRE_Int)(r1 - r0), ncols, rows, cols, A->vals + k0),
                        "receiving the coarse matrix");
     }
     free(ncols), free(rows), free(cols);
     return status;
 }
 
-static int build_matrix(Amg *m, const CsrMatrix *A, HYPRE_BigInt lo) {
-    HYPRE_BigInt hi = lo + (HYPRE_BigInt)A->nrows - 1;
-    FEM_TRY(check(HYPRE_IJMatrixCreate(MPI_COMM_WORLD, lo, hi, lo, hi, &m->A), "creating the matrix"));
-    FEM_TRY(check(HYPRE_IJMatrixSetObjectType(m->A, HYPRE_PARCSR), "creating the matrix"));
+/* One process: every row's length is known (all columns are this process's). */
+static int row_sizes(Amg *m, const CsrMatrix *A) {
     HYPRE_Int *diag = calloc((size_t)A->nrows, sizeof *diag), *offd = calloc((size_t)A->nrows, sizeof *offd);
     if (!diag || !offd) {
         free(diag), free(offd);
         return fem_fail(FEM_ERR_INTERNAL, "out of memory (row sizes of the coarse matrix)");
     }
-    for (int64_t r = 0; r < A->nrows;
-         r++) /* columns of this rank's rows vs. the others' (none on one rank) */
-        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) {
-            HYPRE_BigInt c = A->cols[k];
-            (c >= lo && c <= hi ? diag : offd)[r]++;
-        }
+    for (int64_t r = 0; r < A->nrows; r++) diag[r] = (HYPRE_Int)(A->rowptr[r + 1] - A->rowptr[r]);
     int status = check(HYPRE_IJMatrixSetDiagOffdSizes(m->A, diag, offd), "sizing the matrix");
     free(diag), free(offd);
-    FEM_TRY(status);
+    return status;
+}
+
+static int build_matrix(Amg *m, const CsrMatrix *A, const CoarseOptions *o, HYPRE_BigInt lo) {
+    HYPRE_BigInt hi = lo + (HYPRE_BigInt)m->n - 1;
+    FEM_TRY(check(HYPRE_IJMatrixCreate(m->comm, lo, hi, lo, hi, &m->A), "creating the matrix"));
+    FEM_TRY(check(HYPRE_IJMatrixSetObjectType(m->A, HYPRE_PARCSR), "creating the matrix"));
+    if (o->global) /* the ghosts' partial rows go to their owners: a hint of how many */
+        FEM_TRY(check(HYPRE_IJMatrixSetMaxOffProcElmts(m->A, (HYPRE_Int)(A->nnz - A->rowptr[m->n])),
+                      "sizing the matrix"));
+    else
+        FEM_TRY(row_sizes(m, A));
     FEM_TRY(check(HYPRE_IJMatrixInitialize(m->A), "creating the matrix"));
-    FEM_TRY(set_rows(m->A, A, lo));
+    FEM_TRY(set_rows(m->A, A, o->global));
     FEM_TRY(check(HYPRE_IJMatrixAssemble(m->A), "assembling the matrix"));
     return check(HYPRE_IJMatrixGetObject(m->A, (void **)&m->pA), "assembling the matrix");
 }
@@ -143,13 +143,15 @@ static int build_matrix(Amg *m, const CsrMatrix *A, HYPRE_BigInt lo) {
  */
 static int rigid_body_modes(Amg *m, const CoarseOptions *o, HYPRE_BigInt lo) {
     int bs = o->block_size;
-    int64_t nnodes = m->n / bs;
-    double c[3] = {0, 0, 0};
+    int64_t nnodes = m->n / bs; /* this rank's (its own come first) */
+    double c[3] = {0, 0, 0}, total = (double)nnodes;
+    if (o->global) FEM_TRY(comm_sum(&total, 1)); /* the centroid of all ranks' nodes: one rotation centre */
     for (int64_t i = 0; i < nnodes; i++)
-        for (int a = 0; a < 3; a++) c[a] += o->coords[3 * i + a] / (double)nnodes;
+        for (int a = 0; a < 3; a++) c[a] += o->coords[3 * i + a] / total;
+    if (o->global) FEM_TRY(comm_sum(c, 3));
     m->nmodes = o->dim == 3 ? 3 : 1;
     for (int k = 0; k < m->nmodes; k++) {
-        FEM_TRY(create_vector(lo, lo + (HYPRE_BigInt)m->n - 1, &m->modes[k], &m->pmodes[k]));
+        FEM_TRY(create_vector(m->comm, lo, lo + (HYPRE_BigInt)m->n - 1, &m->modes[k], &m->pmodes[k]));
         double *v = vector_data(m->pmodes[k]);
         int a = k, b = (k + 1) % 3; /* the rotation in the (x_a, x_b) plane */
         for (int64_t i = 0; i < nnodes; i++) {
@@ -214,7 +216,7 @@ static int configure(Amg *m, const CoarseOptions *o, const Choice *c) {
 }
 
 /* Levels and operator complexity (nonzeros of all levels over those of the finest). */
-static int hierarchy(const Amg *m, int *levels, double *complexity) {
+static int hierarchy(const Amg *m, const CoarseOptions *o, int *levels, double *complexity) {
     hypre_ParAMGData *d = (hypre_ParAMGData *)m->amg;
     *levels = hypre_ParAMGDataNumLevels(d);
     double nnz[2] = {0, 0}; /* finest, all */
@@ -225,7 +227,7 @@ static int hierarchy(const Amg *m, int *levels, double *complexity) {
         if (l == 0) nnz[0] = z;
         nnz[1] += z;
     }
-    FEM_TRY(comm_sum(nnz, 2));
+    if (o->global) FEM_TRY(comm_sum(nnz, 2));
     *complexity = nnz[0] > 0 ? nnz[1] / nnz[0] : 1.0;
     return FEM_OK;
 }
@@ -233,7 +235,7 @@ static int hierarchy(const Amg *m, int *levels, double *complexity) {
 static int describe(const Amg *m, const CoarseOptions *o, const Choice *c, char *out, size_t len) {
     int levels;
     double complexity;
-    FEM_TRY(hierarchy(m, &levels, &complexity));
+    FEM_TRY(hierarchy(m, o, &levels, &complexity));
     const char *coarsen = c->coarsen == 10 ? "HMIS" : c->coarsen == 8 ? "PMIS" : "coarsening";
     int k = snprintf(out, len, "BoomerAMG (%s, theta %.2g, %d levels, operator complexity %.2f", coarsen,
                      c->theta, levels, complexity);
@@ -254,6 +256,8 @@ static int amg_apply(void *impl, const double *b, double *x) {
     memset(vector_data(m->px), 0, bytes);
     FEM_TRY(check(HYPRE_BoomerAMGSolve(m->amg, m->pA, m->pb, m->px), "cycling"));
     memcpy(x, vector_data(m->px), bytes);
+    /* the ghosts (over ranks): 0, not stale; whoever reads them forwards them from their owners first */
+    if (m->nrows > m->n) memset(x + m->n, 0, sizeof(double) * (size_t)(m->nrows - m->n));
     return FEM_OK;
 }
 
@@ -269,21 +273,23 @@ static void amg_destroy(void *impl) {
     free(m);
 }
 
-/* (Re)creates the solver with choice c and computes its hierarchy. */
+/* (Re)creates the solver with choice c and computes its hierarchy. Over MPI ranks every rank gets the same
+ * answer (hypre's error flag is each process's own): a rank that retried alone would wait for the others in
+ * its setup while they wait for it in the solve. */
 static int build_hierarchy(Amg *m, const CoarseOptions *o, const Choice *c) {
     if (m->amg) HYPRE_BoomerAMGDestroy(m->amg);
     m->amg = NULL;
     FEM_TRY(check(HYPRE_BoomerAMGCreate(&m->amg), "creating the solver"));
     FEM_TRY(configure(m, o, c));
-    return check(HYPRE_BoomerAMGSetup(m->amg, m->pA, m->pb, m->px), "setting up the hierarchy");
+    int status = check(HYPRE_BoomerAMGSetup(m->amg, m->pA, m->pb, m->px), "setting up the hierarchy");
+    return o->global ? comm_agree(status) : status;
 }
 
 static int setup(Amg *m, const CsrMatrix *A, const CoarseOptions *o, CoarseBackend *out) {
-    HYPRE_BigInt lo = 0;
-    FEM_TRY(first_row(A->nrows, &lo));
-    FEM_TRY(build_matrix(m, A, lo));
-    FEM_TRY(create_vector(lo, lo + (HYPRE_BigInt)A->nrows - 1, &m->b, &m->pb));
-    FEM_TRY(create_vector(lo, lo + (HYPRE_BigInt)A->nrows - 1, &m->x, &m->px));
+    HYPRE_BigInt lo = o->global ? (HYPRE_BigInt)o->first : 0;
+    FEM_TRY(build_matrix(m, A, o, lo));
+    FEM_TRY(create_vector(m->comm, lo, lo + (HYPRE_BigInt)m->n - 1, &m->b, &m->pb));
+    FEM_TRY(create_vector(m->comm, lo, lo + (HYPRE_BigInt)m->n - 1, &m->x, &m->px));
     Choice c = choose(o);
     if (c.modes) FEM_TRY(rigid_body_modes(m, o, lo));
     int status = build_hierarchy(m, o, &c);
@@ -318,7 +324,9 @@ int boomeramg_create(const CsrMatrix *A, const CoarseOptions *o, CoarseBackend *
     FEM_TRY(hypre_ready());
     Amg *m = fem_calloc(1, sizeof *m, "the BoomerAMG solver");
     if (!m) return FEM_ERR_INTERNAL;
-    m->n = A->nrows;
+    m->nrows = A->nrows;
+    m->n = o->global ? o->nowned : A->nrows;
+    m->comm = o->global ? comm_world() : comm_self();
     m->cycles = o->cycles;
     HYPRE_ClearAllErrors();
     return coarse_backend_finish(out, setup(m, A, o, out), m, 0, amg_apply, amg_destroy);

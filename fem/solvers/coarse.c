@@ -3,6 +3,7 @@
 
 #include "boomeramg.h"
 #include "cholmod_coarse.h"
+#include "fem/comm.h"
 #include "fem/error.h"
 
 #include <omp.h>
@@ -63,6 +64,12 @@ static int resolve_options(const CsrMatrix *A, const CoarseOptions *in, CoarseOp
                         (long long)A->nrows, o->block_size);
     if (o->dim != 2 && o->dim != 3)
         return fem_fail(FEM_ERR_USAGE, "the coarse solver's space dimension must be 2 or 3, not %d", o->dim);
+    if (o->global && o->type != COARSE_AUTO && o->type != COARSE_BOOMERAMG)
+        return fem_fail(FEM_ERR_USAGE,
+                        "the %s coarse solver runs in one process; over %d MPI ranks the coarse solver is "
+                        "BoomerAMG",
+                        coarse_type_name(o->type), comm_size());
+    if (o->global) o->type = COARSE_BOOMERAMG;
     return FEM_OK;
 }
 

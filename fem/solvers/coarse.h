@@ -47,6 +47,15 @@ typedef struct {
     int dim;     /* space dimension, 2 or 3 (0: block_size when it is 2 or 3, else 3) */
     int cycles;  /* AMG V-cycles per application; 0: 1 */
     CoarseAmgSettings amg;
+    /* Over MPI ranks (global not NULL; every rank calls coarse_create and coarse_apply together): A's rows
+     * are this rank's local dofs, the first nowned of them its own and the others partial sums of rows that
+     * other ranks own (a constrained ghost's row zero: its owner holds the identity row); A's columns are
+     * local dofs too; global[i] is local dof i's number in the rank-contiguous global numbering, where this
+     * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes. Only
+     * BoomerAMG solves it (AUTO picks it; another named solver is FEM_ERR_USAGE). Vectors keep A's nrows
+     * entries: b's ghosts are not read, x's are set to 0. NULL: one process, A is the whole matrix. */
+    const int64_t *global;
+    int64_t nowned, first;
 } CoarseOptions;
 
 typedef struct CoarseSolver CoarseSolver;

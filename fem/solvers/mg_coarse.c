@@ -1,12 +1,19 @@
 /* The coarsest multigrid level (see multigrid.h): the level's Jacobian assembled (assemble.h) and handed to
- * a coarse solver (coarse.h: BoomerAMG, or cuDSS on a GPU). */
+ * a coarse solver (coarse.h: BoomerAMG, or cuDSS on a GPU).
+ *
+ * Over MPI ranks (the level's operator has a halo) each rank assembles the rows of its local dofs from its
+ * own cells (a ghost's row is a partial sum), numbers its dofs rank-contiguously through the halo, and
+ * BoomerAMG sums the partial rows into their owners' rows. A constrained dof is constrained on every rank
+ * that holds it (multigrid.c sees to it): its identity row is kept on the owner only. */
 #include "multigrid.h"
 
 #include "assemble.h"
 #include "coarse.h"
 #include "fem/error.h"
+#include "fem/halo.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,24 +23,48 @@ static double now(void) {
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+/* Over MPI ranks: the rank-contiguous numbers of the local dofs (*global, malloc'ed) and the constrained
+ * ghosts' identity rows zeroed (their owners keep theirs). */
+static int distribute(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **global) {
+    *global = malloc(sizeof(int64_t) * (size_t)(A->nrows + 1));
+    if (!*global) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse level's numbering");
+    FEM_TRY(halo_contiguous_numbers(op->halo, &opt->first, *global));
+    opt->global = *global;
+    opt->nowned = op->space->ndofs_owned;
+    for (int64_t i = 0; i < op->ndir; i++) {
+        int64_t r = op->dir_host[i];
+        if (r >= opt->nowned)
+            for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) A->vals[k] = 0.0;
+    }
+    return FEM_OK;
+}
+
+int mg_coarse_matrix(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **global) {
+    *global = NULL;
+    FEM_TRY(op_assemble(op, A));
+    return op->halo ? distribute(op, A, opt, global) : FEM_OK;
+}
+
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set) {
     (void)diag;
     c->op = op;
     CoarseSolver *old = c->solver;
     if (old) coarse_destroy(&old);
     c->solver = NULL;
-    CsrMatrix A;
-    double t0 = now();
-    FEM_TRY(op_assemble(op, &A));
-    double t1 = now();
     const Space *sp = op->space;
     CoarseOptions opt = {.type = (CoarseType)set->coarse,
                          .block_size = sp->ncomp,
                          .coords = sp->ncomp > 1 ? sp->node_x : NULL,
                          .dim = sp->mesh->dim,
                          .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3};
+    CsrMatrix A;
+    int64_t *global = NULL;
+    double t0 = now();
+    int status = mg_coarse_matrix(op, &A, &opt, &global);
+    double t1 = now();
     CoarseSolver *cs = NULL;
-    int status = coarse_create(op->dev, &A, &opt, &cs);
+    if (!status) status = coarse_create(op->dev, &A, &opt, &cs);
+    free(global);
     csr_destroy(&A);
     c->assembly_seconds = t1 - t0;
     c->solver_seconds = now() - t1;

@@ -3,6 +3,7 @@
 #ifndef FEMTO_MULTIGRID_H
 #define FEMTO_MULTIGRID_H
 
+#include "coarse.h"
 #include "pc.h"
 
 FEM_EXTERN_C_BEGIN
@@ -18,6 +19,11 @@ typedef struct {
     char description[256];
     double assembly_seconds, solver_seconds; /* the last setup's */
 } MgCoarse;
+
+/* The coarsest level's matrix as its solver receives it: op assembled; over MPI ranks (op has a halo) this
+ * rank's rows (coarse.h's CoarseOptions.global) with their rank-contiguous numbering in *global (malloc'ed,
+ * NULL in one process), opt's global, nowned and first set. */
+int mg_coarse_matrix(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **global);
 
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set);
 int mg_coarse_apply(MgCoarse *c, const Vec *b, Vec *x);

@@ -206,17 +206,23 @@ def sample_case(app, inputs, work, mpi, sample, name, n):
         problems.append(f"{n} ranks: exit {r.returncode}, preconditioners {pcs}: {r.stdout}{r.stderr}")
     else:
         problems += expected(os.path.join(inputs, sample, name + ".expected.txt"), summary(out))
-        # Krylov counts at the sample's tolerances, in one process with the preconditioner the ranks used
+        # Krylov counts at the sample's tolerances, in one process with the preconditioner the ranks used; for
+        # multigrid with its coarse solver over ranks, BoomerAMG, whose parallel hierarchy is not the one-process
+        # one: elasticity takes 12-20% more CG iterations over 2-3 ranks (heat the same), so 20% (+1) there
+        mg = pcs[0] == "multigrid"
         one = os.path.join(work, f"{name}-1")
-        r1 = run([app, "run", variant(work, sample, name, inputs, PC_XML[pcs[0]], None), "--output-dir", one, "-q",
-                  "--device", "cpu"])
+        r1 = run([app, "run", variant(work, sample, name, inputs, PC_XML[pcs[0]], None,
+                                      extra=' coarse-solver="boomeramg"' if mg else ""),
+                  "--output-dir", one, "-q", "--device", "cpu"])
         if r1.returncode:
             problems.append(f"one process with {pcs[0]}: exit {r1.returncode}: {r1.stderr}")
         else:
             its1, its2 = summary(one)["linear_iterations"], summary(out)["linear_iterations"]
             print(f"{name}: {its1:g} Krylov iterations with {pcs[0]} in one process, {its2:g} over {n} ranks")
-            if abs(its1 - its2) > 0.1 * its1:
-                problems.append(f"Krylov iterations {its2:g} over {n} ranks, {its1:g} in one process (10% allowed)")
+            allowed = 0.2 * its1 + 1 if mg else 0.1 * its1
+            if abs(its1 - its2) > allowed:
+                problems.append(f"Krylov iterations {its2:g} over {n} ranks, {its1:g} in one process "
+                                f"({allowed:g} allowed)")
     problems += one_and_n(app, variant(work, sample, name, inputs), work, mpi, n, f"{name}-jacobi")
     return verdict(f"{sample}/{name} over {n} ranks", problems)
 

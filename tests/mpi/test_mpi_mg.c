@@ -1,0 +1,224 @@
+/* p-multigrid's pieces over MPI ranks (2 or 3 under mpiexec) against the same pieces in one process on every
+ * rank, on the CPU:
+ *   transfer MESH FINE COARSE NCOMP: the rank's parts of the spaces of both orders (dist_create_order) with
+ *     their halos; prolongation and restriction of a field given on owned dofs only (the ghosts stale) equal
+ *     one process's at the same global dofs to 1e-12 relative (to the largest entry), owned AND ghost dofs
+ * for prolongation (it computes both), owned dofs for restriction (the ghosts' partial sums went to their
+ *     owners: they must be 0);
+ *   matrix PROBLEM.xml: the order-1 Jacobian as BoomerAMG receives it over ranks (each rank's rows, ghosts'
+ *     partial rows, rank-contiguous numbers; mg_coarse_matrix), mapped back to the global dofs and summed
+ * over the ranks, equals the one-process assembled matrix entry by entry to 1e-12 relative (to the largest);
+ *     the contiguous numbers of each rank's own dofs are first .. first + nowned - 1 and cover 0 .. n - 1.
+ *
+ *   mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP
+ *   mpiexec -n N test_mpi_mg matrix PROBLEM.xml */
+#include "common/femto_test.h"
+#include "fem/comm.h"
+#include "fem/error.h"
+#include "fem/halo.h"
+#include "fem/partition.h"
+#include "fem/solvers/assemble.h"
+#include "fem/solvers/multigrid.h"
+#include "fem/transfer.h"
+#include "io/mesh_read.h"
+#include "io/problem.h"
+#include "physics/physics.h"
+
+#include <math.h>
+#include <string.h>
+
+static double field(int64_t gdof) {
+    return 0.5 + 0.25 * sin(0.37 * (double)gdof) + 1e-3 * (double)(gdof % 97);
+}
+
+/* max over ranks of |local[i] - global[g[i]]| over the first n local dofs, relative to max |global|. */
+static double difference(const double *local, const int64_t *g, int64_t n, const double *global,
+                         int64_t nglobal) {
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) diff = fmax(diff, fabs(local[i] - global[g[i]]));
+    for (int64_t i = 0; i < nglobal; i++) scale = fmax(scale, fabs(global[i]));
+    int nr = comm_size();
+    double *each = calloc((size_t)nr, sizeof(double));
+    each[comm_rank()] = diff;
+    CHECK_OK(comm_sum(each, nr));
+    for (int r = 0; r < nr; r++) diff = fmax(diff, each[r]);
+    free(each);
+    return diff / scale;
+}
+
+/* in = field on the first nset entries (the rest stale), out = the transfer's result (host). */
+static void apply(int restrict_, Transfer *t, Vec *in, Vec *out, const int64_t *g, int64_t nset,
+                  double *host_out) {
+    double *x = malloc(sizeof(double) * (size_t)in->n);
+    for (int64_t i = 0; i < in->n; i++) x[i] = i < nset ? field(g ? g[i] : i) : -1e30;
+    CHECK_OK(vec_upload(in, x));
+    CHECK_OK(restrict_ ? transfer_restrict(t, in, out) : transfer_prolong(t, in, out));
+    CHECK_OK(vec_download(out, host_out));
+    free(x);
+}
+
+static int64_t *global_dofs(const Dist *d) {
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)(d->space.ndofs + 1));
+    dist_global_dofs(d, d->space.ndofs, g);
+    return g;
+}
+
+static void check_transfer(Mesh *m, int pf, int pc, int nc, Device *dev) {
+    Space gf, gc;
+    CHECK_OK(space_create(m, pf, nc, &gf));
+    CHECK_OK(space_create(m, pc, nc, &gc));
+    Transfer t1, td;
+    CHECK_OK(transfer_create(&t1, dev, &gf, &gc, nc));
+    int32_t *part = malloc(sizeof(int32_t) * (size_t)partition_ncells(m));
+    CHECK_OK(partition_mesh_shared(m, comm_size(), part));
+    Dist df, dc;
+    CHECK_OK(dist_create(&df, &gf, part, comm_rank(), comm_size()));
+    CHECK_OK(dist_create_order(&dc, &df, pc));
+    Halo hf, hc;
+    CHECK_OK(halo_create(&hf, &df, dev, nc));
+    CHECK_OK(halo_create(&hc, &dc, dev, nc));
+    CHECK_OK(transfer_create(&td, dev, &df.space, &dc.space, nc));
+    CHECK_OK(transfer_set_halo(&td, &hf, &hc));
+    int64_t *g_f = global_dofs(&df), *g_c = global_dofs(&dc);
+    Vec f1, c1, fd, cd;
+    CHECK_OK(vec_create(&f1, dev, gf.ndofs));
+    CHECK_OK(vec_create(&c1, dev, gc.ndofs));
+    CHECK_OK(vec_create_split(&fd, dev, df.space.ndofs, df.space.ndofs_owned));
+    CHECK_OK(vec_create_split(&cd, dev, dc.space.ndofs, dc.space.ndofs_owned));
+    double *one_f = malloc(sizeof(double) * (size_t)gf.ndofs),
+           *one_c = malloc(sizeof(double) * (size_t)gc.ndofs);
+    double *d_f = malloc(sizeof(double) * (size_t)fd.n), *d_c = malloc(sizeof(double) * (size_t)cd.n);
+    apply(0, &t1, &c1, &f1, NULL, gc.ndofs, one_f);
+    apply(0, &td, &cd, &fd, g_c, dc.space.ndofs_owned, d_f);
+    double dp = difference(d_f, g_f, fd.n, one_f, gf.ndofs);
+    apply(1, &t1, &f1, &c1, NULL, gf.ndofs, one_c);
+    apply(1, &td, &fd, &cd, g_f, df.space.ndofs_owned, d_c);
+    double dr = difference(d_c, g_c, cd.nowned, one_c, gc.ndofs), ghosts = 0;
+    for (int64_t i = cd.nowned; i < cd.n; i++) ghosts = fmax(ghosts, fabs(d_c[i]));
+    CHECK(dp <= 1e-12, "prolongation p=%d->%d over %d ranks differs from one process's by %.3g relative", pc,
+          pf, comm_size(), dp);
+    CHECK(dr <= 1e-12, "restriction p=%d->%d over %d ranks differs from one process's by %.3g relative", pf,
+          pc, comm_size(), dr);
+    CHECK(ghosts == 0, "rank %d: restriction left %.3g in a ghost dof (its sum belongs to the owner)",
+          comm_rank(), ghosts);
+    if (comm_rank() == 0)
+        printf("p=%d<->%d, %d components, %d ranks: prolongation differs by %.2e, restriction by %.2e\n", pf,
+               pc, nc, comm_size(), dp, dr);
+    Vec *v[] = {&f1, &c1, &fd, &cd};
+    for (int i = 0; i < 4; i++) vec_destroy(v[i]);
+    free(one_f), free(one_c), free(d_f), free(d_c), free(g_f), free(g_c), free(part);
+    transfer_destroy(&td);
+    transfer_destroy(&t1);
+    halo_destroy(&hf), halo_destroy(&hc);
+    dist_destroy(&dc), dist_destroy(&df);
+    space_destroy(&gf), space_destroy(&gc);
+}
+
+/* The problem's operator at order 1 on sp with md's constraints (and halo). */
+static void order1_operator(Device *dev, const Problem *pb, const Space *sp, Model *md, Halo *h,
+                            Operator *op) {
+    CHECK_OK(op_create(op, dev, sp, &md->phys, pb->quadrature_degree, md->cell_tags, md->facet_tags));
+    op_set_halo(op, h);
+    CHECK_OK(op_set_dirichlet(op, md->ndir, md->dir_dofs));
+    Vec u, r;
+    CHECK_OK(vec_create_split(&u, dev, sp->ndofs, sp->ndofs_owned));
+    CHECK_OK(vec_duplicate(&r, &u));
+    CHECK_OK(vec_set(&u, 0.0));
+    CHECK_OK(op_residual(op, &u, &r)); /* the state the element matrices are taken at */
+    vec_destroy(&u), vec_destroy(&r);
+}
+
+/* The distributed matrix summed into a dense global one (global space numbering), through the contiguous
+ * numbers: c2g maps each contiguous number back to its global dof. */
+static double *gather_dense(const CsrMatrix *A, const CoarseOptions *o, const int64_t *gdof, int64_t n) {
+    double *c2g = calloc((size_t)n, sizeof(double)), *D = calloc((size_t)(n * n), sizeof(double));
+    for (int64_t i = 0; i < o->nowned; i++) c2g[o->first + i] += (double)gdof[i] + 1; /* 0: unset */
+    CHECK_OK(comm_sum(c2g, (int)n));
+    int64_t unset = 0;
+    for (int64_t k = 0; k < n; k++) unset += c2g[k] == 0;
+    CHECK(unset == 0, "%lld contiguous numbers belong to no rank's own dofs", (long long)unset);
+    for (int64_t r = 0; r < A->nrows && !unset; r++)
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) {
+            int64_t gr = (int64_t)c2g[o->global[r]] - 1, gc = (int64_t)c2g[o->global[A->cols[k]]] - 1;
+            D[gr * n + gc] += A->vals[k];
+        }
+    CHECK_OK(comm_sum(D, (int)(n * n)));
+    free(c2g);
+    return D;
+}
+
+static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
+    const char *xml = pb->path;
+    const PhysicsType *t = NULL;
+    for (int i = 0; i < physics_ntypes && !t; i++)
+        if (problem_has_physics(pb, physics_types[i]->name)) t = physics_types[i];
+    Space gsp;
+    CHECK_OK(space_create(m, 1, t->components ? m->dim : 1, &gsp));
+    Model gmd, lmd;
+    CHECK_OK(t->create(pb, &gsp, &gmd));
+    Operator gop, lop;
+    order1_operator(dev, pb, &gsp, &gmd, NULL, &gop);
+    CsrMatrix G, A;
+    CHECK_OK(op_assemble(&gop, &G));
+    int32_t *part = malloc(sizeof(int32_t) * (size_t)partition_ncells(m));
+    CHECK_OK(partition_mesh_shared(m, comm_size(), part));
+    Dist d;
+    CHECK_OK(dist_create(&d, &gsp, part, comm_rank(), comm_size()));
+    CHECK_OK(model_localize(&gmd, &d, &lmd));
+    Halo h;
+    CHECK_OK(halo_create(&h, &d, dev, gsp.ncomp));
+    order1_operator(dev, pb, &d.space, &lmd, &h, &lop);
+    CoarseOptions o = {0};
+    int64_t *global = NULL, n = gsp.ndofs, *gdof = global_dofs(&d);
+    CHECK_OK(mg_coarse_matrix(&lop, &A, &o, &global));
+    double owned = (double)o.nowned, first = (double)o.first, scale = 0, diff = 0;
+    CHECK_OK(comm_sum(&owned, 1));
+    CHECK(owned == (double)n, "the ranks own %.0f coarse dofs, the space has %lld", owned, (long long)n);
+    CHECK(o.nowned == d.space.ndofs_owned && global[0] == o.first,
+          "rank %d: the contiguous numbering does not start at its first own dof", comm_rank());
+    double *D = gather_dense(&A, &o, gdof, n), *Gd = calloc((size_t)(n * n), sizeof(double));
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t k = G.rowptr[r]; k < G.rowptr[r + 1]; k++) Gd[r * n + G.cols[k]] = G.vals[k];
+    for (int64_t k = 0; k < n * n; k++)
+        scale = fmax(scale, fabs(Gd[k])), diff = fmax(diff, fabs(Gd[k] - D[k]));
+    CHECK(diff <= 1e-12 * scale,
+          "the coarse matrix over %d ranks differs from one process's by %.3g relative", comm_size(),
+          diff / scale);
+    if (comm_rank() == 0)
+        printf("%s order 1 over %d ranks: %lld dofs, matrix differs by %.2e relative (rank 0 first %.0f)\n",
+               xml, comm_size(), (long long)n, diff / scale, first);
+    free(D), free(Gd), free(global), free(gdof), free(part);
+    csr_destroy(&A), csr_destroy(&G);
+    op_destroy(&lop), op_destroy(&gop);
+    halo_destroy(&h);
+    model_destroy(&lmd), model_destroy(&gmd);
+    dist_destroy(&d);
+    space_destroy(&gsp);
+}
+
+int main(int argc, char **argv) {
+    int transfer = argc == 6 && strcmp(argv[1], "transfer") == 0,
+        matrix = argc == 3 && !strcmp(argv[1], "matrix");
+    if (!transfer && !matrix) {
+        fprintf(stderr,
+                "usage: mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP | matrix PROBLEM.xml\n");
+        return 2;
+    }
+    Mesh m = {0};
+    MeshReadOptions mo = {0};
+    static Problem pb;
+    if (matrix) CHECK_OK(problem_read(argv[2], &pb));
+    /* before MPI: the reader forks */
+    CHECK_OK(mesh_read(matrix ? pb.mesh_file : strchr(argv[2], '/') ? argv[2] : test_mesh(argv[2]), &mo, &m));
+    CHECK_OK(comm_ensure_init());
+    Device dev;
+    CHECK_OK(test_device(&dev, DEV_CPU, 1, ASSEMBLE_GATHER));
+    if (transfer) check_transfer(&m, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), &dev);
+    if (matrix) check_matrix(&pb, &m, &dev);
+    double failures = test_failures;
+    CHECK_OK(comm_sum(&failures, 1));
+    test_failures = (int)failures;
+    device_destroy(&dev);
+    mesh_destroy(&m);
+    return comm_rank() == 0 ? test_result("test_mpi_mg") : (test_failures ? 1 : 0);
+}
