@@ -2,7 +2,8 @@
 # Packs what a run on a lent GPU machine needs into .device/ (git-ignored), for the `device` tool's `carry`:
 #   .device/libs.tar.xz   the shared libraries the programs load (Gmsh and its OpenCASCADE closure, libxml2,
 #                         HDF5, ...) minus glibc's own, which the GPU machine has in a newer version;
-#   .device/build.tar.xz  the build folder's programs and CTest files (no objects);
+#   .device/build.tar.xz  the build folder's programs (femto-app, the benchmarks, the GPU tests' programs) and CTest
+#                         files;
 #   .device/cudss.tar.xz  libcudss.so.0 (and its threading layer) when the build links cuDSS: about 60 MiB compressed, so it travels in a
 #                         call of its own (carry it alone, run tools/device-run.sh true; the unpacked copy stays on
 #                         the warm machine), then libs and build in the next call.
@@ -25,6 +26,12 @@ if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]
   mt=""; [ -f "$(dirname "$cudss")/libcudss_mtlayer_gomp.so.0" ] && mt=libcudss_mtlayer_gomp.so.0
   tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")" $mt
 fi
-tar -C build --exclude=CMakeFiles --exclude='*.a' --exclude='*.o' --exclude='Testing' --exclude='*_rates' \
-    -cJf .device/build.tar.xz .
+# The build: the programs, and of the test programs those of the GPU-labelled tests (each links the CUDA kernels'
+# fatbins, about 9 MB; all of them would not fit the 64 MiB a call may carry), the CTest files and the cache.
+programs=$(cd build && ctest -L gpu -N -V 2>/dev/null | sed -n 's|^[0-9]*: Test command: /[^ ]*/build/\([^ /]*\).*|\1|p' |
+           sort -u)
+(cd build && find . -name CTestTestfile.cmake -o -name CMakeCache.txt | sed 's|^\./||'
+ for p in femto-app femto-bench femto-mesh-bench femto-partition-bench $programs; do [ -x "$p" ] && echo "$p"; done) |
+  sort -u > .device/build-files.txt
+tar -C build -cJf .device/build.tar.xz -T .device/build-files.txt
 du -h .device/*.tar.xz

@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever mpigpu; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -101,6 +101,39 @@ for step in $steps; do
       /usr/bin/time -f "wall %e s" timeout 120 mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run \
         $o/cantilever-jacobi.xml --device cuda -v 2>&1 | grep -E "^device|^time:|Newton  1|over|tip|error|wall"
       wait $smi
+    done ;;
+  qdata) # issue 13's heat rows with the compact q-point data (D = k w det J J^-1 J^-T) and without (FEMTO_QDATA=0);
+         # tet p = 2 also with the elements in curve order (FEMTO_GPU_CURVE_ORDER=1)
+    for v in "FEMTO_QDATA=0" "FEMTO_QDATA=1" "FEMTO_GPU_CURVE_ORDER=1"; do
+      for args in "--shapes hex --op-orders 1,2,3,4,5,6" "--shapes tet --op-orders 2"; do
+        [ "$v" = "FEMTO_GPU_CURVE_ORDER=1" ] && [ "${args#*tet}" = "$args" ] && continue
+        echo "== femto-bench qdata $v $args"
+        env $v timeout "${FB_LIMIT:-200}" ./femto-bench --gpu-only --rows operator --physics heat $args --elements 1000000 \
+          --markdown "$out/fb-one.md" 2>&1 | tail -n 2
+        { echo -e "\n### $v femto-bench heat $args\n"; cat "$out/fb-one.md"; } >> "$out/qdata.md" 2>/dev/null
+        rm -f "$out/fb-one.md"
+      done
+    done ;;
+  seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones
+    for v in "FEMTO_GPU_SPECIAL=1" "FEMTO_GPU_SPECIAL=0"; do
+      echo "== femto-bench seed $v"
+      env $v timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows kernels --elements 1000000 \
+        --markdown "$out/seed-${v#*=}.md" 2>&1 | tail -n 2
+    done ;;
+  mgcg) # where a multigrid CG iteration goes (femto-bench's CG rows with their launch columns)
+    echo "== femto-bench mgcg"
+    timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows cg --cg-pc multigrid --markdown "$out/mgcg.md" 2>&1 | tail -n 3 ;;
+  strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, BoomerAMG coarse
+    # one solver-bench per rank count, so that a run cut by its time limit loses only itself
+    for n in ${RANKS:-1 2 4 8 16}; do
+      OMP_WAIT_POLICY=PASSIVE bench strong-cpu-$n --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 \
+        --sizes ${STRONG_SIZE:-2M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
+    done ;;
+  weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, BoomerAMG coarse on both
+    nvidia-smi -L
+    for n in ${RANKS:-1 2}; do
+      bench weak-gpu-$n --device cuda --ranks $n --weak --problem ${WEAK_PROBLEM:-cantilever-hex} --order 2 \
+        --sizes ${WEAK_SIZE:-5M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
