@@ -45,6 +45,15 @@ static const SpecialEntry special_kernels[] = {ORDERS_(FULL_, 2, 3, 6, 10, 1),
  * (gpu/kernels.cu, docs/PERFORMANCE.md); femto-bench --path full|tensor compares the two. */
 static const int64_t SPECIAL_FULL_MAX_PAIRS = 256;
 
+/* Where femto chooses (GpuTuning.path AUTO), the full-table kernels serve only the linear cells (triangles,
+ * tetrahedra and quadrilaterals of p = 1): measured on an H100 at 1M elements (docs/PERFORMANCE.md, the seed's
+ * table), they were faster there (interpolation 19-26%, the rest within 5%) but 4-45% slower than the
+ * run-time-size kernels at p = 2 and 3 and on hexahedra of p = 1, which keep those. The sum-factorised
+ * kernels serve hexahedra of p = 2, 3 (1.9-2.1x faster). */
+static int special_full_wins(const ElemView *v) {
+    return v->ndof == v->dim + 1 || (v->tensor && v->dim == 2 && v->ndof == 4);
+}
+
 /* The entry serving v, or NULL: the tuning must leave the kernel's shape to femto (or name a path), and v be
  * a triangle or tetrahedron (not tensor, reference dimension 2 or 3), or a quad or hex on full tables (see
  * above) or at Q1D = P1D. */
@@ -54,6 +63,7 @@ static const SpecialEntry *special_entry(const GpuState *g, const ElemView *v) {
     const int full = !v->tensor || t->path == GPU_PATH_FULL ||
                      (t->path == GPU_PATH_AUTO && (int64_t)v->nq * v->ndof <= SPECIAL_FULL_MAX_PAIRS);
     if (!full && (v->nq1 != v->nd1 || v->nq != v->ndof)) return NULL;
+    if (full && t->path == GPU_PATH_AUTO && !special_full_wins(v)) return NULL;
     const int n = full ? v->ndof : v->nd1;
     for (size_t k = 0; k < sizeof special_kernels / sizeof special_kernels[0]; k++) {
         const SpecialEntry *s = &special_kernels[k];

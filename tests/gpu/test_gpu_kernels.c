@@ -155,6 +155,8 @@ static int expect_special(const ElemView *v, int k) {
     if (v->ncomp != 1 && v->ncomp != v->dim) return 0;
     int nd = v->ndof, full = !v->tensor || (k != 5 && (int64_t)v->nq * nd <= 256);
     if (!full) return v->nq1 == v->nd1 && v->nq == nd && v->nd1 >= 2 && v->nd1 <= 4 && v->dim >= 2 ? 2 : 0;
+    /* femto's own choice takes full tables for linear cells only (measured: gpu/kernels_special.cu) */
+    if (k != 5 && !(nd == v->dim + 1 || (v->tensor && v->dim == 2 && nd == 4))) return 0;
     if (v->dim == 2) return nd == 3 || nd == 6 || nd == 10 || (v->tensor && (nd == 4 || nd == 9 || nd == 16));
     return v->dim == 3 && (nd == 4 || nd == 10 || nd == 20 || (v->tensor && nd == 8));
 }
