@@ -32,6 +32,18 @@ def run(cmd, **env):
         return subprocess.CompletedProcess(cmd, "timeout", "", "the run did not end within 90 s")
 
 
+def script_args(doc):
+    """(FEMTO_APP, INPUTS, WORK, MPIEXEC words) of a script called FEMTO_APP INPUTS WORK MPIEXEC [FLAGS...], its
+    WORK folder emptied; None after printing the usage (doc) when the arguments are missing."""
+    if len(sys.argv) < 5:
+        print(doc)
+        return None
+    app, inputs, work, mpi = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return app, inputs, work, mpi
+
+
 def summary(outdir):
     files = glob.glob(os.path.join(outdir, "*_summary.txt"))
     assert len(files) == 1, f"expected one summary in {outdir}, found {files}"

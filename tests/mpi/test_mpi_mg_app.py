@@ -11,11 +11,10 @@ usage: test_mpi_mg_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 Standard library; the helpers of test_mpi_app.py."""
 import os
 import re
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mpi_app import run, summary  # noqa: E402
+from test_mpi_app import run, script_args, summary  # noqa: E402
 
 
 def variant(work, inputs, name, refine, coarse=None):
@@ -40,12 +39,10 @@ def two_ranks(app, mpi, work, xml, name):
 
 
 def main():
-    if len(sys.argv) < 5:
-        print(__doc__)
+    args = script_args(__doc__)
+    if args is None:
         return 2
-    app, inputs, work, mpi = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    app, inputs, work, mpi = args
     problems, its = [], {}
     for refine in (0, 1):
         name = f"cantilever-refine{refine}"

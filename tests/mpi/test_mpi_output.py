@@ -19,12 +19,11 @@ same solution to round-off, the one-process run and the 2-rank run must give:
 Needs VTK's Python modules (python3-paraview), numpy and h5py."""
 import glob
 import os
-import shutil
 import subprocess
 import sys
 
 import h5py
-from test_mpi_app import variant
+from test_mpi_app import script_args, variant
 import numpy as np
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkIOXdmf3 import vtkXdmf3Reader
@@ -164,12 +163,10 @@ def check_xdmf(one, two, name):
 
 
 def main():
-    if len(sys.argv) < 5:
-        print(__doc__)
+    args = script_args(__doc__)
+    if args is None:
         return 2
-    app, inputs, work, mpi = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    app, inputs, work, mpi = args
     failures = 0
     for sample, name, order in CASES:
         xml = tight_variant(work, sample, name, inputs)
