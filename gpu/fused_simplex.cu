@@ -45,16 +45,24 @@ typedef struct {
 
 /* The records the point function reads as geometry, GS = QF_GEO_DOUBLES(GL, D) doubles per q-point: the cells'
  * geometry (GL 0) or the compact q-point data of a Jacobian (fem/qfunction.h). On affine cells element e's
- * record of q-point 0 is read once (base) and q-point q's follows from it: the geometry's w det J scales by
- * w_q / w_0 and J^{-1} stays; the compact data (kept once per element, OpBlock.qdata_per_elem) scales whole. */
+ * record of q-point 0 is read once and q-point q's follows from it: the geometry's w det J scales by w_q / w_0
+ * and J^{-1} stays (read once into geo[1..], base[0] keeps w_0 det J: base has SIMPLEX_BASE(GL, D) doubles);
+ * the compact data (kept once per element, OpBlock.qdata_per_elem) scales whole (base keeps the record). A
+ * whole copy of the geometry as base cost the elasticity kernels 17-28 registers, enough to take the split
+ * layout's resident blocks from 4 to 3 an SM. */
+#define SIMPLEX_BASE(GL, D) ((GL) ? QF_GEO_DOUBLES(GL, D) : 1)
 template <int D, int GL>
 static __device__ __forceinline__ const double *simplex_geo_begin(const QfArgs &a, int64_t e, const SimplexWeights &w,
-                                                                  double *base) {
+                                                                  double *base, double *geo) {
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
     const double *ge = a.geo + e * (GL && w.n ? 1 : a.nq) * GS;
     if (w.n) {
 #pragma unroll
-        for (int k = 0; k < GS; k++) base[k] = __ldg(ge + k);
+        for (int k = 0; k < GS; k++)
+            if (GL || k == 0)
+                base[k] = __ldg(ge + k);
+            else
+                geo[k] = __ldg(ge + k);
     }
     return ge;
 }
@@ -65,7 +73,10 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
 #pragma unroll
     for (int k = 0; k < GS; k++)
-        geo[k] = !w.n ? __ldg(ge + q * GS + k) : GL || k == 0 ? w.ratio[q] * base[k] : base[k];
+        if (!w.n)
+            geo[k] = __ldg(ge + q * GS + k);
+        else if (GL || k == 0)
+            geo[k] = w.ratio[q] * base[k];
 }
 
 template <int D, int NC, int GL, PointFn POINT>
@@ -82,8 +93,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
     simplex_gather(my, nd, in, ue);
     simplex_zero(re);
-    double geo[GS], geo0[GS];
-    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0);
+    double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
+    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
     for (int q = 0; q < nq; q++) {
         simplex_geo<D, GL>(ge, q, w, geo0, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
@@ -120,8 +131,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
         re[i] = 0.0;
     }
-    double geo[GS], geo0[GS];
-    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0);
+    double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
+    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
     for (int q = 0; q < nq; q++) {
         simplex_geo<D, GL>(ge, q, w, geo0, geo);
         const double *Bq = B + q * nd, *Gq = G + q * nd * D;
