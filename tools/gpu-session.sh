@@ -129,11 +129,12 @@ for step in $steps; do
       OMP_WAIT_POLICY=PASSIVE bench strong-cpu-$n --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 \
         --sizes ${STRONG_SIZE:-2M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
     done ;;
-  weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, BoomerAMG coarse on both
+  weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level
+    # (default auto: femto's own choice, cuDSS, gathered to rank 0 over ranks; boomeramg: the parallel AMG on the host)
     nvidia-smi -L
     for n in ${RANKS:-1 2}; do
       bench weak-gpu-$n --device cuda --ranks $n --weak --problem ${WEAK_PROBLEM:-cantilever-hex} --order 2 \
-        --sizes ${WEAK_SIZE:-5M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none"
+        --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
