@@ -83,7 +83,6 @@ typedef struct {
     RunSeries *series; /* the series of the physics being solved: Newton's iterations go there */
     int plots;         /* PNG plots written */
     int plots_noted;   /* the summary said that none are drawn */
-    int mpi_noted;     /* the note on the coarse solver over MPI ranks was printed */
 } Run;
 
 /* A physics solved over MPI ranks: the solve runs on the rank's part of the space (its operator with the

@@ -407,19 +407,10 @@ static void release(PhysicsRun *p) {
 }
 
 /* Over MPI ranks: the rank's part of the space, model and halo. Every preconditioner works across ranks;
- * multigrid's coarse level is solved by BoomerAMG there (CHOLMOD and cuDSS run in one process: a problem that
- * names one gets BoomerAMG instead, said once). */
-static int split_over_ranks(PhysicsRun *p, NewtonSettings *ns) {
+ * multigrid's coarse level goes to the solver one process would use, gathered to rank 0, or to BoomerAMG over
+ * all ranks when it is too large to gather (fem/solvers/coarse_gather.h); the preconditioner line says which. */
+static int split_over_ranks(PhysicsRun *p) {
     Run *r = p->r;
-    if (ns->pc.type == PC_MULTIGRID && ns->pc.coarse != (int)COARSE_SOLVER_AUTO &&
-        ns->pc.coarse != (int)COARSE_SOLVER_BOOMERAMG) {
-        if (!r->mpi_noted)
-            app_say(r->o, 1,
-                    "note: over %d MPI ranks the coarse solver is BoomerAMG (%s runs in one process)\n",
-                    comm_size(), ns->pc.coarse == (int)COARSE_SOLVER_CHOLMOD ? "CHOLMOD" : "cuDSS");
-        r->mpi_noted = 1;
-    }
-    if (ns->pc.type == PC_MULTIGRID) ns->pc.coarse = (int)COARSE_SOLVER_BOOMERAMG;
     FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
     char halo[320];
     halo_describe(&p->dist.halo, halo, sizeof halo);
@@ -440,12 +431,11 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     t->describe(&r->pb, &p.md, model, sizeof model);
     NewtonSettings ns = run_newton_settings(r, p.md.symmetric, p.md.linear);
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
-    if (split) status = split_over_ranks(&p, &ns);
+    if (split) status = split_over_ranks(&p);
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
             r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     if (split)
-        app_say(r->o, 1, ", over %d MPI ranks%s\n", comm_size(),
-                ns.pc.type == PC_MULTIGRID ? " (coarse solver BoomerAMG)" : "");
+        app_say(r->o, 1, ", over %d MPI ranks\n", comm_size());
     else
         app_say(r->o, 1, "\n");
     if (!status) status = build(&p, &ns, series);

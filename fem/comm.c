@@ -6,6 +6,7 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifdef FEMTO_HAVE_MPI
 #include <mpi.h>
@@ -193,6 +194,70 @@ int comm_exchange_end(CommExchange *x) {
     return FEM_OK;
 }
 
+int comm_allgather_int64(int64_t mine, int64_t *all) {
+    all[0] = mine;
+    if (comm_size() == 1) return FEM_OK;
+    long long in = mine;
+    if (MPI_Allgather(&in, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "gathering a count from %d MPI ranks failed", comm_size());
+    return FEM_OK;
+}
+
+/* A tag of its own, so that these messages can never be taken for a halo exchange's (tag 0). */
+enum { COMM_TAG_ROOT = 7, COMM_PIECE = 1 << 30 };
+
+/* Root's side of a gather (to_root) or scatter: every other rank's part of all (off) received or sent in pieces
+ * of at most COMM_PIECE bytes, and its own part copied from or to mine; another rank sends or receives mine. */
+static int root_transfer(int to_root, char *mine, int64_t bytes, char *all, const int64_t *off, int root) {
+    int size = comm_size(), rank = comm_rank(), nreq = 0, rc = MPI_SUCCESS;
+    int64_t pieces = 1;
+    for (int r = 0; r < size; r++) {
+        int64_t n = rank == root ? off[r + 1] - off[r] : r == rank ? bytes : 0;
+        if (r != root || rank != root) pieces += (n + COMM_PIECE - 1) / COMM_PIECE;
+    }
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)pieces);
+    if (!req) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for %lld MPI requests", (long long)pieces);
+    for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
+        if (r == root || (rank != root && r != rank)) continue;
+        char *buf = rank == root ? all + off[r] : mine;
+        int64_t n = rank == root ? off[r + 1] - off[r] : bytes;
+        int peer = rank == root ? r : root, receive = (rank == root) == to_root;
+        for (int64_t done = 0; done < n && rc == MPI_SUCCESS; done += COMM_PIECE) {
+            int piece = (int)(n - done < COMM_PIECE ? n - done : COMM_PIECE);
+            rc = receive ? MPI_Irecv(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD, &req[nreq++])
+                         : MPI_Isend(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD, &req[nreq++]);
+        }
+    }
+    if (rank == root && to_root) memcpy(all + off[root], mine, (size_t)bytes);
+    if (rank == root && !to_root) memcpy(mine, all + off[root], (size_t)bytes);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    free(req);
+    if (rc != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "%s MPI rank %d failed", to_root ? "gathering to" : "scattering from",
+                        root);
+    return FEM_OK;
+}
+
+/* The checks both directions share: root's own part is as long as the offsets say. */
+static int root_part_matches(int64_t bytes, const int64_t *off, int root) {
+    if (comm_rank() == root && off[root + 1] - off[root] != bytes)
+        return fem_fail(FEM_ERR_INTERNAL, "the offsets of a transfer to or from MPI rank %d do not match its part",
+                        root);
+    return FEM_OK;
+}
+
+int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root) {
+    if (comm_size() == 1) return memcpy(recv, send, (size_t)bytes), FEM_OK;
+    FEM_TRY(root_part_matches(bytes, off, root));
+    return root_transfer(1, (char *)send, bytes, recv, off, root);
+}
+
+int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root) {
+    if (comm_size() == 1) return memcpy(recv, send, (size_t)bytes), FEM_OK;
+    FEM_TRY(root_part_matches(bytes, off, root));
+    return root_transfer(0, recv, bytes, (char *)send, off, root);
+}
+
 #else /* built without MPI: one process */
 
 int comm_ensure_init(void) {
@@ -243,6 +308,20 @@ int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t 
 }
 int comm_exchange_end(CommExchange *x) {
     (void)x;
+    return FEM_OK;
+}
+int comm_allgather_int64(int64_t mine, int64_t *all) {
+    all[0] = mine;
+    return FEM_OK;
+}
+int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root) {
+    (void)off, (void)root;
+    memcpy(recv, send, (size_t)bytes);
+    return FEM_OK;
+}
+int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root) {
+    (void)off, (void)root;
+    memcpy(recv, send, (size_t)bytes);
     return FEM_OK;
 }
 CommCudaSupport comm_cuda_support(void) {

@@ -66,6 +66,17 @@ int comm_exchange_begin(CommExchange *x, int n, const int *ranks, const int64_t 
                         const int64_t *recv_off, double *recv);
 int comm_exchange_end(CommExchange *x);
 
+/* Every rank's value of `mine`, in all[0 .. comm_size()) on every rank (all[0] = mine on one process). */
+int comm_allgather_int64(int64_t mine, int64_t *all);
+
+/* Gathers to root: rank r's `bytes` bytes of send land at recv + off[r] on root, where off has comm_size() + 1
+ * entries (byte offsets; rank r's count is off[r + 1] - off[r], which must equal its bytes). recv and off are
+ * read on root only. Any size (sent in pieces of at most 1 GiB). A copy on one process. */
+int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root);
+
+/* The reverse: root's send + off[r] .. off[r + 1] goes to rank r's recv (bytes bytes). */
+int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root);
+
 /* Whether MPI may be handed GPU (CUDA) memory, detected rather than assumed: the library must say so both
  * when femto was compiled (Open MPI's MPIX_CUDA_AWARE_SUPPORT in mpi-ext.h) and when it runs
  * (MPIX_Query_cuda_support(), which answers for the library actually loaded). `why` says what was found, in a

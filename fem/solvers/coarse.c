@@ -3,6 +3,7 @@
 
 #include "boomeramg.h"
 #include "cholmod_coarse.h"
+#include "coarse_gather.h"
 #include "fem/comm.h"
 #include "fem/error.h"
 
@@ -64,12 +65,6 @@ static int resolve_options(const CsrMatrix *A, const CoarseOptions *in, CoarseOp
                         (long long)A->nrows, o->block_size);
     if (o->dim != 2 && o->dim != 3)
         return fem_fail(FEM_ERR_USAGE, "the coarse solver's space dimension must be 2 or 3, not %d", o->dim);
-    if (o->global && o->type != COARSE_AUTO && o->type != COARSE_BOOMERAMG)
-        return fem_fail(FEM_ERR_USAGE,
-                        "the %s coarse solver runs in one process; over %d MPI ranks the coarse solver is "
-                        "BoomerAMG",
-                        coarse_type_name(o->type), comm_size());
-    if (o->global) o->type = COARSE_BOOMERAMG;
     return FEM_OK;
 }
 
@@ -138,11 +133,28 @@ static int create_auto(Device *dev, const CsrMatrix *A, const CoarseOptions *o, 
     return status;
 }
 
+/* Over MPI ranks: gathered to rank 0 for the solver one process would use (a named CHOLMOD or cuDSS, or AUTO's
+ * choice while the whole matrix is small enough: coarse_gather.h), else BoomerAMG over all ranks. */
+static int create_over_ranks(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseSolver *cs) {
+    int cholmod = 0;
+#ifdef FEMTO_HAVE_CHOLMOD
+    cholmod = 1;
+#endif
+    CoarseType inner;
+    int64_t nglobal;
+    FEM_TRY(coarse_gather_choice(dev, o, cudss_factory != NULL, cholmod, &inner, &nglobal));
+    if (inner != COARSE_BOOMERAMG) return coarse_gather_create(dev, A, o, inner, &cs->st.type, &cs->be);
+    cs->st.type = COARSE_BOOMERAMG;
+    return create_backend(dev, A, o, COARSE_BOOMERAMG, &cs->be);
+}
+
 static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, CoarseSolver *cs) {
     CoarseOptions o;
     FEM_TRY(resolve_options(A, opt, &o));
     double t0 = omp_get_wtime();
-    if (o.type == COARSE_AUTO) {
+    if (o.global) {
+        FEM_TRY(create_over_ranks(dev, A, &o, cs));
+    } else if (o.type == COARSE_AUTO) {
         FEM_TRY(create_auto(dev, A, &o, cs));
     } else {
         cs->st.type = o.type;

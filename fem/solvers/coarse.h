@@ -51,9 +51,10 @@ typedef struct {
      * are this rank's local dofs, the first nowned of them its own and the others partial sums of rows that
      * other ranks own (a constrained ghost's row zero: its owner holds the identity row); A's columns are
      * local dofs too; global[i] is local dof i's number in the rank-contiguous global numbering, where this
-     * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes. Only
-     * BoomerAMG solves it (AUTO picks it; another named solver is FEM_ERR_USAGE). Vectors keep A's nrows
-     * entries: b's ghosts are not read, x's are set to 0. NULL: one process, A is the whole matrix. */
+     * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes. BoomerAMG
+     * solves it over all ranks; CHOLMOD and cuDSS (named, or AUTO's choice while the whole matrix is small
+     * enough) solve it gathered to rank 0 (coarse_gather.h). Vectors keep A's nrows entries: b's ghosts are
+     * not read, x's are set to 0. NULL: one process, A is the whole matrix. */
     const int64_t *global;
     int64_t nowned, first;
 } CoarseOptions;

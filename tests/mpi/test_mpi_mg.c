@@ -8,7 +8,8 @@
  *   matrix PROBLEM.xml: the order-1 Jacobian as BoomerAMG receives it over ranks (each rank's rows, ghosts'
  *     partial rows, rank-contiguous numbers; mg_coarse_matrix), mapped back to the global dofs and summed
  * over the ranks, equals the one-process assembled matrix entry by entry to 1e-12 relative (to the largest);
- *     the contiguous numbers of each rank's own dofs are first .. first + nowned - 1 and cover 0 .. n - 1.
+ *     the contiguous numbers of each rank's own dofs are first .. first + nowned - 1 and cover 0 .. n - 1;
+ *     and that matrix solved by CHOLMOD gathered to rank 0 equals one process's solve to 1e-12 (ghosts 0).
  *
  *   mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP
  *   mpiexec -n N test_mpi_mg matrix PROBLEM.xml */
@@ -18,6 +19,7 @@
 #include "fem/halo.h"
 #include "fem/partition.h"
 #include "fem/solvers/assemble.h"
+#include "fem/solvers/coarse.h"
 #include "fem/solvers/multigrid.h"
 #include "fem/transfer.h"
 #include "io/mesh_read.h"
@@ -25,6 +27,7 @@
 #include "physics/physics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double field(int64_t gdof) {
@@ -147,6 +150,43 @@ static double *gather_dense(const CsrMatrix *A, const CoarseOptions *o, const in
     return D;
 }
 
+/* The coarse level over ranks solved by CHOLMOD gathered to rank 0 (coarse_gather.h) equals one process's
+ * CHOLMOD solve of the whole matrix G at every rank's own dofs to 1e-12 relative, and leaves the ghosts 0. */
+static void check_gathered_solve(Device *dev, const CsrMatrix *A, const CoarseOptions *o, const CsrMatrix *G,
+                                 const int64_t *gdof) {
+    CoarseOptions go = *o, one = *o;
+    go.type = one.type = COARSE_CHOLMOD;
+    one.global = NULL, one.nowned = one.first = 0;
+    CoarseSolver *cs = NULL, *cs1 = NULL;
+    int status = coarse_create(dev, A, &go, &cs);
+    if (status == FEM_ERR_USAGE && strstr(fem_last_error(), "not built in")) {
+        if (comm_rank() == 0) printf("CHOLMOD is not built in: the gathered solve is not checked\n");
+        return;
+    }
+    CHECK_OK(status);
+    CHECK(strstr(coarse_describe(cs), "gathered to rank 0") != NULL, "the coarse solver says: %s",
+          coarse_describe(cs));
+    CHECK_OK(coarse_create(dev, G, &one, &cs1));
+    int64_t n = G->nrows, nl = A->nrows;
+    double *b = malloc(sizeof(double) * (size_t)(n + nl)), *x = malloc(sizeof(double) * (size_t)(n + nl));
+    double *bl = b + n, *xl = x + n, diff = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) b[i] = field(i);
+    for (int64_t i = 0; i < nl; i++) bl[i] = i < o->nowned ? field(gdof[i]) : -1e30; /* ghosts unread */
+    CHECK_OK(coarse_apply(cs1, b, x));
+    CHECK_OK(coarse_apply(cs, bl, xl));
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(x[i]));
+    for (int64_t i = 0; i < nl; i++) diff = fmax(diff, i < o->nowned ? fabs(xl[i] - x[gdof[i]]) : fabs(xl[i]));
+    double each[1] = {diff};
+    CHECK_OK(comm_sum(each, 1));
+    CHECK(each[0] <= 1e-12 * scale, "the gathered CHOLMOD solve differs from one process's by %.3g relative",
+          each[0] / scale);
+    if (comm_rank() == 0)
+        printf("CHOLMOD gathered to rank 0 from %d ranks: solution differs by %.2e relative\n", comm_size(),
+               each[0] / scale);
+    free(b), free(x);
+    coarse_destroy(&cs), coarse_destroy(&cs1);
+}
+
 static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
     const char *xml = pb->path;
     const PhysicsType *t = NULL;
@@ -187,6 +227,7 @@ static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
     if (comm_rank() == 0)
         printf("%s order 1 over %d ranks: %lld dofs, matrix differs by %.2e relative (rank 0 first %.0f)\n",
                xml, comm_size(), (long long)n, diff / scale, first);
+    check_gathered_solve(dev, &A, &o, &G, gdof);
     free(D), free(Gd), free(global), free(gdof), free(part);
     csr_destroy(&A), csr_destroy(&G);
     op_destroy(&lop), op_destroy(&gop);

@@ -1,0 +1,210 @@
+/* The coarse level gathered to rank 0 (see coarse_gather.h). Rank 0 is the root of every transfer; the ranks'
+ * owned dofs are consecutive in the rank-contiguous global numbering (rank r's are first_r .. first_r +
+ * nowned_r - 1, in local order), so a vector's owned entries travel as one block per rank. */
+#include "coarse_gather.h"
+
+#include "fem/comm.h"
+#include "fem/error.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROOT = 0 };
+
+typedef struct {
+    Device *dev;
+    int64_t nlocal, nowned, nglobal;
+    int64_t *off;    /* [ranks + 1]: byte offsets of the ranks' owned entries in a whole vector */
+    double *gb, *gx; /* root: the whole b and x on the host */
+    double *db, *dx; /* root: the same in dev's memory, the inner solver's vectors */
+    CoarseSolver *inner; /* root */
+} Gathered;
+
+int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cudss, int have_cholmod,
+                         CoarseType *inner, int64_t *nglobal) {
+    double n = (double)o->nowned;
+    FEM_TRY(comm_sum(&n, 1));
+    *nglobal = (int64_t)n;
+    *inner = o->type;
+    if (o->type != COARSE_AUTO) return FEM_OK;
+    int gpu = dev->kind == DEV_CUDA && have_cudss && n <= COARSE_GATHER_GPU_MAX_ROWS;
+    int host = have_cholmod && n <= COARSE_DIRECT_MAX_ROWS;
+    *inner = gpu || host ? COARSE_AUTO : COARSE_BOOMERAMG;
+    return FEM_OK;
+}
+
+static void gathered_destroy(void *impl) {
+    Gathered *g = impl;
+    if (!g) return;
+    coarse_destroy(&g->inner);
+    if (g->dev) device_free(g->dev, g->db), device_free(g->dev, g->dx);
+    free(g->off);
+    free(g->gb);
+    free(g->gx);
+    free(g);
+}
+
+/* b's owned entries to rank 0, the solve there, x's back; x's ghosts 0. Every rank returns rank 0's status. */
+static int gathered_apply(void *impl, const double *b, double *x) {
+    Gathered *g = impl;
+    const int64_t own = (int64_t)sizeof(double) * g->nowned;
+    int status = comm_gather_bytes(b, own, g->gb, g->off, ROOT);
+    if (!status && comm_rank() == ROOT) {
+        Device *d = g->dev;
+        size_t all = sizeof(double) * (size_t)g->nglobal;
+        status = d->ops.upload(d, g->db, g->gb, all);
+        if (!status) status = coarse_apply(g->inner, g->db, g->dx);
+        if (!status) status = d->ops.download(d, g->gx, g->dx, all);
+        if (status) memset(g->gx, 0, all);
+    }
+    int moved = comm_scatter_bytes(g->gx, g->off, x, own, ROOT);
+    for (int64_t i = g->nowned; i < g->nlocal; i++) x[i] = 0.0;
+    return comm_agree(status ? status : moved);
+}
+
+/* off[r] = bytes before rank r's part of a whole array of `per` bytes a row (counts: every rank's rows). */
+static int offsets(const int64_t *counts, int64_t per, int64_t **off) {
+    int n = comm_size();
+    *off = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!*off) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather's offsets");
+    (*off)[0] = 0;
+    for (int r = 0; r < n; r++) (*off)[r + 1] = (*off)[r] + counts[r] * per;
+    return FEM_OK;
+}
+
+/* n values of `per` bytes from every rank to root (counts[r] of them from rank r), into *all (malloc'ed on
+ * root). */
+static int gather_rows(const void *mine, int64_t n, int64_t per, const int64_t *counts, void **all) {
+    int64_t *off = NULL;
+    int status = offsets(counts, per, &off);
+    *all = NULL;
+    if (!status && comm_rank() == ROOT) {
+        *all = malloc((size_t)off[comm_size()] + 1);
+        if (!*all) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory on MPI rank 0 for the coarse matrix");
+    }
+    status = comm_agree(status);
+    if (!status) status = comm_gather_bytes(mine, n * per, *all, off, ROOT);
+    free(off);
+    return status;
+}
+
+/* The rank's triplets in global numbers (int32: coarse_gather_create checks the size). */
+static int local_triplets(const CsrMatrix *A, const int64_t *global, int32_t **rows, int32_t **cols) {
+    int64_t nnz = A->rowptr[A->nrows];
+    *rows = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+    *cols = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+    if (!*rows || !*cols) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse matrix's rows");
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            (*rows)[k] = (int32_t)global[i];
+            (*cols)[k] = (int32_t)global[A->cols[k]];
+        }
+    return FEM_OK;
+}
+
+/* Root: the whole matrix, the sum of every rank's rows. */
+static int gather_matrix(const CsrMatrix *A, const CoarseOptions *o, int64_t nglobal, CsrMatrix *G) {
+    int64_t nnz = A->rowptr[A->nrows], *counts = malloc(sizeof(int64_t) * (size_t)comm_size());
+    int32_t *rows = NULL, *cols = NULL, *grows = NULL, *gcols = NULL;
+    double *gvals = NULL;
+    int status = counts ? local_triplets(A, o->global, &rows, &cols)
+                        : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
+    status = comm_agree(status);
+    if (!status) status = comm_allgather_int64(nnz, counts);
+    if (!status) status = gather_rows(rows, nnz, sizeof(int32_t), counts, (void **)&grows);
+    if (!status) status = gather_rows(cols, nnz, sizeof(int32_t), counts, (void **)&gcols);
+    if (!status) status = gather_rows(A->vals, nnz, sizeof(double), counts, (void **)&gvals);
+    if (!status && comm_rank() == ROOT) {
+        int64_t total = 0;
+        for (int r = 0; r < comm_size(); r++) total += counts[r];
+        status = csr_from_triplets(nglobal, nglobal, total, grows, gcols, gvals, G);
+    }
+    free(counts), free(rows), free(cols), free(grows), free(gcols), free(gvals);
+    return status;
+}
+
+/* Root: the owned nodes' coordinates in global order (elasticity's rigid-body modes, should rank 0's solver
+ * be BoomerAMG); NULL where A has none. */
+static int gather_coords(const CoarseOptions *o, const int64_t *owned, double **coords) {
+    *coords = NULL;
+    if (!o->coords) return FEM_OK;
+    int n = comm_size(), bs = o->block_size;
+    int64_t *nodes = malloc(sizeof(int64_t) * (size_t)n);
+    if (!nodes) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
+    for (int r = 0; r < n; r++) nodes[r] = owned[r] / bs;
+    int status = gather_rows(o->coords, o->nowned / bs, 3 * sizeof(double), nodes, (void **)coords);
+    free(nodes);
+    return status;
+}
+
+/* Root: the inner solver on the whole matrix and the whole vectors it needs. */
+static int root_setup(Gathered *g, const CsrMatrix *G, const CoarseOptions *o, CoarseType inner,
+                      const double *coords) {
+    CoarseOptions io = *o;
+    io.type = inner;
+    io.global = NULL;
+    io.nowned = io.first = 0;
+    io.coords = coords;
+    size_t all = sizeof(double) * (size_t)g->nglobal;
+    FEM_ALLOC(g->gb, g->nglobal, "the coarse level's whole right-hand side");
+    FEM_ALLOC(g->gx, g->nglobal, "the coarse level's whole solution");
+    FEM_TRY(device_alloc(g->dev, (void **)&g->db, all));
+    FEM_TRY(device_alloc(g->dev, (void **)&g->dx, all));
+    return coarse_create(g->dev, G, &io, &g->inner);
+}
+
+/* The ranks' owned counts and the vectors' offsets. */
+static int gathered_layout(Gathered *g, int64_t **owned) {
+    *owned = malloc(sizeof(int64_t) * (size_t)comm_size());
+    if (!*owned) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
+    FEM_TRY(comm_allgather_int64(g->nowned, *owned));
+    return offsets(*owned, sizeof(double), &g->off);
+}
+
+/* Every rank: the solver type and description rank 0 ended with. */
+static int share_result(Gathered *g, CoarseType *type, CoarseBackend *out) {
+    int t = COARSE_AUTO;
+    if (comm_rank() == ROOT) {
+        CoarseStats st;
+        coarse_stats(g->inner, &st);
+        t = (int)st.type;
+        snprintf(out->description, sizeof out->description, "%s, gathered to rank 0 from %d MPI ranks",
+                 coarse_describe(g->inner), comm_size());
+    }
+    FEM_TRY(comm_bcast(&t, sizeof t, ROOT));
+    FEM_TRY(comm_bcast(out->description, sizeof out->description, ROOT));
+    *type = (CoarseType)t;
+    return FEM_OK;
+}
+
+int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseType inner,
+                         CoarseType *type, CoarseBackend *out) {
+    Gathered *g = fem_calloc(1, sizeof *g, "the gathered coarse solver");
+    int64_t *owned = NULL;
+    CsrMatrix G = {0};
+    double *coords = NULL;
+    int status = g ? FEM_OK : FEM_ERR_INTERNAL;
+    if (g) {
+        g->dev = dev, g->nlocal = A->nrows, g->nowned = o->nowned;
+        status = gathered_layout(g, &owned);
+    }
+    status = comm_agree(status);
+    if (!status) {
+        for (int r = 0; r < comm_size(); r++) g->nglobal += owned[r];
+        if (g->nglobal > INT32_MAX)
+            status = fem_fail(FEM_ERR_USAGE, "the coarse level has %lld rows, too many to gather to one rank",
+                              (long long)g->nglobal);
+    }
+    if (!status) status = gather_matrix(A, o, g->nglobal, &G);
+    if (!status) status = gather_coords(o, owned, &coords);
+    if (!status && comm_rank() == ROOT) status = root_setup(g, &G, o, inner, coords);
+    status = comm_agree(status);
+    if (!status) status = share_result(g, type, out);
+    csr_destroy(&G);
+    free(coords);
+    free(owned);
+    if (!g) return status;
+    return coarse_backend_finish(out, status, g, 0, gathered_apply, gathered_destroy);
+}
