@@ -160,41 +160,12 @@ static int shared_only(const Operator *op) {
     return gpu_state(op->dev)->tuning.fused_shared;
 }
 
-static_assert(sizeof tensor_kernels / sizeof tensor_kernels[0] <= 32 && TENSOR_NORDERS <= 8,
-              "GpuState.tensor_epb is too short");
-
-/* Elements per block of kernel k (dimension D, 1D size P, nc components): the count that keeps the most
- * elements resident on an SM, by the kernel's registers and shared memory (CUDA's occupancy calculator), the
- * larger count on a tie. Filling the block to TENSOR_THREADS regardless (the rule before) left a quarter of the
- * SM's warp slots empty at p = 4 and 6, where about 100 registers a thread allow two 8-warp blocks and not a
- * third. FEMTO_GPU_TENSOR_EPB=N forces N (clipped to what fits), for comparison. */
-static int tensor_choose_epb(const GpuState *g, TensorKernel k, int D, int P, int nc, unsigned char *out) {
-    const int64_t per = tensor_per(D, P, P, nc), tab = 4 * P * P;
-    int64_t most = TENSOR_THREADS / (P * P), room = (int64_t)(g->shared_optin / sizeof(double)) - tab;
-    if (most > room / per) most = room / per;
-    if (most > 255) most = 255;
-    if (most < 1) return *out = 1, FEM_OK; /* nothing fits: tensor_plan's caller gets the error from the launch */
-    const char *env = getenv("FEMTO_GPU_TENSOR_EPB");
-    if (env && atoi(env) > 0) return *out = (unsigned char)(atoi(env) < most ? atoi(env) : most), FEM_OK;
-    GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)(sizeof(double) * (size_t)(tab + most * per))));
-    int64_t best = most, best_resident = 0;
-    for (int64_t epb = most; epb >= 1; epb--) {
-        int blocks = 0;
-        GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, (int)(epb * P * P),
-                                                                sizeof(double) * (size_t)(tab + epb * per)));
-        if (blocks * epb > best_resident) best = epb, best_resident = blocks * epb;
-    }
-    *out = (unsigned char)best;
-    return FEM_OK;
-}
-
 /* The kernel and launch of a block's residual or Jacobian action, or 0 in *ok where this kernel does not
  * serve it (not a quad or hex block at the default 1D rule of an instantiated order, a q-function not in the
  * list, an operator of the shared-memory fused kernel alone). */
 static int tensor_plan(const Operator *op, const OpBlock *b, int residual, TensorPlan *p, int *ok) {
     const ElemView *v = &b->view;
-    GpuState *g = gpu_state(op->dev);
+    const GpuState *g = gpu_state(op->dev);
     memset(p, 0, sizeof *p);
     *ok = 0;
     p->q = op_qfunction(op, 0, residual);
@@ -206,20 +177,20 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     if (v->ndof != nd || v->nq != nd || op->space->mesh->dim != D) return FEM_OK;
     p->qdata = b->qdata_per_elem ? NULL : op_block_qdata(op, b, residual);
     const int id = p->qdata ? p->qdata->apply : p->q->id;
-    size_t row = 0;
     for (size_t r = 0; r < sizeof tensor_kernels / sizeof tensor_kernels[0]; r++) {
         const int nc = tensor_kernels[r].ncomp ? tensor_kernels[r].ncomp : D;
-        if (tensor_kernels[r].id == id && nc == v->ncomp) p->k = tensor_kernels[r].k[D - 2][order - 1], row = r;
+        if (tensor_kernels[r].id == id && nc == v->ncomp) p->k = tensor_kernels[r].k[D - 2][order - 1];
     }
     if (!p->k) return FEM_OK;
-    unsigned char *cached = &g->tensor_epb[row][D - 2][order - 1];
-    if (!*cached) FEM_TRY(tensor_choose_epb(g, p->k, D, P, v->ncomp, cached));
-    int64_t epb = *cached;
+    const int nc = v->ncomp;
+    const int64_t per = tensor_per(D, P, P, nc), tab = 4 * P * P;
+    int64_t epb = TENSOR_THREADS / (P * P), room = (int64_t)(g->shared_optin / sizeof(double)) - tab;
+    if (epb > room / per) epb = room / per;
     if (epb > b->nelem) epb = b->nelem;
     if (epb < 1) return FEM_OK;
     p->threads = P * P;
     p->epb = (int)epb;
-    p->smem = sizeof(double) * (size_t)(4 * P * P + epb * tensor_per(D, P, P, v->ncomp));
+    p->smem = sizeof(double) * (size_t)(tab + epb * per);
     *ok = 1;
     return FEM_OK;
 }

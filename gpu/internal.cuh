@@ -44,9 +44,6 @@ typedef struct {
     /* the specialised separate kernels (kernels_special.cu): 0 off, 1 on, 2 on with the q-point arrays read
      * and written in global memory (FEMTO_GPU_SPECIAL=0, unset, global) */
     int special;
-    /* fused_tensor.cu's elements per block per entry of its kernel list, dimension (2, 3) and order (1..8): 0
-     * not yet decided (decided once, from the kernel's occupancy) */
-    unsigned char tensor_epb[32][2][8];
 } GpuState;
 
 static inline GpuState *gpu_state(const Device *d) {
