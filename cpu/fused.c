@@ -267,10 +267,11 @@ static int fused_block(Operator *op, int facet, int bi, int residual, const doub
 
 /* The residual (out = R(in)) or the Jacobian's action (out += J in), block by block. */
 static int fused_all(Operator *op, int residual, const Vec *in, Vec *out) {
-    if (residual) FEM_TRY(vec_zero(out));
-    for (int b = 0; b < op->ncells; b++) FEM_TRY(fused_block(op, 0, b, residual, in->data, out->data));
+    if (residual && op_zeroes_output(op)) FEM_TRY(vec_zero(out));
+    for (int b = 0; b < op->ncells; b++)
+        if (op_block_runs(op, 0, b)) FEM_TRY(fused_block(op, 0, b, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
-        if (op->facets[b].nelem > 0 && !op_block_skipped(op, 1, residual))
+        if (op->facets[b].nelem > 0 && !op_block_skipped(op, 1, residual) && op_block_runs(op, 1, b))
             FEM_TRY(fused_block(op, 1, b, residual, in->data, out->data));
     return FEM_OK;
 }

@@ -29,8 +29,9 @@ static int copy_block(const MeshBlock *gb, const char *keep, int64_t count, Mesh
 }
 
 /* keep[c] for the cells (facet 0) or facets (1) of global block b that are this rank's; returns their count.
- */
-static int64_t select_elements(const Mesh *gm, const int32_t *part, int rank, int facet, int b, char *keep) {
+ * With `shared` (cells only), keep[c] is 2 for a cell with a mesh node that a cell of another rank touches. */
+static int64_t select_elements(const Mesh *gm, const int32_t *part, const char *shared, int rank, int facet,
+                               int b, char *keep) {
     int64_t n = 0;
     const MeshBlock *mb = facet ? &gm->facets[b] : &gm->cells[b];
     for (int64_t c = 0; c < mb->count; c++) {
@@ -39,27 +40,74 @@ static int64_t select_elements(const Mesh *gm, const int32_t *part, int rank, in
                              : partition_cell_offset(gm, b) + c;
         keep[c] = part[cell] == rank;
         n += keep[c];
+        for (int i = 0; keep[c] && shared && i < mb->nnodes; i++)
+            if (shared[mb->nodes[c * mb->nnodes + i]]) keep[c] = 2;
     }
     return n;
 }
 
-static int copy_blocks(Dist *d, const Mesh *gm, const int32_t *part, int facet) {
+/* shared[n] = 1 for the global mesh nodes that cells of more than one part touch; NULL when the cells are not
+ * to be split (FEMTO_OVERLAP=0, or no room for twice the blocks). */
+static int shared_nodes(const Mesh *gm, const int32_t *part, char **shared) {
+    *shared = NULL;
+    const char *env = getenv("FEMTO_OVERLAP");
+    if ((env && strcmp(env, "0") == 0) || 2 * gm->ncell_blocks > MESH_MAX_BLOCKS) return FEM_OK;
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)(gm->nnodes + 1));
+    *shared = calloc((size_t)gm->nnodes + 1, 1);
+    if (!first || !*shared) {
+        free(first);
+        free(*shared);
+        *shared = NULL;
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's shared nodes");
+    }
+    for (int64_t n = 0; n < gm->nnodes; n++) first[n] = -1;
+    for (int b = 0; b < gm->ncell_blocks; b++) {
+        const MeshBlock *mb = &gm->cells[b];
+        int64_t off = partition_cell_offset(gm, b);
+        for (int64_t k = 0; k < mb->count * mb->nnodes; k++) {
+            fem_idx n = mb->nodes[k];
+            int32_t p = part[off + k / mb->nnodes];
+            if (first[n] < 0) first[n] = p;
+            else if (first[n] != p) (*shared)[n] = 1;
+        }
+    }
+    free(first);
+    return FEM_OK;
+}
+
+/* A local block of the kept elements of global block b: keep[c] == want (or != 0 for want 0). */
+static int add_block(Dist *d, const MeshBlock *gb, int b, int facet, char *keep, int want, int boundary) {
+    int64_t n = 0;
+    char *pick = malloc((size_t)gb->count + 1);
+    if (!pick) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's cells");
+    for (int64_t c = 0; c < gb->count; c++) n += pick[c] = want ? keep[c] == want : keep[c] != 0;
+    int status = FEM_OK;
+    if (n > 0 && facet) {
+        int lb = d->mesh.nfacet_blocks++;
+        d->facet_block[lb] = b;
+        status = copy_block(gb, pick, n, &d->mesh.facets[lb], &d->facet_global[lb]);
+    } else if (n > 0) {
+        int lb = d->mesh.ncell_blocks++;
+        d->cell_block[lb] = b;
+        d->cell_boundary[lb] = (unsigned char)boundary;
+        status = copy_block(gb, pick, n, &d->mesh.cells[lb], &d->cell_global[lb]);
+    }
+    free(pick);
+    return status;
+}
+
+/* The rank's elements of every global block; with `shared`, each cell block's interior cells (no shared node)
+ * and boundary cells as two local blocks, interior first. */
+static int copy_blocks(Dist *d, const Mesh *gm, const int32_t *part, const char *shared, int facet) {
     int nglobal = facet ? gm->nfacet_blocks : gm->ncell_blocks;
     for (int b = 0; b < nglobal; b++) {
         const MeshBlock *gb = facet ? &gm->facets[b] : &gm->cells[b];
         char *keep = malloc((size_t)gb->count + 1);
         if (!keep) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's cells");
-        int64_t n = select_elements(gm, part, d->rank, facet, b, keep);
-        int status = FEM_OK;
-        if (n > 0 && facet) {
-            int lb = d->mesh.nfacet_blocks++;
-            d->facet_block[lb] = b;
-            status = copy_block(gb, keep, n, &d->mesh.facets[lb], &d->facet_global[lb]);
-        } else if (n > 0) {
-            int lb = d->mesh.ncell_blocks++;
-            d->cell_block[lb] = b;
-            status = copy_block(gb, keep, n, &d->mesh.cells[lb], &d->cell_global[lb]);
-        }
+        select_elements(gm, part, facet ? NULL : shared, d->rank, facet, b, keep);
+        int status = facet || !shared ? add_block(d, gb, b, facet, keep, 0, 1)
+                                      : add_block(d, gb, b, facet, keep, 1, 0);
+        if (!status && !facet && shared) status = add_block(d, gb, b, facet, keep, 2, 1);
         free(keep);
         FEM_TRY(status);
     }
@@ -115,11 +163,15 @@ static int local_mesh(Dist *d, const Mesh *gm, const int32_t *part) {
     Mesh *m = &d->mesh;
     memcpy(m->path, gm->path, sizeof m->path);
     m->dim = gm->dim;
-    FEM_TRY(copy_blocks(d, gm, part, 0));
+    char *shared = NULL;
+    FEM_TRY(shared_nodes(gm, part, &shared));
+    int status = copy_blocks(d, gm, part, shared, 0);
+    free(shared);
+    FEM_TRY(status);
     if (m->ncell_blocks == 0)
         return fem_fail(FEM_ERR_INPUT, "mesh %s: MPI rank %d of %d received no cell; run on fewer ranks",
                         gm->path, d->rank, d->nranks);
-    FEM_TRY(copy_blocks(d, gm, part, 1));
+    FEM_TRY(copy_blocks(d, gm, part, NULL, 1));
     FEM_TRY(local_nodes_and_groups(d, gm));
     return mesh_finish(m);
 }

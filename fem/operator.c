@@ -235,6 +235,14 @@ void op_destroy(Operator *op) {
 
 void op_set_halo(Operator *op, Halo *halo) {
     op->halo = halo;
+    op->overlap = 0;
+    memset(op->interior, 0, sizeof op->interior);
+    const Dist *d = halo ? halo->dist : NULL;
+    if (!d || op->space != &d->space) return;
+    for (int b = 0; b < op->ncells; b++) {
+        op->interior[b] = !d->cell_boundary[b];
+        op->overlap |= op->interior[b] && op->cells[b].nelem > 0;
+    }
 }
 
 int op_update_ctx(Operator *op) {
@@ -294,26 +302,71 @@ int op_residual(Operator *op, const Vec *u, Vec *r) {
     return FEM_OK;
 }
 
+/* The element entry `run` (the residual or the Jacobian's action) with the halo's forward exchange of `in`
+ * travelling meanwhile: the interior blocks, the end of the exchange, the boundary blocks. `fix` (NULL: none)
+ * refreshes what the boundary blocks read from `in` once its ghosts have arrived. */
+static int overlapped(Operator *op, int (*run)(Operator *, const Vec *, Vec *), Vec *in, const Vec *read,
+                      Vec *out, int (*fix)(Operator *, const Vec *)) {
+    FEM_TRY(halo_forward_begin(op->halo, in));
+    op->phase = OP_PHASE_INTERIOR;
+    int status = run(op, read, out);
+    op->phase = OP_PHASE_ALL;
+    int ended = halo_forward_end(op->halo, in); /* always: the exchange must not stay in flight */
+    FEM_TRY(status);
+    FEM_TRY(ended);
+    if (fix) FEM_TRY(fix(op, in));
+    op->phase = OP_PHASE_BOUNDARY;
+    status = run(op, read, out);
+    op->phase = OP_PHASE_ALL;
+    return status;
+}
+
 int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
     /* u's ghosts are copies of their owners' entries: refreshing them leaves u the same vector */
-    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
-    FEM_TRY(op->ops.residual(op, u, r));
+    if (op->halo && op->overlap)
+        FEM_TRY(overlapped(op, op->ops.residual, (Vec *)u, u, r, NULL));
+    else {
+        if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
+        FEM_TRY(op->ops.residual(op, u, r));
+    }
     return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
+}
+
+/* op->work = v with the constrained entries zero (the constrained columns drop out). */
+static int zero_constrained(Operator *op, const Vec *v) {
+    FEM_TRY(vec_copy(&op->work, v));
+    return op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, op->work.data);
+}
+
+/* After the forward exchange: v's ghosts into op->work, constrained ghosts zero again. */
+static int work_ghosts(Operator *op, const Vec *v) {
+    int64_t nowned = op->space->ndofs_owned, n = v->n;
+    if (n > nowned)
+        FEM_TRY(op->dev->ops.copy(op->dev, op->work.data + nowned, v->data + nowned,
+                                  sizeof(double) * (size_t)(n - nowned)));
+    return op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, op->work.data);
 }
 
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
-    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
     const Vec *in = v;
-    if (op->ndir) { /* the constrained columns drop out: apply to v with those entries zero */
-        FEM_TRY(vec_copy(&op->work, v));
-        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, op->work.data));
-        in = &op->work;
-    }
     FEM_TRY(vec_zero(Jv));
-    FEM_TRY(op->ops.apply_add(op, in, Jv));
+    if (op->halo && op->overlap) {
+        if (op->ndir) { /* its ghosts set after the exchange (work_ghosts) */
+            FEM_TRY(zero_constrained(op, v));
+            in = &op->work;
+        }
+        FEM_TRY(overlapped(op, op->ops.apply_add, (Vec *)v, in, Jv, op->ndir ? work_ghosts : NULL));
+    } else {
+        if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
+        if (op->ndir) {
+            FEM_TRY(zero_constrained(op, v));
+            in = &op->work;
+        }
+        FEM_TRY(op->ops.apply_add(op, in, Jv));
+    }
     if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
     if (op->ndir) { /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
         FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));

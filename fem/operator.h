@@ -102,6 +102,12 @@ struct Operator {
     double *dir_tmp, *ones;
     Vec work;
     struct Halo *halo;                 /* the space's halo over MPI ranks (NULL: one process) */
+    /* Over MPI ranks, the cell blocks that touch no shared node (Dist.cell_boundary 0): the element entries
+     * then run in two phases, OP_PHASE_INTERIOR while the halo's exchange travels and OP_PHASE_BOUNDARY (the
+     * other cell blocks and every facet block) after it; OP_PHASE_ALL otherwise (op_block_runs). */
+    unsigned char interior[MESH_MAX_BLOCKS];
+    int overlap; /* some block is interior: op_jacobian and op_residual overlap the exchange */
+    int phase;
     const double *aux;                 /* device scalar L-vector (space->nnodes) or NULL */
     int64_t evaluations, applications; /* counts, for the summary */
 };
@@ -117,7 +123,8 @@ void op_destroy(Operator *op);
 int op_create_like(Operator *op, const Operator *like, const Space *sp);
 
 /* The halo over MPI ranks of the operator's (local) space with phys.ncomp components, owned by the caller;
- * NULL: one process. */
+ * NULL: one process. The Dist's interior cell blocks (dist.h, cell_boundary) then run while the exchanges
+ * travel: forward_begin, interior blocks, forward_end, boundary blocks, reverse-add. */
 void op_set_halo(Operator *op, struct Halo *halo);
 
 /* Re-uploads phys.ctx after the physics changed it (time step, load factor). */
@@ -160,6 +167,18 @@ QfArgs op_block_qdata_args(const Operator *op, const OpBlock *b);
 static inline const QFunction *op_qfunction(const Operator *op, int facet, int residual) {
     return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
                  : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);
+}
+enum { OP_PHASE_ALL = 0, OP_PHASE_INTERIOR = 1, OP_PHASE_BOUNDARY = 2 };
+/* Whether cell block b (facet 0) or facet block b (1) runs in the operator's current phase; every
+ * implementation's residual and Jacobian action skip the others (and the residual zeroes its output only
+ * outside the boundary phase, which adds to the interior phase's sums). */
+static inline int op_block_runs(const Operator *op, int facet, int b) {
+    if (op->phase == OP_PHASE_ALL) return 1;
+    int interior = !facet && op->interior[b];
+    return op->phase == OP_PHASE_INTERIOR ? interior : !interior;
+}
+static inline int op_zeroes_output(const Operator *op) {
+    return op->phase != OP_PHASE_BOUNDARY;
 }
 /* Whether a block's Jacobian action adds nothing (its q-function is marked zero: a dead load on facets). */
 static inline int op_block_skipped(const Operator *op, int facet, int residual) {

@@ -62,14 +62,16 @@ int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const 
 }
 
 static int apply_all(Operator *op, int residual, const Vec *in, Vec *out) {
-    for (int b = 0; b < op->ncells; b++) FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
+    for (int b = 0; b < op->ncells; b++)
+        if (op_block_runs(op, 0, b)) FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
-        FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
+        if (op_block_runs(op, 1, b))
+            FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
     return FEM_OK;
 }
 
 int op_ref_residual(Operator *op, const Vec *u, Vec *r) {
-    FEM_TRY(vec_zero(r));
+    if (op_zeroes_output(op)) FEM_TRY(vec_zero(r));
     return apply_all(op, 1, u, r);
 }
 

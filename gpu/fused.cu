@@ -179,17 +179,18 @@ static int fused_block(Operator *op, OpBlock *b, int residual, const double *in,
 
 static int fused_all(Operator *op, int residual, const Vec *in, Vec *out) {
     for (int b = 0; b < op->ncells; b++) {
+        if (!op_block_runs(op, 0, b)) continue;
         int done = 0;
         FEM_TRY(fused_block(op, &op->cells[b], residual, in->data, out->data, &done));
         if (!done) FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
     }
     for (int b = 0; b < op->nfacets; b++)
-        FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
+        if (op_block_runs(op, 1, b)) FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
     return FEM_OK;
 }
 
 static int fused_residual(Operator *op, const Vec *u, Vec *r) {
-    FEM_TRY(vec_zero(r));
+    if (op_zeroes_output(op)) FEM_TRY(vec_zero(r));
     return fused_all(op, 1, u, r);
 }
 
