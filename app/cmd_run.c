@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <time.h>
@@ -148,6 +149,22 @@ static int read_mesh(Run *r, int status, const MeshReadOptions *mo) {
     return init ? init : mesh_share(&r->mesh, status);
 }
 
+/* The mesh cache's folder, when it exists, also keeps the coarse solver's reordering of the order-1 matrix
+ * (fem/solvers/order_cache.h), so that a run on a cached mesh skips that too. */
+static void order_cache_folder(Run *r, const MeshReadOptions *mo) {
+    const char *mesh = r->pb.mesh_file, *slash = strrchr(mesh, '/');
+    size_t len = strlen(mesh);
+    r->order_cache[0] = 0;
+    if (!mo->cache_dir || len < 4 || strcmp(mesh + len - 4, ".geo") != 0) return;
+    if (mo->cache_dir[0])
+        snprintf(r->order_cache, sizeof r->order_cache, "%s", mo->cache_dir);
+    else
+        snprintf(r->order_cache, sizeof r->order_cache, "%.*s.femto-cache", slash ? (int)(slash - mesh + 1) : 0,
+                 mesh);
+    struct stat st;
+    if (stat(r->order_cache, &st) != 0 || !S_ISDIR(st.st_mode)) r->order_cache[0] = 0;
+}
+
 /* Problem, overrides, mesh: the part `check` and `run` share; ds (run only) starts the device meanwhile. */
 static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
     memset(r, 0, sizeof *r);
@@ -168,6 +185,7 @@ static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
     }
     double t = app_seconds();
     FEM_TRY(read_mesh(r, status, &mo));
+    order_cache_folder(r, &mo);
     Problem *pb = &r->pb;
     r->t_mesh = app_seconds() - t;
     const Mesh *m = &r->mesh;

@@ -81,6 +81,7 @@ typedef struct {
     int nfields;
     RunField fields[RUN_MAX_FIELDS];
     RunSeries *series; /* the series of the physics being solved: Newton's iterations go there */
+    char order_cache[4096]; /* the folder of the mesh cache, where cuDSS's reordering is kept ("" none) */
     int plots;         /* PNG plots written */
     int plots_noted;   /* the summary said that none are drawn */
 } Run;

@@ -4,6 +4,7 @@
  * view: half the memory) and computes a Cholesky factorisation once, at setup; an application is the forward
  * and backward solve, reading b and writing x in GPU memory on the default stream, where femto's kernels run.
  * Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence. */
+#include "fem/solvers/order_cache.h"
 #include "gpu/internal.cuh"
 
 #ifdef FEMTO_HAVE_CUDSS
@@ -26,6 +27,8 @@ typedef struct {
     cudssData_t data;
     cudssMatrix_t A, b, x;
     int host_threads; /* host threads of cuDSS's reordering (1 without its threading layer) */
+    const char *cache_dir; /* where the reordering is cached (fem/solvers/order_cache.h), or NULL; setup only */
+    uint64_t key;          /* the pattern's key there */
 } Dss;
 
 static const char *status_name(cudssStatus_t s) {
@@ -78,6 +81,10 @@ static int upload_upper(Dss *s, const CsrMatrix *A) {
             rp[r + 1] = (int)q;
         }
         s->nnz = nnz;
+        char tag[64];
+        const char *alg = getenv("FEMTO_CUDSS_REORDERING");
+        snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
+        s->key = order_cache_key(A->nrows, rp, ci, nnz, tag);
         status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
     }
     if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)nnz);
@@ -151,10 +158,31 @@ static int check_memory(Dss *s, int64_t est[16]) {
     return FEM_OK;
 }
 
+/* The analysis (reordering, symbolic factorisation), with the reordering from the cache when it holds this
+ * pattern's, else stored there for the next run. *cache: 0 no cache, 1 the reordering came from it, 2 stored. */
+static int analyse(Dss *s, int *cache) {
+    *cache = 0;
+    int *perm = s->cache_dir ? (int *)malloc(sizeof(int) * (size_t)s->n) : NULL;
+    if (perm && order_cache_load(s->cache_dir, s->key, s->n, perm) &&
+        cudssDataSet(s->handle, s->data, CUDSS_DATA_USER_PERM, perm, sizeof(int) * (size_t)s->n) ==
+            CUDSS_STATUS_SUCCESS)
+        *cache = 1;
+    int status = dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
+                           "analysing the coarse matrix (reordering, symbolic factorisation)");
+    size_t written = 0;
+    if (!status && perm && !*cache &&
+        cudssDataGet(s->handle, s->data, CUDSS_DATA_PERM_REORDER_ROW, perm, sizeof(int) * (size_t)s->n,
+                     &written) == CUDSS_STATUS_SUCCESS &&
+        written == sizeof(int) * (size_t)s->n && order_cache_store(s->cache_dir, s->key, s->n, perm) == 0)
+        *cache = 2;
+    free(perm);
+    return status;
+}
+
 static int factorize(Dss *s, char *description, size_t len) {
     double t0 = omp_get_wtime();
-    FEM_TRY(dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
-                      "analysing the coarse matrix (reordering, symbolic factorisation)"));
+    int cache = 0;
+    FEM_TRY(analyse(s, &cache));
     int64_t est[16];
     FEM_TRY(check_memory(s, est));
     double t1 = omp_get_wtime();
@@ -180,8 +208,9 @@ static int factorize(Dss *s, char *description, size_t len) {
     if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
     if (est[0] > 0)
         k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
-    snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s, factorisation %.2f s)", t1 - t0,
-             s->host_threads, s->host_threads == 1 ? "" : "s", t2 - t1);
+    snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s%s, factorisation %.2f s)",
+             t1 - t0, s->host_threads, s->host_threads == 1 ? "" : "s",
+             cache == 1 ? " with the cached reordering" : cache == 2 ? ", reordering cached" : "", t2 - t1);
     return FEM_OK;
 }
 
@@ -211,7 +240,7 @@ static void dss_destroy(void *impl) {
 }
 
 int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out) {
-    (void)opt; /* a direct solver needs neither the block size nor the rigid-body modes */
+    /* a direct solver needs neither the block size nor the rigid-body modes */
     memset(out, 0, sizeof *out);
     if (d->kind != DEV_CUDA)
         return fem_fail(FEM_ERR_USAGE, "the cuDSS coarse solver needs a CUDA device, not the %s", d->name);
@@ -219,6 +248,7 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     if (!s) return fem_fail(FEM_ERR_INTERNAL, "out of memory (cuDSS solver)");
     s->dev = d;
     s->n = A->nrows;
+    s->cache_dir = opt ? opt->cache_dir : NULL;
     int status = upload_upper(s, A);
     if (!status) status = create_objects(s);
     if (!status) status = factorize(s, out->description, sizeof out->description);

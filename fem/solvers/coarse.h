@@ -57,6 +57,9 @@ typedef struct {
      * not read, x's are set to 0. NULL: one process, A is the whole matrix. */
     const int64_t *global;
     int64_t nowned, first;
+    /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the same
+     * mesh (cuDSS's reordering: fem/solvers/order_cache.h); NULL: nothing is kept. */
+    const char *cache_dir;
 } CoarseOptions;
 
 typedef struct CoarseSolver CoarseSolver;

@@ -26,6 +26,7 @@ typedef struct {
     int mg_levels;   /* multigrid: the most levels (0: down to order 1) */
     int coarse;      /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
     int coarse_cycles; /* multigrid: AMG V-cycles per coarse solve (0: 3) */
+    const char *cache_dir; /* multigrid: CoarseOptions.cache_dir (NULL: none) */
 } PcSettings;
 
 /* Chebyshev-Jacobi: z = p(D^-1 A) D^-1 r, the polynomial of the Chebyshev iteration on [lmin, lmax], an
