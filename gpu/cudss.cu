@@ -84,7 +84,8 @@ static int upload_upper(Dss *s, const CsrMatrix *A) {
         char tag[64];
         const char *alg = getenv("FEMTO_CUDSS_REORDERING");
         snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
-        s->key = order_cache_key(A->nrows, rp, ci, nnz, tag);
+        s->key = order_cache_key(A->nrows, nnz, tag, rp, sizeof(int) * (size_t)(A->nrows + 1), ci,
+                                 sizeof(int) * (size_t)nnz);
         status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
     }
     if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)nnz);

@@ -13,6 +13,7 @@
 #ifdef FEMTO_HAVE_CHOLMOD
 
 #include "fem/error.h"
+#include "order_cache.h"
 
 #include <cholmod.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ typedef struct {
     cholmod_factor *L;
     cholmod_dense *X, *Y, *E; /* the solves' result and workspace, kept from one application to the next */
     int64_t n;
+    int cache; /* the ordering: 0 computed, 1 from the cache (order_cache.h), 2 computed and stored there */
 } Direct;
 
 /* CHOLMOD's status after a failed call as one sentence (its status code included), and femto's status; `what`
@@ -77,15 +79,46 @@ static const char *ordering_name(int ordering) {
         return "nested dissection";
     case CHOLMOD_NATURAL:
         return "natural";
+    case CHOLMOD_GIVEN:
+        return "cached";
     default:
         return "CHOLMOD's";
     }
 }
 
-static int factorise(Direct *d, const CsrMatrix *A) {
+/* The symbolic analysis: with the ordering of this pattern from cache_dir when it holds one (CHOLMOD then
+ * orders by it alone), else CHOLMOD's own, stored there for the next run (cache_dir NULL: none). */
+static void analyse(Direct *d, cholmod_sparse *S, const char *cache_dir) {
+    int64_t n = d->n, nnz = ((SuiteSparse_long *)S->p)[n];
+    char tag[64];
+    snprintf(tag, sizeof tag, "CHOLMOD %d.%d lower", CHOLMOD_MAIN_VERSION, CHOLMOD_SUB_VERSION);
+    uint64_t key = order_cache_key(n, nnz, tag, S->p, sizeof(SuiteSparse_long) * (size_t)(n + 1), S->i,
+                                   sizeof(SuiteSparse_long) * (size_t)nnz);
+    int *perm = cache_dir ? malloc(sizeof(int) * (size_t)n) : NULL;
+    SuiteSparse_long *given = perm ? malloc(sizeof(SuiteSparse_long) * (size_t)n) : NULL;
+    if (given && order_cache_load(cache_dir, key, n, perm)) {
+        for (int64_t i = 0; i < n; i++) given[i] = perm[i];
+        d->c.nmethods = 1;
+        d->c.method[0].ordering = CHOLMOD_GIVEN;
+        d->L = cholmod_l_analyze_p(S, given, NULL, 0, &d->c);
+        d->cache = d->L != NULL;
+    }
+    if (!d->L) {
+        d->c.nmethods = 0; /* CHOLMOD's default choice */
+        d->L = cholmod_l_analyze(S, &d->c);
+        if (d->L && given) {
+            for (int64_t i = 0; i < n; i++) perm[i] = (int)((SuiteSparse_long *)d->L->Perm)[i];
+            if (order_cache_store(cache_dir, key, n, perm) == 0) d->cache = 2;
+        }
+    }
+    free(perm);
+    free(given);
+}
+
+static int factorise(Direct *d, const CsrMatrix *A, const char *cache_dir) {
     cholmod_sparse *S = lower_triangle(A, d);
     if (!S) return failure(d, "receiving the coarse matrix");
-    d->L = cholmod_l_analyze(S, &d->c);
+    analyse(d, S, cache_dir);
     int ok = d->L != NULL;
     /* DSMALL (a tiny pivot) is a warning: the factor is complete and the solve well defined */
     if (ok)
@@ -98,9 +131,9 @@ static int factorise(Direct *d, const CsrMatrix *A) {
 static void describe(const Direct *d, char *out, size_t len) {
     const cholmod_factor *L = d->L;
     double entries = L->is_super ? (double)L->xsize : (double)L->nzmax;
-    snprintf(out, len, "CHOLMOD (%s Cholesky, %s ordering, nnz(L) = %.2g, %.0f MB)",
-             L->is_super ? "supernodal" : "simplicial", ordering_name(L->ordering), entries,
-             (double)d->c.memory_inuse / 1e6);
+    snprintf(out, len, "CHOLMOD (%s Cholesky, %s ordering%s, nnz(L) = %.2g, %.0f MB)",
+             L->is_super ? "supernodal" : "simplicial", ordering_name(L->ordering),
+             d->cache == 2 ? ", ordering cached" : "", entries, (double)d->c.memory_inuse / 1e6);
 }
 
 static int direct_apply(void *impl, const double *b, double *x) {
@@ -130,14 +163,14 @@ static void direct_destroy(void *impl) {
     free(d);
 }
 
-int cholmod_coarse_create(const CsrMatrix *A, CoarseBackend *out) {
+int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, CoarseBackend *out) {
     memset(out, 0, sizeof *out);
     Direct *d = fem_calloc(1, sizeof *d, "the CHOLMOD solver");
     if (!d) return FEM_ERR_INTERNAL;
     d->n = A->nrows;
     cholmod_l_start(&d->c);
     d->c.print = 0; /* errors become femto's sentences, never CHOLMOD's lines on the terminal */
-    int status = factorise(d, A);
+    int status = factorise(d, A, cache_dir);
     if (!status) describe(d, out->description, sizeof out->description);
     return coarse_backend_finish(out, status, d, 0, direct_apply, direct_destroy);
 }

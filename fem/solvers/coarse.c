@@ -82,7 +82,7 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
     }
     if (type == COARSE_CHOLMOD) {
 #ifdef FEMTO_HAVE_CHOLMOD
-        return cholmod_coarse_create(A, be);
+        return cholmod_coarse_create(A, o->cache_dir, be);
 #else
         return fem_fail(FEM_ERR_USAGE, "the CHOLMOD coarse solver is not built in (femto was built without "
                                        "SuiteSparse: on Debian, apt-get install libsuitesparse-dev)");

@@ -21,13 +21,14 @@ static uint64_t fnv(uint64_t h, const void *data, size_t bytes) {
     return h;
 }
 
-uint64_t order_cache_key(int64_t n, const int *rowptr, const int *cols, int64_t nnz, const char *tag) {
+uint64_t order_cache_key(int64_t n, int64_t nnz, const char *tag, const void *ptr, size_t ptr_bytes,
+                         const void *idx, size_t idx_bytes) {
     uint64_t h = 0xcbf29ce484222325ULL;
     h = fnv(h, &n, sizeof n);
     h = fnv(h, &nnz, sizeof nnz);
     h = fnv(h, tag, strlen(tag));
-    h = fnv(h, rowptr, sizeof(int) * (size_t)(n + 1));
-    return fnv(h, cols, sizeof(int) * (size_t)nnz);
+    h = fnv(h, ptr, ptr_bytes);
+    return fnv(h, idx, idx_bytes);
 }
 
 static void entry_name(char *path, size_t size, const char *dir, uint64_t key) {

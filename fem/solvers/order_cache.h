@@ -13,12 +13,16 @@
 
 #include "fem/hd.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 FEM_EXTERN_C_BEGIN
 
-/* The key of an n-row pattern in CSR (32-bit indices, nnz entries) for the solver settings named by tag. */
-uint64_t order_cache_key(int64_t n, const int *rowptr, const int *cols, int64_t nnz, const char *tag);
+/* The key of an n-row pattern with nnz entries, given as its two index arrays (row or column pointers, then
+ * indices, in whatever integer width the solver uses: ptr_bytes and idx_bytes bytes), for the solver settings
+ * named by tag. */
+uint64_t order_cache_key(int64_t n, int64_t nnz, const char *tag, const void *ptr, size_t ptr_bytes,
+                         const void *idx, size_t idx_bytes);
 
 /* 1 and perm[0..n) filled when DIR holds a valid entry for key and n; 0 otherwise (perm then undefined). */
 int order_cache_load(const char *dir, uint64_t key, int64_t n, int *perm);

@@ -49,12 +49,12 @@ int main(int argc, char **argv) {
         perm[r] = (r * 7919) % N; /* 7919 is prime to N: a permutation */
     }
     rowptr[N] = nnz;
-    uint64_t key = order_cache_key(N, rowptr, cols, nnz, "solver A");
-    CHECK(key != order_cache_key(N, rowptr, cols, nnz, "solver B"), "the tag does not change the key");
+    uint64_t key = order_cache_key(N, nnz, "solver A", rowptr, sizeof rowptr, cols, sizeof(int) * (size_t)nnz);
+    CHECK(key != order_cache_key(N, nnz, "solver B", rowptr, sizeof rowptr, cols, sizeof(int) * (size_t)nnz), "the tag does not change the key");
     cols[5] ^= 1;
-    CHECK(key != order_cache_key(N, rowptr, cols, nnz, "solver A"), "a column does not change the key");
+    CHECK(key != order_cache_key(N, nnz, "solver A", rowptr, sizeof rowptr, cols, sizeof(int) * (size_t)nnz), "a column does not change the key");
     cols[5] ^= 1;
-    CHECK(key == order_cache_key(N, rowptr, cols, nnz, "solver A"), "the key is not a function of its inputs");
+    CHECK(key == order_cache_key(N, nnz, "solver A", rowptr, sizeof rowptr, cols, sizeof(int) * (size_t)nnz), "the key is not a function of its inputs");
     CHECK(!order_cache_load(dir, key, N, got), "an entry read before any was stored");
     CHECK(order_cache_store(dir, key, N, perm) == 0, "storing an entry failed");
     CHECK(order_cache_load(dir, key, N, got) && memcmp(got, perm, sizeof perm) == 0, "the entry read back differs");
