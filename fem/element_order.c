@@ -75,3 +75,39 @@ int element_curve_order(const Mesh *m, const MeshBlock *mb, const fem_idx *list,
     free(k), free(c);
     return status;
 }
+
+/* Block mb's elements rearranged into `order` (their nodes, entities and tags). */
+static int permute_block(MeshBlock *mb, const int64_t *order) {
+    const int64_t n = mb->count, nn = mb->nnodes;
+    fem_idx *nodes = malloc(sizeof(fem_idx) * (size_t)(n * nn + 1));
+    int32_t *entity = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int64_t *tag = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!nodes || !entity || !tag) {
+        free(nodes), free(entity), free(tag);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the cells' order");
+    }
+    for (int64_t k = 0; k < n; k++) {
+        memcpy(nodes + k * nn, mb->nodes + order[k] * nn, sizeof(fem_idx) * (size_t)nn);
+        entity[k] = mb->entity[order[k]];
+        tag[k] = mb->tag[order[k]];
+    }
+    free(mb->nodes), free(mb->entity), free(mb->tag);
+    mb->nodes = nodes, mb->entity = entity, mb->tag = tag;
+    return FEM_OK;
+}
+
+int mesh_sort_cells(Mesh *m) {
+    const char *env = getenv("FEMTO_CELL_ORDER");
+    if (env && strcmp(env, "mesh") == 0) return FEM_OK;
+    for (int b = 0; b < m->ncell_blocks; b++) {
+        MeshBlock *mb = &m->cells[b];
+        if (mb->count < 2) continue;
+        int64_t *order = malloc(sizeof(int64_t) * (size_t)mb->count);
+        if (!order) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the cells' order");
+        int status = element_curve_order(m, mb, NULL, mb->count, order);
+        if (!status) status = permute_block(mb, order);
+        free(order);
+        FEM_TRY(status);
+    }
+    return FEM_OK;
+}

@@ -3,6 +3,7 @@
  * stores a fresh .geo mesh in the cache. */
 #include "mesh_internal.h"
 
+#include "fem/element_order.h"
 #include "fem/error.h"
 
 #include <ctype.h>
@@ -108,6 +109,7 @@ int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m) {
         snprintf(m->path, sizeof m->path, "%s", path);
     }
     if (!status && !hit) status = read_with_gmsh(path, &file, opt, m, res);
+    if (!status) status = mesh_sort_cells(m); /* (a cached mesh was stored sorted: then nothing moves) */
     res->seconds_read = now() - t;
     t = now();
     if (!status) status = mesh_finish(m);

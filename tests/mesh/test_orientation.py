@@ -73,8 +73,8 @@ for name in ["square_cw.msh", "square_one_cw.msh"]:
 
 result, out = run(os.path.join(bad, "tangled_triangles.msh"))
 expected = (f"femto-app: {os.path.join(bad, 'tangled_triangles.msh')}: element 15 (tri3) is inverted: its nodes run "
-            "clockwise where its neighbours' run counter-clockwise, so it folds over element 10 across their shared "
-            "edge between nodes 6 and 7: the mesh is tangled\n")
+            "clockwise where its neighbours' run counter-clockwise, so it folds over element 16 across their shared "
+            "edge between nodes 6 and 11: the mesh is tangled\n")
 check("tangled_triangles.msh: refused with exit 2", result.returncode == 2, result.returncode)
 check("tangled_triangles.msh: the message names the inverted element", result.stderr == expected, result.stderr)
 check("tangled_triangles.msh: no results", not os.path.exists(os.path.join(out, "square_summary.txt")))
