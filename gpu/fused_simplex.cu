@@ -279,7 +279,9 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
 /* ---- elements in curve order, an option to measure (FEMTO_GPU_CURVE_ORDER=1 when the operator is set up):
  * on p = 2 tetrahedra the Jacobian action from the compact q-point data is bound by each element's 10 scattered
  * loads and 10 atomics, and Gmsh numbers cells (and femto nodes in the cells' order) at random, so that a
- * warp's 32 elements share no nodes and every access is its own sector. Sorted along a space-filling curve
+ * warp's 32 elements share no nodes and every access is its own sector. (Since mesh_read puts every mesh's cells
+ * in curve order, fem/element_order.h, the block's own order is this one and the option changes little.)
+ * Sorted along a space-filling curve
  * (fem/element_order.h) a warp's elements are neighbours: their nodes repeat within the warp and the block.
  * The kernel then reads copies of the dof map and of D in that order (the element vectors of the gather
  * assembly keep the block's order, so atomic assembly only); everything else keeps the block's order. */
