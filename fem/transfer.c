@@ -99,7 +99,9 @@ int transfer_set_halo(Transfer *t, Halo *fine, Halo *coarse) {
     t->halo_c = coarse;
     vec_destroy(&t->inv_mult_all_f);
     if (!fine) return FEM_OK;
-    FEM_TRY(vec_create_split(&t->inv_mult_all_f, t->dev, t->fine->ndofs, t->fine->ndofs_owned));
+    /* t->ncomp components, not the space's: the auxiliary field's transfer is scalar on a vector space */
+    FEM_TRY(vec_create_split(&t->inv_mult_all_f, t->dev, t->fine->nnodes * t->ncomp,
+                             t->fine->nnodes_owned * t->ncomp));
     return inverse_multiplicity(t->fine, t->ncomp, fine, &t->inv_mult_all_f);
 }
 

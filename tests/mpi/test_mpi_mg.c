@@ -11,7 +11,8 @@
  *     the contiguous numbers of each rank's own dofs are first .. first + nowned - 1 and cover 0 .. n - 1;
  *     and that matrix solved by CHOLMOD gathered to rank 0 equals one process's solve to 1e-12 (ghosts 0).
  *
- *   mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP
+ *   mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP [SPACE_NCOMP]   (a scalar field on a vector space,
+ *     as multigrid moves an auxiliary field: NCOMP 1, SPACE_NCOMP 3)
  *   mpiexec -n N test_mpi_mg matrix PROBLEM.xml */
 #include "common/femto_test.h"
 #include "fem/comm.h"
@@ -66,10 +67,20 @@ static int64_t *global_dofs(const Dist *d) {
     return g;
 }
 
-static void check_transfer(Mesh *m, int pf, int pc, int nc, Device *dev) {
+/* The global numbers of d's nodes with nc components each (nc may differ from the space's: a scalar field
+ * transferred on a vector space, as multigrid moves an auxiliary field). */
+static int64_t *global_numbers(const Dist *d, int nc) {
+    int64_t n = d->space.nnodes * nc, *g = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) g[i] = d->node_global[i / nc] * nc + i % nc;
+    return g;
+}
+
+/* Transfers of nc components between the spaces of orders pf and pc with snc components (snc = nc, or a
+ * scalar field's transfer on a vector space, snc > nc = 1). */
+static void check_transfer(Mesh *m, int pf, int pc, int nc, int snc, Device *dev) {
     Space gf, gc;
-    CHECK_OK(space_create(m, pf, nc, &gf));
-    CHECK_OK(space_create(m, pc, nc, &gc));
+    CHECK_OK(space_create(m, pf, snc, &gf));
+    CHECK_OK(space_create(m, pc, snc, &gc));
     Transfer t1, td;
     CHECK_OK(transfer_create(&t1, dev, &gf, &gc, nc));
     int32_t *part = malloc(sizeof(int32_t) * (size_t)partition_ncells(m));
@@ -82,21 +93,25 @@ static void check_transfer(Mesh *m, int pf, int pc, int nc, Device *dev) {
     CHECK_OK(halo_create(&hc, &dc, dev, nc));
     CHECK_OK(transfer_create(&td, dev, &df.space, &dc.space, nc));
     CHECK_OK(transfer_set_halo(&td, &hf, &hc));
-    int64_t *g_f = global_dofs(&df), *g_c = global_dofs(&dc);
+    /* its weights have the transfer's components, not the space's (they once had the space's, and the scalar
+     * field's transfer read and wrote past a host array: an intermittent crash of the thermal bar) */
+    CHECK(td.inv_mult_all_f.n == df.space.nnodes * nc, "the multiplicity weights have %lld entries, not %lld",
+          (long long)td.inv_mult_all_f.n, (long long)(df.space.nnodes * nc));
+    int64_t *g_f = global_numbers(&df, nc), *g_c = global_numbers(&dc, nc);
+    const int64_t nf1 = gf.nnodes * nc, nc1 = gc.nnodes * nc;
     Vec f1, c1, fd, cd;
-    CHECK_OK(vec_create(&f1, dev, gf.ndofs));
-    CHECK_OK(vec_create(&c1, dev, gc.ndofs));
-    CHECK_OK(vec_create_split(&fd, dev, df.space.ndofs, df.space.ndofs_owned));
-    CHECK_OK(vec_create_split(&cd, dev, dc.space.ndofs, dc.space.ndofs_owned));
-    double *one_f = malloc(sizeof(double) * (size_t)gf.ndofs),
-           *one_c = malloc(sizeof(double) * (size_t)gc.ndofs);
+    CHECK_OK(vec_create(&f1, dev, nf1));
+    CHECK_OK(vec_create(&c1, dev, nc1));
+    CHECK_OK(vec_create_split(&fd, dev, df.space.nnodes * nc, df.space.nnodes_owned * nc));
+    CHECK_OK(vec_create_split(&cd, dev, dc.space.nnodes * nc, dc.space.nnodes_owned * nc));
+    double *one_f = malloc(sizeof(double) * (size_t)nf1), *one_c = malloc(sizeof(double) * (size_t)nc1);
     double *d_f = malloc(sizeof(double) * (size_t)fd.n), *d_c = malloc(sizeof(double) * (size_t)cd.n);
-    apply(0, &t1, &c1, &f1, NULL, gc.ndofs, one_f);
-    apply(0, &td, &cd, &fd, g_c, dc.space.ndofs_owned, d_f);
-    double dp = difference(d_f, g_f, fd.n, one_f, gf.ndofs);
-    apply(1, &t1, &f1, &c1, NULL, gf.ndofs, one_c);
-    apply(1, &td, &fd, &cd, g_f, df.space.ndofs_owned, d_c);
-    double dr = difference(d_c, g_c, cd.nowned, one_c, gc.ndofs), ghosts = 0;
+    apply(0, &t1, &c1, &f1, NULL, nc1, one_f);
+    apply(0, &td, &cd, &fd, g_c, cd.nowned, d_f);
+    double dp = difference(d_f, g_f, fd.n, one_f, nf1);
+    apply(1, &t1, &f1, &c1, NULL, nf1, one_c);
+    apply(1, &td, &fd, &cd, g_f, fd.nowned, d_c);
+    double dr = difference(d_c, g_c, cd.nowned, one_c, nc1), ghosts = 0;
     for (int64_t i = cd.nowned; i < cd.n; i++) ghosts = fmax(ghosts, fabs(d_c[i]));
     CHECK(dp <= 1e-12, "prolongation p=%d->%d over %d ranks differs from one process's by %.3g relative", pc,
           pf, comm_size(), dp);
@@ -105,8 +120,8 @@ static void check_transfer(Mesh *m, int pf, int pc, int nc, Device *dev) {
     CHECK(ghosts == 0, "rank %d: restriction left %.3g in a ghost dof (its sum belongs to the owner)",
           comm_rank(), ghosts);
     if (comm_rank() == 0)
-        printf("p=%d<->%d, %d components, %d ranks: prolongation differs by %.2e, restriction by %.2e\n", pf,
-               pc, nc, comm_size(), dp, dr);
+        printf("p=%d<->%d, %d components (space %d), %d ranks: prolongation differs by %.2e, restriction by "
+               "%.2e\n", pf, pc, nc, snc, comm_size(), dp, dr);
     Vec *v[] = {&f1, &c1, &fd, &cd};
     for (int i = 0; i < 4; i++) vec_destroy(v[i]);
     free(one_f), free(one_c), free(d_f), free(d_c), free(g_f), free(g_c), free(part);
@@ -238,11 +253,11 @@ static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
 }
 
 int main(int argc, char **argv) {
-    int transfer = argc == 6 && strcmp(argv[1], "transfer") == 0,
+    int transfer = (argc == 6 || argc == 7) && strcmp(argv[1], "transfer") == 0,
         matrix = argc == 3 && !strcmp(argv[1], "matrix");
     if (!transfer && !matrix) {
         fprintf(stderr,
-                "usage: mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP | matrix PROBLEM.xml\n");
+                "usage: mpiexec -n N test_mpi_mg transfer MESH FINE COARSE NCOMP [SPACE_NCOMP] | matrix PROBLEM.xml\n");
         return 2;
     }
     Mesh m = {0};
@@ -254,7 +269,7 @@ int main(int argc, char **argv) {
     CHECK_OK(comm_ensure_init());
     Device dev;
     CHECK_OK(test_device(&dev, DEV_CPU, 1, ASSEMBLE_GATHER));
-    if (transfer) check_transfer(&m, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), &dev);
+    if (transfer) check_transfer(&m, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[argc == 7 ? 6 : 5]), &dev);
     if (matrix) check_matrix(&pb, &m, &dev);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
