@@ -7,7 +7,8 @@
  * the row count) and the permutation. A missing, truncated, foreign or corrupt entry (one that is not a
  * permutation of 0 .. n-1) is ignored, and the solver reorders and stores a fresh one: the cache can never
  * change an answer, only skip work. Writes go to a temporary file renamed into place, so concurrent runs
- * never read half an entry. Errors writing are ignored (the cache is an optimisation). */
+ * never read half an entry. Errors writing are ignored (the cache is an optimisation). A folder keeps the
+ * ORDER_CACHE_KEEP most recently used entries, so that a parameter study over many meshes does not fill it. */
 #ifndef FEMTO_SOLVERS_ORDER_CACHE_H
 #define FEMTO_SOLVERS_ORDER_CACHE_H
 
@@ -27,7 +28,11 @@ uint64_t order_cache_key(int64_t n, int64_t nnz, const char *tag, const void *pt
 /* 1 and perm[0..n) filled when DIR holds a valid entry for key and n; 0 otherwise (perm then undefined). */
 int order_cache_load(const char *dir, uint64_t key, int64_t n, int *perm);
 
-/* Writes the entry (best effort: 0 when written, -1 when it could not be). */
+/* A folder keeps the orderings of this many patterns, the most recently used (stored or loaded). */
+enum { ORDER_CACHE_KEEP = 8 };
+
+/* Writes the entry (best effort: 0 when written, -1 when it could not be), then deletes all but the
+ * ORDER_CACHE_KEEP most recently used entries. */
 int order_cache_store(const char *dir, uint64_t key, int64_t n, const int *perm);
 
 FEM_EXTERN_C_END

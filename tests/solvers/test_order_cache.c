@@ -1,11 +1,13 @@
 /* The ordering cache (fem/solvers/order_cache.h): an entry stored is read back exactly; the key follows the
  * pattern and the solver's tag; a missing, truncated, overlong, foreign or corrupt entry (not a permutation)
- * is never used; a folder that cannot be written is a failed store, not an error.
+ * is never used; a folder that cannot be written is a failed store, not an error; a folder keeps the
+ * ORDER_CACHE_KEEP most recently used entries.
  *
  *   test_order_cache WORKDIR */
 #include "common/femto_test.h"
 #include "fem/solvers/order_cache.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,13 @@ int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s/order-cache", argv[1]);
     mkdir(argv[1], 0777);
     mkdir(dir, 0777);
+    DIR *old = opendir(dir); /* a previous run's entries */
+    for (struct dirent *de; old && (de = readdir(old));) {
+        char path[8200];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (strncmp(de->d_name, "order-", 6) == 0) unlink(path);
+    }
+    if (old) closedir(old);
     /* a tridiagonal pattern and a permutation of it */
     static int rowptr[N + 1], cols[3 * N], perm[N], got[N];
     int nnz = 0;
@@ -77,5 +86,23 @@ int main(int argc, char **argv) {
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/no/such/folder", dir);
     CHECK(order_cache_store(missing, key, N, perm) == -1, "a store into a missing folder succeeded");
+    /* a folder keeps the ORDER_CACHE_KEEP most recently used entries: the first one, read again, stays */
+    CHECK(order_cache_store(dir, key, N, perm) == 0, "no fresh entry");
+    for (int k = 1; k <= ORDER_CACHE_KEEP + 2; k++) {
+        usleep(20000); /* file times advance by the kernel's clock tick: a few ms */
+        CHECK(order_cache_store(dir, key + (uint64_t)k * 7919, N, perm) == 0, "storing entry %d failed", k);
+        if (k == ORDER_CACHE_KEEP - 2) {
+            usleep(20000);
+            CHECK(order_cache_load(dir, key, N, got), "the first entry is gone early");
+        }
+    }
+    int entries = 0;
+    struct dirent *de;
+    DIR *d = opendir(dir);
+    while (d && (de = readdir(d))) entries += strncmp(de->d_name, "order-", 6) == 0;
+    if (d) closedir(d);
+    CHECK(entries == ORDER_CACHE_KEEP, "%d entries in the folder, not %d", entries, ORDER_CACHE_KEEP);
+    CHECK(order_cache_load(dir, key, N, got), "the most recently read entry was pruned");
+    CHECK(!order_cache_load(dir, key + 7919, N, got), "the least recently used entry was kept");
     return test_result("test_order_cache");
 }
