@@ -239,5 +239,5 @@ extern "C" int gpu_operator_setup(Operator *op) {
     op->ops.residual = fused_residual;
     op->ops.apply_add = fused_apply_add;
     op->implementation = g->tuning.fused_shared ? "cuda-fused-shared" : "cuda-fused";
-    return g->tuning.fused_shared ? FEM_OK : gpu_fused_simplex_curve_setup(op);
+    return g->tuning.fused_shared ? FEM_OK : gpu_fused_simplex_patch_setup(op);
 }

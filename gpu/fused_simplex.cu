@@ -23,7 +23,7 @@
  * arrays stay in registers (ptxas -v: no stack frame). The component count of each cell q-function comes from
  * physics/qfunctions.h's FEMTO_CELL_QFUNCTIONS list. */
 #include "fem/element.h"
-#include "fem/element_order.h"
+#include "fem/element_patch.h"
 #include "fem/operator.h"
 #include "gpu/elem_halves.cuh"
 #include "gpu/internal.cuh"
@@ -185,10 +185,100 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         }
 }
 
+/* ---- patches (fem/element_patch.h): with atomic assembly the one-thread kernel runs on patches of
+ * SIMPLEX_THREADS consecutive elements. Its block reads the patch's distinct nodes once and spreads their values
+ * into the elements' slots in shared memory; each thread takes its element's values from its slots, computes,
+ * and writes its sums back to them; each node then sums its slots and goes out once: a plain add where the
+ * patch holds all of the node's elements, an atomic add where another patch shares it. Elements are in curve
+ * order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 350 distinct nodes for its 1,280
+ * element-node pairs: the 10 scattered loads and 10 global atomics an element of the plain kernel (what bounds
+ * it, not bytes) fall to about 2.7 coalesced loads and stores. FEMTO_GPU_PATCH=0 keeps the plain kernel. */
+typedef struct {
+    const int32_t *node_off, *npriv, *inc_beg;
+    const fem_idx *nodes;
+    const uint16_t *inc_slot;
+} PatchView;
+
+template <int D, int NC, int GL, PointFn POINT>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+    k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
+    extern __shared__ double smem[];
+    constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS;
+    const int nd = v.ndof, nq = v.nq, nslot = EPB * nd;
+    double *B = smem, *G = smem + nq * nd, *S = G + nq * nd * D; /* S[c][slot] */
+    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
+    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    const int64_t e0 = (int64_t)blockIdx.x * EPB;
+    const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
+    const int k0 = __ldg(pv.node_off + blockIdx.x), k1 = __ldg(pv.node_off + blockIdx.x + 1);
+    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        const int64_t g = __ldg(pv.nodes + k);
+        double x[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) x[c] = __ldg(in + g * NC + c);
+        const int j1 = __ldg(pv.inc_beg + k + 1);
+        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
+            const int slot = __ldg(pv.inc_slot + j);
+#pragma unroll
+            for (int c = 0; c < NC; c++) S[c * nslot + slot] = x[c];
+        }
+    }
+    __syncthreads();
+    const int le = threadIdx.x;
+    if (le < nb) {
+        const int64_t e = e0 + le;
+        double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+#pragma unroll
+            for (int c = 0; c < NC; c++) ue[c][i] = i < nd ? S[c * nslot + i * EPB + le] : 0.0;
+        simplex_zero(re);
+        double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
+        const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+        for (int q = 0; q < nq; q++) {
+            simplex_geo<D, GL>(ge, q, w, geo0, geo);
+            double uq[NC], du[NC * D], s[NC], f[NC * D];
+            simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
+            QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+            POINT(&la, 0);
+            simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
+        }
+        /* the thread's own slots: no other thread reads or writes them in between */
+#pragma unroll
+        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                if (i < nd) S[c * nslot + i * EPB + le] = re[c][i];
+    }
+    __syncthreads();
+    const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
+    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        const int64_t g = __ldg(pv.nodes + k);
+        double y[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) y[c] = 0.0;
+        const int j1 = __ldg(pv.inc_beg + k + 1);
+        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
+            const int slot = __ldg(pv.inc_slot + j);
+#pragma unroll
+            for (int c = 0; c < NC; c++) y[c] += S[c * nslot + slot];
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (k < kp)
+                out[g * NC + c] += y[c]; /* no other block of this launch touches a private node */
+            else
+                atomicAdd(&out[g * NC + c], y[c]);
+        }
+    }
+}
+
 typedef void (*SimplexKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, double *);
+typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, PatchView);
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
+    SimplexPatchKernel patch[2];
 } SimplexEntry;
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
 template <int D, int NC, int GL, PointFn POINT>
@@ -203,7 +293,8 @@ static constexpr SimplexKernel simplex_split() {
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
-     {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()}},
+     {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},  \
+     {k_fused_simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn>}},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
 #undef SIMPLEX_ENTRY_
 
@@ -224,7 +315,8 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
  * (measured on an H100, p = 2 tetrahedra: linear elasticity 196 -> 119 registers, 2 -> 4 blocks per SM, J x
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
-static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split) {
+static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split,
+                                    SimplexPatchKernel *patch = NULL) {
     constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
     static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
@@ -242,6 +334,7 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
             *layout = (signed char)(use ? 2 : 1);
         }
         *split = *layout == 2;
+        if (patch) *patch = *split ? NULL : s->patch[dim - 2];
         return *split ? sp : one;
     }
     return NULL;
@@ -276,62 +369,60 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
-/* ---- elements in curve order, an option to measure (FEMTO_GPU_CURVE_ORDER=1 when the operator is set up):
- * on p = 2 tetrahedra the Jacobian action from the compact q-point data is bound by each element's 10 scattered
- * loads and 10 atomics, and Gmsh numbers cells (and femto nodes in the cells' order) at random, so that a
- * warp's 32 elements share no nodes and every access is its own sector. (Since mesh_read puts every mesh's cells
- * in curve order, fem/element_order.h, the block's own order is this one and the option changes little.)
- * Sorted along a space-filling curve
- * (fem/element_order.h) a warp's elements are neighbours: their nodes repeat within the warp and the block.
- * The kernel then reads copies of the dof map and of D in that order (the element vectors of the gather
- * assembly keep the block's order, so atomic assembly only); everything else keeps the block's order. */
 typedef struct {
-    fem_idx *dofs[MESH_MAX_BLOCKS];
-    double *qdata[MESH_MAX_BLOCKS];
-} SimplexCurve;
+    ElementPatches host[MESH_MAX_BLOCKS]; /* sizes only: the arrays are freed after the upload */
+    PatchView view[MESH_MAX_BLOCKS];
+    void *mem[MESH_MAX_BLOCKS][5];
+} SimplexPatches;
 
-static void simplex_curve_destroy(Operator *op) {
-    SimplexCurve *c = (SimplexCurve *)op->impl;
-    if (!c) return;
-    for (int b = 0; b < MESH_MAX_BLOCKS; b++) device_free(op->dev, c->dofs[b]), device_free(op->dev, c->qdata[b]);
-    free(c);
+static void simplex_patches_destroy(Operator *op) {
+    SimplexPatches *sp = (SimplexPatches *)op->impl;
+    if (!sp) return;
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++)
+        for (int k = 0; k < 5; k++) device_free(op->dev, sp->mem[b][k]);
+    free(sp);
     op->impl = NULL;
 }
 
-/* Block bi's dof map and per-element D (n doubles) in curve order, on the device. */
-static int simplex_curve_block(Operator *op, int bi, int n, SimplexCurve *c) {
-    const OpBlock *b = &op->cells[bi];
-    const int64_t ne = b->nelem, nd = b->view.ndof;
-    int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)ne);
-    fem_idx *dofs = (fem_idx *)malloc(sizeof(fem_idx) * (size_t)(ne * nd));
-    double *D = (double *)malloc(sizeof(double) * (size_t)(ne * n)), *Ds = (double *)malloc(sizeof(double) * (size_t)(ne * n));
-    int status = order && dofs && D && Ds ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    if (!status) status = element_curve_order(op->space->mesh, &op->space->mesh->cells[bi], NULL, ne, order);
-    if (!status && cudaMemcpy(D, b->qdata, sizeof(double) * (size_t)(ne * n), cudaMemcpyDeviceToHost) != cudaSuccess)
-        status = fem_fail(FEM_ERR_DEVICE, "reading q-point data back from the GPU failed");
-    const fem_idx *src = op->space->cells[bi].dofs;
-    for (int64_t k = 0; k < ne && !status; k++) {
-        memcpy(dofs + k * nd, src + order[k] * nd, sizeof(fem_idx) * (size_t)nd);
-        memcpy(Ds + k * n, D + order[k] * n, sizeof(double) * (size_t)n);
-    }
-    if (!status) status = device_alloc_copy(op->dev, (void **)&c->dofs[bi], dofs, sizeof(fem_idx) * (size_t)(ne * nd));
-    if (!status) status = device_alloc_copy(op->dev, (void **)&c->qdata[bi], Ds, sizeof(double) * (size_t)(ne * n));
-    free(order), free(dofs), free(D), free(Ds);
-    return status;
+static size_t simplex_patch_smem(const ElemView *v) {
+    return sizeof(double) * ((size_t)v->nq * v->ndof * (1 + v->dim) + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp);
 }
 
-extern "C" int gpu_fused_simplex_curve_setup(Operator *op) {
-    const char *env = getenv("FEMTO_GPU_CURVE_ORDER");
-    const QfQdata *qd = op->phys.cell_jacobian.qdata;
-    if (!env || strcmp(env, "1") != 0 || op->impl || !qd || op->dev->assembly == ASSEMBLE_GATHER) return FEM_OK;
-    SimplexCurve *c = (SimplexCurve *)calloc(1, sizeof *c);
-    if (!c) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an element order");
-    op->impl = c;
-    op->ops.destroy = simplex_curve_destroy;
+/* Block bi's patches, built on the host and uploaded. */
+static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
+    const OpBlock *b = &op->cells[bi];
+    ElementPatches *h = &sp->host[bi];
+    FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes, SIMPLEX_THREADS, h));
+    if (!h->npatch) return FEM_OK;
+    const void *src[5] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot};
+    const size_t bytes[5] = {sizeof(int32_t) * (size_t)(h->npatch + 1), sizeof(int32_t) * (size_t)h->npatch,
+                             sizeof(int32_t) * (size_t)(h->ntotal + 1), sizeof(fem_idx) * (size_t)h->ntotal,
+                             sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof)};
+    int status = FEM_OK;
+    for (int k = 0; k < 5 && !status; k++) status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
+    ElementPatches sizes = *h;
+    element_patches_destroy(h);
+    if (status) return status;
+    sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL, sizes.inc_slot = NULL;
+    *h = sizes;
+    sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0], (const int32_t *)sp->mem[bi][1],
+                             (const int32_t *)sp->mem[bi][2], (const fem_idx *)sp->mem[bi][3],
+                             (const uint16_t *)sp->mem[bi][4]};
+    return FEM_OK;
+}
+
+extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
+    const char *env = getenv("FEMTO_GPU_PATCH");
+    if ((env && strcmp(env, "0") == 0) || op->impl || op->dev->assembly == ASSEMBLE_GATHER) return FEM_OK;
+    SimplexPatches *sp = (SimplexPatches *)calloc(1, sizeof *sp);
+    if (!sp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for element patches");
+    op->impl = sp;
+    op->ops.destroy = simplex_patches_destroy;
     for (int bi = 0; bi < op->ncells; bi++) {
         const OpBlock *b = &op->cells[bi];
-        if (b->qdata && b->qdata_per_elem && gpu_fused_simplex_fits(op, b, 0))
-            FEM_TRY(simplex_curve_block(op, bi, qf_geo_doubles(qd->layout, b->view.dim), c));
+        if ((gpu_fused_simplex_fits(op, b, 0) || gpu_fused_simplex_fits(op, b, 1)) &&
+            simplex_patch_smem(&b->view) <= gpu_state(op->dev)->shared_optin)
+            FEM_TRY(simplex_patch_block(op, bi, sp));
     }
     return FEM_OK;
 }
@@ -340,11 +431,19 @@ extern "C" int gpu_fused_simplex_curve_setup(Operator *op) {
  * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
  * reads them (once per element exactly where the weights say the cells are affine). */
 static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
-                                  const QfQdata **qd, int *split) {
+                                  const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL) {
     *qd = op_block_qdata(op, b, residual);
     if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
     const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
-    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split);
+    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split, patch);
+}
+
+/* Block b's patches where its kernel runs on them (the one-thread layout, atomic assembly), else NULL. */
+static const PatchView *simplex_patches(const Operator *op, const OpBlock *b, SimplexPatchKernel pk) {
+    const SimplexPatches *sp = (const SimplexPatches *)op->impl;
+    const int bi = (int)(b - op->cells);
+    if (!pk || !sp || op->dev->assembly == ASSEMBLE_GATHER || !sp->host[bi].npatch) return NULL;
+    return &sp->view[bi];
 }
 
 extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out) {
@@ -355,26 +454,28 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     const SimplexWeights w = simplex_weights(op, b);
     const QfQdata *qd;
     int split;
-    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split);
-    const size_t smem = simplex_smem(v);
-    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    SimplexPatchKernel pk;
+    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
+    const PatchView *pv = simplex_patches(op, b, pk);
+    const size_t smem = pv ? simplex_patch_smem(v) : simplex_smem(v);
+    if (smem > 48 * 1024)
+        GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
+                     : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (residual) FEM_TRY(op_block_aux(op, b));
     QfArgs a = qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
     double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
     const int epb = simplex_epb(v->ncomp, split);
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
-    const SimplexCurve *curve = (const SimplexCurve *)op->impl;
-    const int bi = (int)(b - op->cells);
-    ElemView view = *v;
-    const int sorted = qd && w.n && !evec && curve && curve->dofs[bi];
-    if (sorted) view.dofs = curve->dofs[bi], a.geo = curve->qdata[bi];
-    k<<<blocks, SIMPLEX_THREADS, smem>>>(view, w, a, in, out, evec);
+    if (pv)
+        pk<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, *pv);
+    else
+        k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
     GPU_LAUNCHED("fused simplex operator");
     char layout[48] = "1 elem/thread";
     if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             qd ? " (q-point data)" : "", sorted ? " (curve order)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
+             qd ? " (q-point data)" : "", pv ? " (patches)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
              w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
@@ -383,12 +484,15 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
                                            int *blocks_per_sm) {
     const QfQdata *qd;
     int split;
-    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split);
+    SimplexPatchKernel pk;
+    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split, &pk);
+    const PatchView *pv = simplex_patches(op, b, pk);
+    const void *f = pv ? (const void *)pk : (const void *)k;
     cudaFuncAttributes at;
-    GPU_CHECK(cudaFuncGetAttributes(&at, k));
+    GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = simplex_smem(&b->view);
-    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, SIMPLEX_THREADS, smem));
+    const size_t smem = pv ? simplex_patch_smem(&b->view) : simplex_smem(&b->view);
+    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;
 }

@@ -97,8 +97,8 @@ extern "C" int gpu_operator_setup(struct Operator *op);
 
 /* fused_simplex.cu: the register kernel of triangles and tetrahedra of order <= 2 (used by fused.cu) */
 extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual);
-/* FEMTO_GPU_CURVE_ORDER=1: the register kernel's sorted copies (gpu/fused_simplex.cu); else nothing. */
-extern "C" int gpu_fused_simplex_curve_setup(Operator *op);
+/* The register kernel's element patches for atomic assembly (gpu/fused_simplex.cu; FEMTO_GPU_PATCH=0: none). */
+extern "C" int gpu_fused_simplex_patch_setup(Operator *op);
 extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
                                        double *out);
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual,

@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -103,16 +103,23 @@ for step in $steps; do
       wait $smi
     done ;;
   qdata) # issue 13's heat rows with the compact q-point data (D = k w det J J^-1 J^-T) and without (FEMTO_QDATA=0);
-         # tet p = 2 also with the elements in curve order (FEMTO_GPU_CURVE_ORDER=1)
-    for v in "FEMTO_QDATA=0" "FEMTO_QDATA=1" "FEMTO_GPU_CURVE_ORDER=1"; do
+         # tet p = 2 also without the register kernel's patches (FEMTO_GPU_PATCH=0)
+    for v in "FEMTO_QDATA=0" "FEMTO_QDATA=1" "FEMTO_GPU_PATCH=0"; do
       for args in "--shapes hex --op-orders 1,2,3,4,5,6" "--shapes tet --op-orders 2"; do
-        [ "$v" = "FEMTO_GPU_CURVE_ORDER=1" ] && [ "${args#*tet}" = "$args" ] && continue
+        [ "$v" = "FEMTO_GPU_PATCH=0" ] && [ "${args#*tet}" = "$args" ] && continue
         echo "== femto-bench qdata $v $args"
         env $v timeout "${FB_LIMIT:-200}" ./femto-bench --gpu-only --rows operator --physics heat $args --elements 1000000 \
           --markdown "$out/fb-one.md" 2>&1 | tail -n 2
         { echo -e "\n### $v femto-bench heat $args\n"; cat "$out/fb-one.md"; } >> "$out/qdata.md" 2>/dev/null
         rm -f "$out/fb-one.md"
       done
+    done ;;
+  patch) # the register kernel on element patches (gpu/fused_simplex.cu) against one thread per element alone
+         # (FEMTO_GPU_PATCH=0), and the patches with one thread per element for the vector physics too
+    for v in "FEMTO_GPU_PATCH=0" "FEMTO_GPU_PATCH=1" "FEMTO_GPU_SIMPLEX_SPLIT=0"; do
+      echo "== femto-bench patch $v"
+      env $v timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator --shapes tet,tri --op-orders 1,2 \
+        --elements 1000000 --markdown "$out/patch-${v%%=*}-${v#*=}.md" 2>&1 | tail -n 2
     done ;;
   seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones
     for v in "FEMTO_GPU_SPECIAL=1" "FEMTO_GPU_SPECIAL=0"; do

@@ -11,7 +11,10 @@
  * reads the mesh with curved (second-order) cells, so that the register kernel reads the geometry at every
  * q-point.
  *
- * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]      (exit 77 without a GPU) */
+ * SIZE meshes the .geo at that element size (a finer mesh: many patches of the register kernel, and nodes that
+ * patches share).
+ *
+ * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER [SIZE]]      (exit 77 without a GPU) */
 #include "common/femto_test.h"
 #include "elasticity/elas_test.h"
 #include "heat/heat_test.h"
@@ -25,9 +28,10 @@
 
 #define TOL 1e-12
 enum { NDEV = 5 };
-/* The case's Jacobian action must run from the compact q-point data on the fused devices (1, 2), and with
- * FEMTO_GPU_CURVE_ORDER=1 on affine simplices of the register kernel in curve order on the atomic one. */
-static int expect_qdata, expect_curve;
+/* The case's Jacobian action must run from the compact q-point data on the fused devices (1, 2), and on
+ * simplices of the register kernel on the atomic one on patches (gpu/fused_simplex.cu) unless FEMTO_GPU_PATCH=0,
+ * when it must not. */
+static int expect_qdata, expect_patch;
 
 typedef struct {
     Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
@@ -65,10 +69,10 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
         CHECK(strstr(gpu_last_launch(d), "(q-point data)") != NULL,
               "p = %d: the fused Jacobian action of constant-k heat did not run from the q-point data: %s",
               sp->order, gpu_last_launch(d));
-    if (d->kind == DEV_CUDA && expect_curve && d->assembly == ASSEMBLE_ATOMIC &&
+    if (d->kind == DEV_CUDA && expect_patch && d->assembly == ASSEMBLE_ATOMIC &&
         strcmp(op.implementation, "cuda-fused") == 0)
-        CHECK(strstr(gpu_last_launch(d), "(curve order)") != NULL,
-              "p = %d: FEMTO_GPU_CURVE_ORDER=1 and the register kernel did not run in curve order: %s", sp->order,
+        CHECK((strstr(gpu_last_launch(d), "(patches)") != NULL) == (expect_patch > 0),
+              "p = %d: the register kernel %s on patches: %s", sp->order, expect_patch > 0 ? "did not run" : "ran",
               gpu_last_launch(d));
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
 #endif
@@ -144,17 +148,17 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     Model md;
     CHECK_OK(heat_model_create(&pb, &sp, &md));
     const Shape s = sp.cells[0].shape;
-    const char *curve = getenv("FEMTO_GPU_CURVE_ORDER");
+    const char *patch = getenv("FEMTO_GPU_PATCH");
     expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
-    expect_curve = expect_qdata && !shape_is_tensor(s) && m->cells[0].order == 1 && curve && strcmp(curve, "1") == 0;
+    if (expect_qdata && !shape_is_tensor(s)) expect_patch = patch && strcmp(patch, "0") == 0 ? -1 : 1;
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
-    expect_qdata = expect_curve = 0;
+    expect_qdata = expect_patch = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER]\n"), 2;
+    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER [SIZE]]\n"), 2;
 #ifndef FEMTO_HAVE_CUDA
     (void)argv, (void)elasticity, (void)heat;
     printf("skipped: built without CUDA\n");
@@ -176,6 +180,7 @@ int main(int argc, char **argv) {
     Mesh m;
     MeshReadOptions mo = {0};
     mo.order = argc > 3 ? atoi(argv[3]) : 0;
+    mo.size = argc > 4 ? atof(argv[4]) : 0.0;
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     for (int p = 1; p <= atoi(argv[2]); p++) {
         elasticity(&D, &m, p, ELASTIC_LINEAR);
