@@ -359,19 +359,24 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
             in = &op->work;
         }
         FEM_TRY(overlapped(op, op->ops.apply_add, (Vec *)v, in, Jv, op->ndir ? work_ghosts : NULL));
+        if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
+        if (op->ndir) FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
     } else {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
+        /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element loop
+         * and put back (two small scatters where a copy of v moved the whole vector twice) */
         if (op->ndir) {
-            FEM_TRY(zero_constrained(op, v));
-            in = &op->work;
+            FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
+            FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, v->data));
         }
-        FEM_TRY(op->ops.apply_add(op, in, Jv));
+        int status = op->ops.apply_add(op, in, Jv);
+        int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
+        FEM_TRY(status);
+        FEM_TRY(back);
+        if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
     }
-    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
-    if (op->ndir) { /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
-        FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
-        FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
-    }
+    /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
+    if (op->ndir) FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
     return FEM_OK;
 }
 

@@ -193,6 +193,10 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
  * order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 350 distinct nodes for its 1,280
  * element-node pairs: the 10 scattered loads and 10 global atomics an element of the plain kernel (what bounds
  * it, not bytes) fall to about 2.7 coalesced loads and stores. FEMTO_GPU_PATCH=0 keeps the plain kernel. */
+#ifndef PATCH_SCALAR_BLOCKS
+#define PATCH_SCALAR_BLOCKS 6
+#endif
+#define PATCH_MIN_BLOCKS(NC) ((NC) == 1 ? PATCH_SCALAR_BLOCKS : 1)
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;
@@ -200,7 +204,7 @@ typedef struct {
 } PatchView;
 
 template <int D, int NC, int GL, PointFn POINT>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS(NC))
     k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS;

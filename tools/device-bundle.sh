@@ -31,7 +31,8 @@ fi
 programs=$(cd build && ctest -L gpu -N -V 2>/dev/null | sed -n 's|^[0-9]*: Test command: /[^ ]*/build/\([^ /]*\).*|\1|p' |
            sort -u)
 (cd build && find . -name CTestTestfile.cmake -o -name CMakeCache.txt | sed 's|^\./||'
- for p in femto-app femto-bench femto-mesh-bench femto-partition-bench $programs; do [ -x "$p" ] && echo "$p"; done) |
+   # femto-bench-*: variants built by hand for a comparison (not made by the build)
+ for p in femto-app femto-bench femto-bench-* femto-mesh-bench femto-partition-bench $programs; do [ -x "$p" ] && echo "$p"; done) |
   sort -u > .device/build-files.txt
 tar -C build -cJf .device/build.tar.xz -T .device/build-files.txt
 du -h .device/*.tar.xz

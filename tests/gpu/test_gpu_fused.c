@@ -32,6 +32,8 @@ enum { NDEV = 5 };
  * simplices of the register kernel on the atomic one on patches (gpu/fused_simplex.cu) unless FEMTO_GPU_PATCH=0,
  * when it must not. */
 static int expect_qdata, expect_patch;
+/* The mesh's element size over the scripts' own (at most 0.5): the random displacements scale with it. */
+static double size_scale = 1.0;
 
 typedef struct {
     Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
@@ -124,7 +126,8 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     /* random nodal displacements of amplitude a give gradients of about a p^2 / h: 0.02 / p^2 keeps every
      * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device) */
-    compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0, 0.02 / (p * p));
+    compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0,
+            0.02 / (p * p) * size_scale);
     model_destroy(&md);
     space_destroy(&sp);
 }
@@ -181,6 +184,7 @@ int main(int argc, char **argv) {
     MeshReadOptions mo = {0};
     mo.order = argc > 3 ? atoi(argv[3]) : 0;
     mo.size = argc > 4 ? atof(argv[4]) : 0.0;
+    if (mo.size > 0.0) size_scale = mo.size / 0.5;
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     for (int p = 1; p <= atoi(argv[2]); p++) {
         elasticity(&D, &m, p, ELASTIC_LINEAR);
