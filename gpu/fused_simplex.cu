@@ -193,25 +193,35 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
  * order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 350 distinct nodes for its 1,280
  * element-node pairs: the 10 scattered loads and 10 global atomics an element of the plain kernel (what bounds
  * it, not bytes) fall to about 2.7 coalesced loads and stores. FEMTO_GPU_PATCH=0 keeps the plain kernel. */
-#ifndef PATCH_SCALAR_BLOCKS
-#define PATCH_SCALAR_BLOCKS 6
+/* Resident blocks an SM the patch kernel is compiled for (its registers capped to fit): 6 blocks, at most 80
+ * registers, without spills; measured on an H100 (p = 2 tetrahedral heat J x): 5 blocks 187 us, 6 blocks
+ * 168 us, 8 blocks (64 registers, 72 bytes spilled) 178 us. */
+#ifndef PATCH_MIN_BLOCKS
+#define PATCH_MIN_BLOCKS 6
 #endif
-#define PATCH_MIN_BLOCKS(NC) ((NC) == 1 ? PATCH_SCALAR_BLOCKS : 1)
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;
     const uint16_t *inc_slot;
 } PatchView;
 
-template <int D, int NC, int GL, PointFn POINT>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS(NC))
+/* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
+ * tables packed as R[q][i] = (G0, G1, G2 | 0, B), two 16-byte shared loads a row. */
+template <int D, int NC, int GL, PointFn POINT, int ND>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
     extern __shared__ double smem[];
-    constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS;
-    const int nd = v.ndof, nq = v.nq, nslot = EPB * nd;
-    double *B = smem, *G = smem + nq * nd, *S = G + nq * nd * D; /* S[c][slot] */
-    for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
-    for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
+    constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
+    const int nq = v.nq;
+    /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
+     * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
+    double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4; /* S[c][slot] */
+    for (int k = threadIdx.x; k < nq * ND; k += blockDim.x) {
+#pragma unroll
+        for (int r = 0; r < D; r++) R[4 * k + r] = T[4 * k + r] = v.G[k * D + r];
+        R[4 * k + D] = T[4 * k + D] = v.B[k];
+        if (D == 2) R[4 * k + 3] = T[4 * k + 3] = 0.0;
+    }
     const int64_t e0 = (int64_t)blockIdx.x * EPB;
     const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
     const int k0 = __ldg(pv.node_off + blockIdx.x), k1 = __ldg(pv.node_off + blockIdx.x + 1);
@@ -224,35 +234,34 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS(NC))
         for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
             const int slot = __ldg(pv.inc_slot + j);
 #pragma unroll
-            for (int c = 0; c < NC; c++) S[c * nslot + slot] = x[c];
+            for (int c = 0; c < NC; c++) S[c * NSLOT + slot] = x[c];
         }
     }
     __syncthreads();
     const int le = threadIdx.x;
     if (le < nb) {
         const int64_t e = e0 + le;
-        double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
+        double ue[NC][ND], re[NC][ND];
 #pragma unroll
-        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        for (int i = 0; i < ND; i++)
 #pragma unroll
-            for (int c = 0; c < NC; c++) ue[c][i] = i < nd ? S[c * nslot + i * EPB + le] : 0.0;
-        simplex_zero(re);
+            for (int c = 0; c < NC; c++) ue[c][i] = S[c * NSLOT + i * EPB + le], re[c][i] = 0.0;
         double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
         const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+#pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
         for (int q = 0; q < nq; q++) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
-            simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
+            simplex_interp<D, NC>(ND, PackedRows<D>{R + q * ND * 4}, ue, uq, du);
             QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
             POINT(&la, 0);
-            simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
+            simplex_integ<D, NC>(ND, PackedRows<D>{T + q * ND * 4}, s, f, re);
         }
         /* the thread's own slots: no other thread reads or writes them in between */
 #pragma unroll
-        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        for (int i = 0; i < ND; i++)
 #pragma unroll
-            for (int c = 0; c < NC; c++)
-                if (i < nd) S[c * nslot + i * EPB + le] = re[c][i];
+            for (int c = 0; c < NC; c++) S[c * NSLOT + i * EPB + le] = re[c][i];
     }
     __syncthreads();
     const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
@@ -265,7 +274,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS(NC))
         for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
             const int slot = __ldg(pv.inc_slot + j);
 #pragma unroll
-            for (int c = 0; c < NC; c++) y[c] += S[c * nslot + slot];
+            for (int c = 0; c < NC; c++) y[c] += S[c * NSLOT + slot];
         }
 #pragma unroll
         for (int c = 0; c < NC; c++) {
@@ -282,7 +291,7 @@ typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const doubl
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
-    SimplexPatchKernel patch[2];
+    SimplexPatchKernel patch[2][2]; /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
 } SimplexEntry;
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
 template <int D, int NC, int GL, PointFn POINT>
@@ -292,13 +301,24 @@ static constexpr SimplexKernel simplex_split() {
     else
         return k_fused_simplex_split<D, NC, GL, POINT>;
 }
+/* The patch kernels of a q-function on cells of ND nodes: only for those that read compact q-point data
+ * (GL > 0: light, memory- and latency-bound kernels, where the patches gain 7-13%; the heavier point functions
+ * measured 3-12% slower on patches, the residuals both ways). */
+template <int D, int NC, int GL, PointFn POINT, int ND>
+static constexpr SimplexPatchKernel simplex_patch() {
+    if constexpr (GL == 0)
+        return nullptr;
+    else
+        return k_fused_simplex_patch<D, NC, GL, POINT, ND>;
+}
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
 #define SIMPLEX_ENTRY_(fn, nc, gl)                                                                           \
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
      {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},  \
-     {k_fused_simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn>}},
+     {{simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn, 3>(), simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn, 6>()},      \
+      {simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn, 4>(), simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn, 10>()}}},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
 #undef SIMPLEX_ENTRY_
 
@@ -320,7 +340,7 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
 static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split,
-                                    SimplexPatchKernel *patch = NULL) {
+                                    SimplexPatchKernel *patch = NULL, int nd = 0) {
     constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
     static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
@@ -338,7 +358,10 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
             *layout = (signed char)(use ? 2 : 1);
         }
         *split = *layout == 2;
-        if (patch) *patch = *split ? NULL : s->patch[dim - 2];
+        if (patch) {
+            const int order = nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
+            *patch = *split || !order ? NULL : s->patch[dim - 2][order - 1];
+        }
         return *split ? sp : one;
     }
     return NULL;
@@ -389,7 +412,7 @@ static void simplex_patches_destroy(Operator *op) {
 }
 
 static size_t simplex_patch_smem(const ElemView *v) {
-    return sizeof(double) * ((size_t)v->nq * v->ndof * (1 + v->dim) + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp);
+    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp);
 }
 
 /* Block bi's patches, built on the host and uploaded. */
@@ -415,6 +438,17 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     return FEM_OK;
 }
 
+/* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of the
+ * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
+ * reads them (once per element exactly where the weights say the cells are affine). */
+static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
+                                  const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL) {
+    *qd = op_block_qdata(op, b, residual);
+    if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
+    const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
+    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof);
+}
+
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
     const char *env = getenv("FEMTO_GPU_PATCH");
     if ((env && strcmp(env, "0") == 0) || op->impl || op->dev->assembly == ASSEMBLE_GATHER) return FEM_OK;
@@ -424,22 +458,18 @@ extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
     op->ops.destroy = simplex_patches_destroy;
     for (int bi = 0; bi < op->ncells; bi++) {
         const OpBlock *b = &op->cells[bi];
-        if ((gpu_fused_simplex_fits(op, b, 0) || gpu_fused_simplex_fits(op, b, 1)) &&
-            simplex_patch_smem(&b->view) <= gpu_state(op->dev)->shared_optin)
+        const SimplexWeights w = simplex_weights(op, b);
+        const QfQdata *qd;
+        int split, want = 0;
+        for (int residual = 0; residual < 2; residual++) {
+            SimplexPatchKernel pk = NULL;
+            if (gpu_fused_simplex_fits(op, b, residual)) simplex_pick(op, b, residual, w, &qd, &split, &pk);
+            want |= pk != NULL;
+        }
+        if (want && simplex_patch_smem(&b->view) <= gpu_state(op->dev)->shared_optin)
             FEM_TRY(simplex_patch_block(op, bi, sp));
     }
     return FEM_OK;
-}
-
-/* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of the
- * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
- * reads them (once per element exactly where the weights say the cells are affine). */
-static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
-                                  const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL) {
-    *qd = op_block_qdata(op, b, residual);
-    if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
-    const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
-    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split, patch);
 }
 
 /* Block b's patches where its kernel runs on them (the one-thread layout, atomic assembly), else NULL. */
