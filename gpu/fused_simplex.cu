@@ -203,8 +203,6 @@ typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;
     const uint16_t *inc_slot;
-    int maxn;  /* the most nodes of one patch (what the kernel stages) */
-    int plain; /* private nodes by a plain add (else atomics throughout: FEMTO_GPU_PATCH_PLAIN=0, to measure) */
 } PatchView;
 
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
@@ -216,12 +214,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
     const int nq = v.nq;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
-     * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes); then the
-     * slots S[c][slot], and the patch's index arrays, staged by coalesced loads that all travel at once (read
-     * in place, each node's index loads waited on one another) */
-    double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4;
-    int32_t *nodes = (int32_t *)(S + NC * NSLOT), *beg = nodes + pv.maxn;
-    uint16_t *slots = (uint16_t *)(beg + pv.maxn + 1);
+     * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
+    double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4; /* S[c][slot] */
     for (int k = threadIdx.x; k < nq * ND; k += blockDim.x) {
 #pragma unroll
         for (int r = 0; r < D; r++) R[4 * k + r] = T[4 * k + r] = v.G[k * D + r];
@@ -230,23 +224,18 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     }
     const int64_t e0 = (int64_t)blockIdx.x * EPB;
     const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
-    const int k0 = __ldg(pv.node_off + blockIdx.x), n = __ldg(pv.node_off + blockIdx.x + 1) - k0;
-    const int j0 = (int)(e0 * ND);
-    for (int k = threadIdx.x; k <= n; k += blockDim.x) {
-        if (k < n) nodes[k] = __ldg(pv.nodes + k0 + k);
-        beg[k] = __ldg(pv.inc_beg + k0 + k) - j0;
-    }
-    for (int j = threadIdx.x; j < nb * ND; j += blockDim.x) slots[j] = __ldg(pv.inc_slot + j0 + j);
-    __syncthreads();
-#pragma unroll 4
-    for (int k = threadIdx.x; k < n; k += blockDim.x) {
-        const int64_t g = nodes[k];
+    const int k0 = __ldg(pv.node_off + blockIdx.x), k1 = __ldg(pv.node_off + blockIdx.x + 1);
+    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        const int64_t g = __ldg(pv.nodes + k);
         double x[NC];
 #pragma unroll
         for (int c = 0; c < NC; c++) x[c] = __ldg(in + g * NC + c);
-        for (int j = beg[k]; j < beg[k + 1]; j++)
+        const int j1 = __ldg(pv.inc_beg + k + 1);
+        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
+            const int slot = __ldg(pv.inc_slot + j);
 #pragma unroll
-            for (int c = 0; c < NC; c++) S[c * NSLOT + slots[j]] = x[c];
+            for (int c = 0; c < NC; c++) S[c * NSLOT + slot] = x[c];
+        }
     }
     __syncthreads();
     const int le = threadIdx.x;
@@ -259,6 +248,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
             for (int c = 0; c < NC; c++) ue[c][i] = S[c * NSLOT + i * EPB + le], re[c][i] = 0.0;
         double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
         const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+#pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
         for (int q = 0; q < nq; q++) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
@@ -274,19 +264,21 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
             for (int c = 0; c < NC; c++) S[c * NSLOT + i * EPB + le] = re[c][i];
     }
     __syncthreads();
-    const int np = __ldg(pv.npriv + blockIdx.x);
-#pragma unroll 4
-    for (int k = threadIdx.x; k < n; k += blockDim.x) {
-        const int64_t g = nodes[k];
+    const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
+    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        const int64_t g = __ldg(pv.nodes + k);
         double y[NC];
 #pragma unroll
         for (int c = 0; c < NC; c++) y[c] = 0.0;
-        for (int j = beg[k]; j < beg[k + 1]; j++)
+        const int j1 = __ldg(pv.inc_beg + k + 1);
+        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
+            const int slot = __ldg(pv.inc_slot + j);
 #pragma unroll
-            for (int c = 0; c < NC; c++) y[c] += S[c * NSLOT + slots[j]];
+            for (int c = 0; c < NC; c++) y[c] += S[c * NSLOT + slot];
+        }
 #pragma unroll
         for (int c = 0; c < NC; c++) {
-            if (k < np && pv.plain)
+            if (k < kp)
                 out[g * NC + c] += y[c]; /* no other block of this launch touches a private node */
             else
                 atomicAdd(&out[g * NC + c], y[c]);
@@ -419,9 +411,8 @@ static void simplex_patches_destroy(Operator *op) {
     op->impl = NULL;
 }
 
-static size_t simplex_patch_smem(const ElemView *v, int maxn) {
-    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp) +
-           sizeof(int32_t) * (2 * (size_t)maxn + 1) + sizeof(uint16_t) * (size_t)SIMPLEX_THREADS * v->ndof;
+static size_t simplex_patch_smem(const ElemView *v) {
+    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp);
 }
 
 /* Block bi's patches, built on the host and uploaded. */
@@ -441,14 +432,9 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     if (status) return status;
     sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL, sizes.inc_slot = NULL;
     *h = sizes;
-    const char *plain = getenv("FEMTO_GPU_PATCH_PLAIN");
     sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0], (const int32_t *)sp->mem[bi][1],
                              (const int32_t *)sp->mem[bi][2], (const fem_idx *)sp->mem[bi][3],
-                             (const uint16_t *)sp->mem[bi][4], h->maxn, !(plain && strcmp(plain, "0") == 0)};
-    if (simplex_patch_smem(&b->view, h->maxn) > gpu_state(op->dev)->shared_optin) { /* patches too wide: none */
-        for (int k = 0; k < 5; k++) device_free(op->dev, sp->mem[bi][k]), sp->mem[bi][k] = NULL;
-        h->npatch = 0;
-    }
+                             (const uint16_t *)sp->mem[bi][4]};
     return FEM_OK;
 }
 
@@ -480,7 +466,8 @@ extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
             if (gpu_fused_simplex_fits(op, b, residual)) simplex_pick(op, b, residual, w, &qd, &split, &pk);
             want |= pk != NULL;
         }
-        if (want) FEM_TRY(simplex_patch_block(op, bi, sp));
+        if (want && simplex_patch_smem(&b->view) <= gpu_state(op->dev)->shared_optin)
+            FEM_TRY(simplex_patch_block(op, bi, sp));
     }
     return FEM_OK;
 }
@@ -504,7 +491,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     SimplexPatchKernel pk;
     SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
     const PatchView *pv = simplex_patches(op, b, pk);
-    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn) : simplex_smem(v);
+    const size_t smem = pv ? simplex_patch_smem(v) : simplex_smem(v);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
                      : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -538,7 +525,7 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn) : simplex_smem(&b->view);
+    const size_t smem = pv ? simplex_patch_smem(&b->view) : simplex_smem(&b->view);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;
