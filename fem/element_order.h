@@ -2,8 +2,8 @@
  * processed one after another are neighbours in space and share nodes. Gmsh's Delaunay mesher numbers cells at
  * random, and femto numbers nodes in the cells' order: in curve order a node's elements come close together and
  * its values stay in cache. mesh_read sorts every mesh's cells so (mesh_sort_cells); the fused CPU operator
- * also runs its blocks in this order (cpu/fused.c), and the GPU's register kernel may (gpu/fused_simplex.cu,
- * FEMTO_GPU_CURVE_ORDER). */
+ * also runs its blocks in this order (cpu/fused.c), and the GPU's register kernel cuts the sorted cells into
+ * patches that share their nodes through shared memory (fem/element_patch.h, gpu/fused_simplex.cu). */
 #ifndef FEMTO_ELEMENT_ORDER_H
 #define FEMTO_ELEMENT_ORDER_H
 

@@ -185,17 +185,24 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
         }
 }
 
-/* ---- patches (fem/element_patch.h): with atomic assembly the one-thread kernel runs on patches of
- * SIMPLEX_THREADS consecutive elements. Its block reads the patch's distinct nodes once and spreads their values
- * into the elements' slots in shared memory; each thread takes its element's values from its slots, computes,
- * and writes its sums back to them; each node then sums its slots and goes out once: a plain add where the
- * patch holds all of the node's elements, an atomic add where another patch shares it. Elements are in curve
- * order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 350 distinct nodes for its 1,280
- * element-node pairs: the 10 scattered loads and 10 global atomics an element of the plain kernel (what bounds
- * it, not bytes) fall to about 2.7 coalesced loads and stores. FEMTO_GPU_PATCH=0 keeps the plain kernel. */
-/* Resident blocks an SM the patch kernel is compiled for (its registers capped to fit): 6 blocks, at most 80
- * registers, without spills; measured on an H100 (p = 2 tetrahedral heat J x): 5 blocks 187 us, 6 blocks
- * 168 us, 8 blocks (64 registers, 72 bytes spilled) 178 us. */
+/* ---- patches (fem/element_patch.h): with atomic assembly the Jacobian actions from compact q-point data run
+ * on patches of SIMPLEX_THREADS consecutive elements. A block reads its patch's distinct nodes once and spreads
+ * their values into the elements' slots in shared memory; each thread takes its element's values from its
+ * slots, computes, and writes its sums back to them; each node then sums its slots and goes out once: a plain
+ * add where the patch holds all of the node's elements, an atomic add where another patch shares it. Elements
+ * are in curve order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 340 distinct nodes for its
+ * 1,280 element-node pairs: the plain kernel's 10 scattered loads and 10 global atomics an element fall to
+ * about 2.7 loads and stores (Nsight Compute, H100: L2 throughput 60% -> 32%). What limits the kernel now is
+ * latency at 6 resident blocks an SM, not memory. Measured on an H100, ~1M elements, J x (docs/PERFORMANCE.md):
+ * p = 2 tetrahedra 185 -> 148 us, p = 1 91 -> 68 us; triangles p = 1 64 -> 54 us, p = 2 114 -> 112 us.
+ * Tried and not kept: staging the patch's index arrays in shared memory first (148 -> 194 us), atomics for the
+ * private nodes too (no better), patches for the heavier point functions (neo-Hookean J x 3-12% slower).
+ * FEMTO_GPU_PATCH=0 keeps the plain kernel.
+ *
+ * Resident blocks an SM the patch kernel is compiled for (registers capped to fit): 6, at most 80 registers,
+ * without spills; p = 2 tetrahedral heat J x: 5 blocks (94 registers) 187 us, 6 blocks 168 us, 8 blocks (64
+ * registers, spills) 178 us, before the node count became a template parameter; after it, 148 us at 6 blocks
+ * against 159 us at 8. */
 #ifndef PATCH_MIN_BLOCKS
 #define PATCH_MIN_BLOCKS 6
 #endif
