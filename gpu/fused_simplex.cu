@@ -212,38 +212,6 @@ typedef struct {
     const uint16_t *inc_slot;
 } PatchView;
 
-#ifndef PATCH_TWO_SUMS
-#define PATCH_TWO_SUMS 0
-#endif
-/* The values and reference gradients at a q-point as simplex_interp forms them, in two partial sums (even and
- * odd nodes) so that the chains of dependent multiply-adds are half as long. */
-template <int D, int NC, int ND>
-static __device__ __forceinline__ void patch_interp(const PackedRows<D> &rows, const double (&ue)[NC][ND], double *uq,
-                                                    double *du) {
-    double a[2][NC * (D + 1)];
-#pragma unroll
-    for (int h = 0; h < 2; h++)
-#pragma unroll
-        for (int k = 0; k < NC * (D + 1); k++) a[h][k] = 0.0;
-#pragma unroll
-    for (int i = 0; i < ND; i++) {
-        double g[D];
-        const double b = rows.row(i, g);
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            a[i & 1][c * (D + 1)] += b * ue[c][i];
-#pragma unroll
-            for (int r = 0; r < D; r++) a[i & 1][c * (D + 1) + 1 + r] += g[r] * ue[c][i];
-        }
-    }
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        uq[c] = a[0][c * (D + 1)] + a[1][c * (D + 1)];
-#pragma unroll
-        for (int r = 0; r < D; r++) du[c * D + r] = a[0][c * (D + 1) + 1 + r] + a[1][c * (D + 1) + 1 + r];
-    }
-}
-
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
  * tables packed as R[q][i] = (G0, G1, G2 | 0, B), two 16-byte shared loads a row. */
 template <int D, int NC, int GL, PointFn POINT, int ND>
@@ -291,11 +259,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
         for (int q = 0; q < nq; q++) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
-#if PATCH_TWO_SUMS
-            patch_interp<D, NC, ND>(PackedRows<D>{R + q * ND * 4}, ue, uq, du);
-#else
             simplex_interp<D, NC>(ND, PackedRows<D>{R + q * ND * 4}, ue, uq, du);
-#endif
             QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
             POINT(&la, 0);
             simplex_integ<D, NC>(ND, PackedRows<D>{T + q * ND * 4}, s, f, re);
