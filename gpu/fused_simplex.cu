@@ -212,16 +212,6 @@ typedef struct {
     const uint16_t *inc_slot;
 } PatchView;
 
-#ifndef PATCH_NQ
-#define PATCH_NQ 0
-#endif
-/* The q-points of the rule the operator picks for the compact q-point data on affine simplices (degree 2p - 2,
- * at least p: one point for p = 1, three on triangles and four on tetrahedra for p = 2); with PATCH_NQ the
- * kernel takes this count as a compile-time constant and runs only on blocks with that rule. */
-static __host__ __device__ constexpr int patch_nq(int D, int ND) {
-    return ND == D + 1 ? 1 : D == 2 ? 3 : 4;
-}
-
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
  * tables packed as R[q][i] = (G0, G1, G2 | 0, B), two 16-byte shared loads a row. */
 template <int D, int NC, int GL, PointFn POINT, int ND>
@@ -229,7 +219,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
-    const int nq = PATCH_NQ ? patch_nq(D, ND) : v.nq;
+    const int nq = v.nq;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
      * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
     double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4; /* S[c][slot] */
@@ -266,7 +256,6 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
         double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
         const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
 #pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
-#pragma unroll
         for (int q = 0; q < nq; q++) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
@@ -495,7 +484,6 @@ static const PatchView *simplex_patches(const Operator *op, const OpBlock *b, Si
     const SimplexPatches *sp = (const SimplexPatches *)op->impl;
     const int bi = (int)(b - op->cells);
     if (!pk || !sp || op->dev->assembly == ASSEMBLE_GATHER || !sp->host[bi].npatch) return NULL;
-    if (PATCH_NQ && b->view.nq != patch_nq(b->view.dim, b->view.ndof)) return NULL; /* another rule: plain kernel */
     return &sp->view[bi];
 }
 
