@@ -63,6 +63,10 @@ typedef struct {
     int (*scatter)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y);
     /* out[i] = x[idx[i]] */
     int (*gather)(Device *, int64_t n, const int32_t *idx, const double *x, double *out);
+    /* Optional (NULL: gather then scatter, or two scatters), one pass where a launch costs more than the work:
+     * take: out[i] = x[idx[i]], then x[idx[i]] = 0; put2: y[idx[i]] = z[idx[i]] = vals[i] */
+    int (*take)(Device *, int64_t n, const int32_t *idx, double *x, double *out);
+    int (*put2)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
     /* q-point values (uq, may be NULL) and reference gradients (duq, may be NULL) of the L-vector u */
     int (*interpolate)(Device *, const ElemView *v, const double *u, double *uq, double *duq);
     /* r += sum over elements of B^T sq + G^T fq (either may be NULL); evec: [nelem][ncomp][ndof] scratch used

@@ -365,11 +365,18 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
         /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element loop
          * and put back (two small scatters where a copy of v moved the whole vector twice) */
-        if (op->ndir) {
+        if (op->ndir && d->ops.take)
+            FEM_TRY(d->ops.take(d, op->ndir, op->dir, v->data, op->dir_tmp));
+        else if (op->ndir) {
             FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
             FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, v->data));
         }
         int status = op->ops.apply_add(op, in, Jv);
+        if (op->ndir && !op->halo && d->ops.put2) { /* v's entries back and Jv's identity rows in one pass */
+            int back = d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
+            FEM_TRY(status);
+            return back;
+        }
         int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
         FEM_TRY(status);
         FEM_TRY(back);

@@ -136,6 +136,8 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->ops.cheb_step = gpu_cheb_step;
     d->ops.scatter = gpu_scatter;
     d->ops.gather = gpu_gather;
+    d->ops.take = gpu_take;
+    d->ops.put2 = gpu_put2;
     d->ops.interpolate = gpu_interpolate;
     d->ops.integrate = gpu_integrate;
     d->ops.fill = gpu_fill;

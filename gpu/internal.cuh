@@ -86,6 +86,8 @@ int gpu_cheb_step(Device *dev, int64_t n, double a, const double *inv_diag, cons
                   double b, double *d, double *z);
 int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y);
 int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out);
+int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out);
+int gpu_put2(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 
 /* qfunctions.cu: the instances of physics/qfunctions.h's list, indexed by q-function id */

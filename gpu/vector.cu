@@ -60,6 +60,22 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_take(int64_t n, const int32_t *idx, double *x, double *out) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        out[i] = x[idx[i]];
+        x[idx[i]] = 0.0;
+    }
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_put2(int64_t n, const int32_t *idx, const double *vals, double *y, double *z) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[idx[i]] = z[idx[i]] = vals[i];
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_fill_inline(int64_t total, int m, FillPattern p, double *y) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x)
@@ -169,6 +185,20 @@ int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double
     if (n <= 0) return FEM_OK;
     k_gather<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, x, out);
     GPU_LAUNCHED(k_gather);
+    return FEM_OK;
+}
+
+int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out) {
+    if (n <= 0) return FEM_OK;
+    k_take<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, x, out);
+    GPU_LAUNCHED(k_take);
+    return FEM_OK;
+}
+
+int gpu_put2(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y, double *z) {
+    if (n <= 0) return FEM_OK;
+    k_put2<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, vals, y, z);
+    GPU_LAUNCHED(k_put2);
     return FEM_OK;
 }
 
