@@ -34,7 +34,7 @@ static void table_clear(NodeTable *t, const fem_idx *nodes, int32_t n) {
 }
 
 void element_patches_destroy(ElementPatches *p) {
-    free(p->node_off), free(p->npriv), free(p->nodes), free(p->inc_beg), free(p->inc_slot);
+    free(p->node_off), free(p->npriv), free(p->nodes), free(p->inc_beg), free(p->inc_slot), free(p->slot_node);
     memset(p, 0, sizeof *p);
 }
 
@@ -64,7 +64,8 @@ int element_patches(const fem_idx *dofs, int64_t ne, int nd, int64_t nnodes, int
     p->node_off = malloc(sizeof(int32_t) * (size_t)(np + 1));
     p->npriv = malloc(sizeof(int32_t) * (size_t)np);
     p->inc_slot = malloc(sizeof(uint16_t) * (size_t)npairs);
-    if (!deg || !p->node_off || !p->npriv || !p->inc_slot) {
+    p->slot_node = calloc((size_t)(np * epb * nd), sizeof(uint16_t));
+    if (!deg || !p->node_off || !p->npriv || !p->inc_slot || !p->slot_node) {
         free(deg), element_patches_destroy(p);
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory for element patches");
     }
@@ -112,6 +113,7 @@ int element_patches(const fem_idx *dofs, int64_t ne, int nd, int64_t nnodes, int
                         int32_t k;
                         table_find(&t, dofs[e * nd + i], n, &k);
                         p->inc_slot[s0 + fill[pos[k]]++] = (uint16_t)(i * epb + (e - e0));
+                        p->slot_node[s0 + (e - e0) * nd + i] = (uint16_t)pos[k];
                     }
                 table_clear(&t, nodes, n);
             }

@@ -28,6 +28,8 @@ typedef struct {
     fem_idx *nodes;    /* [ntotal] the node numbers (the dof map's entries) */
     int32_t *inc_beg;  /* [ntotal + 1]: node k's slots are inc_slot[inc_beg[k] .. inc_beg[k + 1]) */
     uint16_t *inc_slot; /* [ne * nd] slots, grouped by node; patch p's lie in [p epb nd, (p epb + its elements) nd) */
+    uint16_t *slot_node; /* [npatch epb nd]: element le of patch p has node i at nodes[node_off[p] + slot_node[p epb nd
+                          * + le nd + i]] (element-major, unlike the slots; 0 for the last patch's missing elements) */
 } ElementPatches;
 
 /* The patches of ne elements of nd nodes each (dofs[e * nd + i] in [0, nnodes)), epb to a patch. Leaves *p

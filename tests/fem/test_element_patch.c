@@ -67,6 +67,13 @@ int main(int argc, char **argv) {
             for (int i = 0; i < nd; i++)
                 if (!hit[i * epb + le]) errors++, printf("patch %lld: element %lld node %d in no slot\n", (long long)pi,
                                                          (long long)le, i);
+        for (int64_t le = 0; le < nb; le++)
+            for (int i = 0; i < nd; i++) {
+                const int l = pt.slot_node[pi * epb * nd + le * nd + i];
+                if (l >= k1 - k0 || pt.nodes[k0 + l] != sb->dofs[(e0 + le) * nd + i])
+                    errors++, printf("patch %lld: element %lld node %d: local node %d is wrong\n", (long long)pi,
+                                     (long long)le, i, l);
+            }
     }
     CHECK(errors == 0, "%d errors in the patches", errors);
     CHECK(maxn == pt.maxn, "the most nodes of a patch: %d, reported %d", maxn, pt.maxn);
