@@ -186,30 +186,34 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
 }
 
 /* ---- patches (fem/element_patch.h): with atomic assembly the Jacobian actions from compact q-point data run
- * on patches of SIMPLEX_THREADS consecutive elements. A block reads its patch's distinct nodes once and spreads
- * their values into the elements' slots in shared memory; each thread takes its element's values from its
- * slots, computes, and writes its sums back to them; each node then sums its slots and goes out once: a plain
- * add where the patch holds all of the node's elements, an atomic add where another patch shares it. Elements
- * are in curve order (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 340 distinct nodes for its
- * 1,280 element-node pairs: the plain kernel's 10 scattered loads and 10 global atomics an element fall to
- * about 2.7 loads and stores (Nsight Compute, H100: L2 throughput 60% -> 32%). What limits the kernel now is
- * latency at 6 resident blocks an SM, not memory. Measured on an H100, ~1M elements, J x (docs/PERFORMANCE.md):
- * p = 2 tetrahedra 185 -> 148 us, p = 1 91 -> 68 us; triangles p = 1 64 -> 54 us, p = 2 114 -> 112 us.
- * Tried and not kept: staging the patch's index arrays in shared memory first (148 -> 194 us), atomics for the
- * private nodes too (no better), patches for the heavier point functions (neo-Hookean J x 3-12% slower).
- * FEMTO_GPU_PATCH=0 keeps the plain kernel.
- *
- * Resident blocks an SM the patch kernel is compiled for (registers capped to fit): 6, at most 80 registers,
- * without spills; p = 2 tetrahedral heat J x: 5 blocks (94 registers) 187 us, 6 blocks 168 us, 8 blocks (64
- * registers, spills) 178 us, before the node count became a template parameter; after it, 148 us at 6 blocks
- * against 159 us at 8. */
+ * on patches of SIMPLEX_THREADS consecutive elements. A block reads its patch's distinct nodes once into
+ * shared memory (X), and each thread copies its element's values from there into its slots by the element's
+ * patch-local node numbers (slot_node); at each q-point the thread reads its values from the slots, and it
+ * writes its sums back to them; each node then sums its slots and goes out once: a plain add where the patch
+ * holds all of the node's elements, an atomic add where another patch shares it. Elements are in curve order
+ * (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 340 distinct nodes for its 1,280
+ * element-node pairs: the plain kernel's 10 scattered loads and 10 global atomics an element fall to about 2.7
+ * loads and stores (Nsight Compute, H100: L2 throughput 60% -> 32%). What limits the kernel is latency, not
+ * memory. Measured on an H100 (docs/PERFORMANCE.md), ~1M elements, J x, plain kernel -> patches with the
+ * values in registers (78 registers, 6 blocks an SM): p = 2 tetrahedra 185 -> 148 us, p = 1 91 -> 68 us,
+ * triangles p = 1 64 -> 54 us, p = 2 114 -> 112 us; then this kernel (values read from the slots at each
+ * q-point, 10 registers fewer: 62 registers, 8 blocks, no spills; the slots filled from X): p = 2 tetrahedra
+ * 9.0-9.2 -> 9.7-10.0 GDOF/s, p = 1 2.5 -> 2.9-3.0, triangles p = 1 9.0 -> 9.4, p = 2 19.4 -> 19.2-19.9.
+ * Tried and not kept: staging the patch's index arrays in shared memory (148 -> 194 us), atomics for the
+ * private nodes too (no better), patches for the heavier point functions (neo-Hookean J x 3-12% slower), the
+ * values in registers capped at 64 registers (40 bytes spilled: 148 -> 159 us), the slots filled straight from
+ * global memory by the slot lists (H200, p = 2 tetrahedra 9.2-9.4 against 9.3-9.6 GDOF/s, p = 1 2.8 against
+ * 2.8-3.0), with the element's geometry asked for first (7.6-7.9), the node sums formed by shared-memory atomics
+ * instead of the slot lists (7.4-8.0). FEMTO_GPU_PATCH=0 keeps the plain kernel. */
 #ifndef PATCH_MIN_BLOCKS
-#define PATCH_MIN_BLOCKS 6
+#define PATCH_MIN_BLOCKS 8
 #endif
+
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;
-    const uint16_t *inc_slot;
+    const uint16_t *inc_slot, *slot_node;
+    int maxn; /* the most distinct nodes of one patch: X's row length */
 } PatchView;
 
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
@@ -219,10 +223,11 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
-    const int nq = v.nq;
+    const int nq = v.nq, maxn = pv.maxn;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
      * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
     double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4; /* S[c][slot] */
+    double *X = S + NC * NSLOT;                                              /* X[c][patch-local node] */
     for (int k = threadIdx.x; k < nq * ND; k += blockDim.x) {
 #pragma unroll
         for (int r = 0; r < D; r++) R[4 * k + r] = T[4 * k + r] = v.G[k * D + r];
@@ -232,43 +237,77 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     const int64_t e0 = (int64_t)blockIdx.x * EPB;
     const int nb = (int)(v.nelem - e0 < EPB ? v.nelem - e0 : EPB);
     const int k0 = __ldg(pv.node_off + blockIdx.x), k1 = __ldg(pv.node_off + blockIdx.x + 1);
-    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-        const int64_t g = __ldg(pv.nodes + k);
-        double x[NC];
+    const int le = threadIdx.x;
+    const int64_t e = e0 + le;
+    /* the element's patch-local node numbers, two to a 32-bit word, asked for before the patch's nodes (its
+     * geometry after them: asked for before, it cost 28 bytes of spills for 10 nodes and 6-14%) */
+    constexpr int NW = (ND + 1) / 2;
+    uint32_t li[NW];
+    if (le < nb) {
+        const uint16_t *sn = pv.slot_node + (int64_t)blockIdx.x * NSLOT + le * ND;
+        if constexpr (ND % 2 == 0) {
 #pragma unroll
-        for (int c = 0; c < NC; c++) x[c] = __ldg(in + g * NC + c);
-        const int j1 = __ldg(pv.inc_beg + k + 1);
-        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
-            const int slot = __ldg(pv.inc_slot + j);
+            for (int k = 0; k < NW; k++) li[k] = __ldg(reinterpret_cast<const uint32_t *>(sn) + k);
+        } else {
 #pragma unroll
-            for (int c = 0; c < NC; c++) S[c * NSLOT + slot] = x[c];
+            for (int k = 0; k < NW; k++)
+                li[k] = __ldg(sn + 2 * k) | (2 * k + 1 < ND ? (uint32_t)__ldg(sn + 2 * k + 1) << 16 : 0u);
         }
     }
+    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+        const int64_t g = __ldg(pv.nodes + k);
+#pragma unroll
+        for (int c = 0; c < NC; c++) X[c * maxn + (k - k0)] = __ldg(in + g * NC + c);
+    }
     __syncthreads();
-    const int le = threadIdx.x;
     if (le < nb) {
-        const int64_t e = e0 + le;
-        double ue[NC][ND], re[NC][ND];
+        double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
+        const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+#pragma unroll
+        for (int i = 0; i < ND; i++) {
+            const int n = (li[i / 2] >> (16 * (i % 2))) & 0xffffu;
+#pragma unroll
+            for (int c = 0; c < NC; c++) S[c * NSLOT + i * EPB + le] = X[c * maxn + n];
+        }
+        /* the thread's own slots (no other thread reads or writes them until the barrier below); volatile:
+         * read at every q-point, not hoisted out of the loop into registers (10 registers fewer for 10 nodes) */
+        volatile double *my = S + le;
+        double re[NC][ND];
 #pragma unroll
         for (int i = 0; i < ND; i++)
 #pragma unroll
-            for (int c = 0; c < NC; c++) ue[c][i] = S[c * NSLOT + i * EPB + le], re[c][i] = 0.0;
-        double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
-        const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+            for (int c = 0; c < NC; c++) re[c][i] = 0.0;
 #pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
         for (int q = 0; q < nq; q++) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
-            simplex_interp<D, NC>(ND, PackedRows<D>{R + q * ND * 4}, ue, uq, du);
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                uq[c] = 0.0;
+#pragma unroll
+                for (int r = 0; r < D; r++) du[c * D + r] = 0.0;
+            }
+            const PackedRows<D> rr{R + q * ND * 4};
+#pragma unroll
+            for (int i = 0; i < ND; i++) {
+                double g[D];
+                const double b = rr.row(i, g);
+#pragma unroll
+                for (int c = 0; c < NC; c++) {
+                    const double x = my[c * NSLOT + i * EPB];
+                    uq[c] += b * x;
+#pragma unroll
+                    for (int r = 0; r < D; r++) du[c * D + r] += g[r] * x;
+                }
+            }
             QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
             POINT(&la, 0);
             simplex_integ<D, NC>(ND, PackedRows<D>{T + q * ND * 4}, s, f, re);
         }
-        /* the thread's own slots: no other thread reads or writes them in between */
 #pragma unroll
         for (int i = 0; i < ND; i++)
 #pragma unroll
-            for (int c = 0; c < NC; c++) S[c * NSLOT + i * EPB + le] = re[c][i];
+            for (int c = 0; c < NC; c++) my[c * NSLOT + i * EPB] = re[c][i];
     }
     __syncthreads();
     const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
@@ -406,20 +445,21 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
 typedef struct {
     ElementPatches host[MESH_MAX_BLOCKS]; /* sizes only: the arrays are freed after the upload */
     PatchView view[MESH_MAX_BLOCKS];
-    void *mem[MESH_MAX_BLOCKS][5];
+    void *mem[MESH_MAX_BLOCKS][6];
 } SimplexPatches;
 
 static void simplex_patches_destroy(Operator *op) {
     SimplexPatches *sp = (SimplexPatches *)op->impl;
     if (!sp) return;
     for (int b = 0; b < MESH_MAX_BLOCKS; b++)
-        for (int k = 0; k < 5; k++) device_free(op->dev, sp->mem[b][k]);
+        for (int k = 0; k < 6; k++) device_free(op->dev, sp->mem[b][k]);
     free(sp);
     op->impl = NULL;
 }
 
-static size_t simplex_patch_smem(const ElemView *v) {
-    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + (size_t)SIMPLEX_THREADS * v->ndof * v->ncomp);
+/* The tables, the slots and the patch's nodes (maxn: the most of one patch). */
+static size_t simplex_patch_smem(const ElemView *v, int maxn) {
+    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + ((size_t)SIMPLEX_THREADS * v->ndof + maxn) * v->ncomp);
 }
 
 /* Block bi's patches, built on the host and uploaded. */
@@ -428,20 +468,22 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     ElementPatches *h = &sp->host[bi];
     FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes, SIMPLEX_THREADS, h));
     if (!h->npatch) return FEM_OK;
-    const void *src[5] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot};
-    const size_t bytes[5] = {sizeof(int32_t) * (size_t)(h->npatch + 1), sizeof(int32_t) * (size_t)h->npatch,
+    const void *src[6] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot, h->slot_node};
+    const size_t bytes[6] = {sizeof(int32_t) * (size_t)(h->npatch + 1), sizeof(int32_t) * (size_t)h->npatch,
                              sizeof(int32_t) * (size_t)(h->ntotal + 1), sizeof(fem_idx) * (size_t)h->ntotal,
-                             sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof)};
+                             sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof),
+                             sizeof(uint16_t) * (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
     int status = FEM_OK;
-    for (int k = 0; k < 5 && !status; k++) status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
+    for (int k = 0; k < 6 && !status; k++) status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
     ElementPatches sizes = *h;
     element_patches_destroy(h);
     if (status) return status;
     sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL, sizes.inc_slot = NULL;
+    sizes.slot_node = NULL;
     *h = sizes;
     sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0], (const int32_t *)sp->mem[bi][1],
                              (const int32_t *)sp->mem[bi][2], (const fem_idx *)sp->mem[bi][3],
-                             (const uint16_t *)sp->mem[bi][4]};
+                             (const uint16_t *)sp->mem[bi][4], (const uint16_t *)sp->mem[bi][5], sizes.maxn};
     return FEM_OK;
 }
 
@@ -473,7 +515,7 @@ extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
             if (gpu_fused_simplex_fits(op, b, residual)) simplex_pick(op, b, residual, w, &qd, &split, &pk);
             want |= pk != NULL;
         }
-        if (want && simplex_patch_smem(&b->view) <= gpu_state(op->dev)->shared_optin)
+        if (want && simplex_patch_smem(&b->view, SIMPLEX_THREADS * b->view.ndof) <= gpu_state(op->dev)->shared_optin)
             FEM_TRY(simplex_patch_block(op, bi, sp));
     }
     return FEM_OK;
@@ -498,7 +540,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     SimplexPatchKernel pk;
     SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
     const PatchView *pv = simplex_patches(op, b, pk);
-    const size_t smem = pv ? simplex_patch_smem(v) : simplex_smem(v);
+    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn) : simplex_smem(v);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
                      : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -532,7 +574,7 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = pv ? simplex_patch_smem(&b->view) : simplex_smem(&b->view);
+    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn) : simplex_smem(&b->view);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;
