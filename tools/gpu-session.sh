@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -120,6 +120,22 @@ for step in $steps; do
       echo "== femto-bench patch $v"
       env $v timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows operator --shapes tet,tri --op-orders 1,2 \
         --elements 1000000 --markdown "$out/patch-${v%%=*}-${v#*=}.md" 2>&1 | tail -n 2
+    done ;;
+  variants) # femto-bench and variants of it built by hand (femto-bench-*, see device-bundle.sh), alternating, on
+            # the heat operator rows of triangles and tetrahedra: VARIANT_RUNS="PROGRAM:SHAPES ..." (default: every
+            # femto-bench* twice, forward then backward); all rows go to variants.md under "### PROGRAM SHAPES"
+    runs=${VARIANT_RUNS:-}
+    if [ -z "$runs" ]; then
+      progs=$(ls femto-bench femto-bench-* 2>/dev/null)
+      runs="$(for p in $progs; do echo "$p:tet,tri"; done) $(for p in $(echo $progs | tr ' ' '\n' | tac); do echo "$p:tet"; done)"
+    fi
+    for run in $runs; do
+      set -- ${run/:/ }
+      echo "== $1 on $2"
+      timeout "${FB_LIMIT:-300}" ./$1 --gpu-only --rows operator --shapes $2 --op-orders 1,2 --physics heat \
+        --elements 1000000 --markdown "$out/variant-one.md" 2>&1 | tail -n 1
+      { echo -e "\n### $1 $2\n"; cat "$out/variant-one.md"; } >> "$out/variants.md" 2>/dev/null
+      rm -f "$out/variant-one.md"
     done ;;
   seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones
     for v in "FEMTO_GPU_SPECIAL=1" "FEMTO_GPU_SPECIAL=0"; do
