@@ -9,7 +9,7 @@
  * q-points, run the physics' own point function (the FEM_HD functions of physics/, listed in
  * physics/qfunctions.h) on the batch's q-points, integrate against the test functions and add into the output
  * vector. Interpolation and integration run as SIMD loops across the elements of a batch
- * (cpu/fused_kernels.c).
+ * (cpu/fused_kernels.c): through the full tables, or sum factorised on hexahedra.
  *
  * Assembly is deterministic without atomics: chunks are coloured so that no two chunks of a colour share a
  * node, threads run the chunks of one colour side by side, and the colours one after the other. Every output
@@ -18,7 +18,8 @@
  * same as the default implementation's, which adds in another order; the tests compare the two to 1e-12).
  * Boundary facets go the same way, so that this holds for the whole operator.
  *
- * Blocks whose full tables are too large, and cells of other dimensions, take the default path.
+ * Blocks of other cells whose full tables are too large (FUSED_MAX_PAIRS), and cells of other dimensions,
+ * take the default path.
  * FEMTO_CPU_FUSED=0 in the environment turns the override off. */
 #include "cpu/fused.h"
 #include "cpu/cpu.h"
@@ -207,6 +208,7 @@ static int block_fusable(const Operator *op, const OpBlock *b, int facet) {
     int dim = op->space->mesh->dim;
     if (b->nelem == 0 || dim < 2 || dim > 3 || (v->ncomp != 1 && v->ncomp != dim)) return 0;
     if (!facet && !op->grads) return 0;
+    if (!facet && v->tensor && dim == 3) return 1; /* sum factorised (cpu/fused_kernels.c): no full tables */
     return (int64_t)v->nq * v->ndof <= FUSED_MAX_PAIRS;
 }
 

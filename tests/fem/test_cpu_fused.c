@@ -208,10 +208,13 @@ static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int r
         CHECK_OK(space_create(&m, p, 1, &ss));
         Case cs;
         int threaded = 1;
-        elasticity_case(&cs, &d1, &sv, ELASTIC_LINEAR, bnd, amp);
+        /* past p = 3 the gradients of random nodal values grow as p^2: kept at p = 3's (else neo-Hookean
+         * points invert, NaN on both implementations) */
+        const double ap = amp * (p > 3 ? 9.0 / (p * p) : 1.0);
+        elasticity_case(&cs, &d1, &sv, ELASTIC_LINEAR, bnd, ap);
         threaded &= compare(dev, &cs, "linear elasticity", 0);
         case_free(&cs);
-        elasticity_case(&cs, &d1, &sv, ELASTIC_NEO_HOOKEAN, bnd, amp);
+        elasticity_case(&cs, &d1, &sv, ELASTIC_NEO_HOOKEAN, bnd, ap);
         threaded &= compare(dev, &cs, "neo-Hookean", 0);
         case_free(&cs);
         heat_case(&cs, &ss, bnd, 0);
