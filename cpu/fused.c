@@ -208,7 +208,7 @@ static int block_fusable(const Operator *op, const OpBlock *b, int facet) {
     int dim = op->space->mesh->dim;
     if (b->nelem == 0 || dim < 2 || dim > 3 || (v->ncomp != 1 && v->ncomp != dim)) return 0;
     if (!facet && !op->grads) return 0;
-    if (!facet && v->tensor && dim == 3) return 1; /* sum factorised (cpu/fused_kernels.c): no full tables */
+    if (!facet && v->tensor) return 1; /* sum factorised (cpu/fused_kernels.c): no full tables */
     return (int64_t)v->nq * v->ndof <= FUSED_MAX_PAIRS;
 }
 

@@ -40,11 +40,13 @@ typedef struct {
     double *ts; /* the sum-factorised stages' partial sums (hexahedra) */
 } Batch;
 
-/* Doubles per lane of the sum-factorised stages of a hexahedron of n nodes and m q-points a direction: two
- * arrays of n n m and three of n m m, for the interpolation and again (reused) for the integration. */
+/* Doubles per lane of the sum-factorised stages of a cell of n nodes and m q-points a direction, for the
+ * interpolation and again (reused) for the integration: a hexahedron's two arrays of n n m and three of n m m,
+ * a quadrilateral's two of n m. */
 static size_t tensor_scratch(const ElemView *v) {
     const size_t n = (size_t)v->nd1, m = (size_t)v->nq1;
-    return v->tensor && v->dim == 3 ? 2 * n * n * m + 3 * n * m * m : 0;
+    if (!v->tensor) return 0;
+    return v->dim == 3 ? 2 * n * n * m + 3 * n * m * m : 2 * n * m;
 }
 
 /* The sizes (doubles per lane) of the batch's arrays, in the order batch_scratch lays them out. */
@@ -343,11 +345,78 @@ FUSED_INLINE void integ_hex(const ElemView *v, int c, const double *restrict sT,
         }
 }
 
+/* ---------------------------------------------------------------- quadrilaterals, sum factorised
+ * As fem/elem_ops.h's eo_q2_*: ue[c][j][i], q = qx + m qy; 2 (n^2 m + n m^2) multiply-adds each way per
+ * element and component against 3 n^2 m^2 through the full tables. */
+
+FUSED_INLINE void interp_quad(const ElemView *v, int c, const double *restrict ue, double *restrict qu,
+                              double *restrict qd, double *restrict T) {
+    const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq, nc = v->ncomp;
+    const double *B1 = v->B1, *G1 = v->G1;
+    const double *u = ue + (int64_t)c * nd * L;
+    double *AB = T, *AG = AB + n * m * L;
+    for (int j = 0; j < n; j++) /* x: AB, AG [j][qx] */
+        for (int qx = 0; qx < m; qx++) {
+            Lanes b = {0}, g = {0};
+            for (int i = 0; i < n; i++) {
+                const Lanes x = lanes_load(u + (j * n + i) * L);
+                b += B1[qx * n + i] * x;
+                g += G1[qx * n + i] * x;
+            }
+            lanes_store(AB + (j * m + qx) * L, b);
+            lanes_store(AG + (j * m + qx) * L, g);
+        }
+    for (int qy = 0; qy < m; qy++) /* y: the value and the two derivatives at q */
+        for (int qx = 0; qx < m; qx++) {
+            Lanes val = {0}, d0 = {0}, d1 = {0};
+            for (int j = 0; j < n; j++) {
+                const double b = B1[qy * n + j];
+                const Lanes ab = lanes_load(AB + (j * m + qx) * L);
+                val += b * ab;
+                d0 += b * lanes_load(AG + (j * m + qx) * L);
+                d1 += G1[qy * n + j] * ab;
+            }
+            const int q = qx + m * qy;
+            for (int l = 0; l < L; l++) {
+                const int64_t k = ((int64_t)l * nq + q) * nc + c;
+                qu[k] = val[l];
+                qd[k * 2] = d0[l], qd[k * 2 + 1] = d1[l];
+            }
+        }
+}
+
+FUSED_INLINE void integ_quad(const ElemView *v, int c, const double *restrict sT, const double *restrict fT,
+                             double *restrict re, double *restrict T) {
+    const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq;
+    const double *B1 = v->B1, *G1 = v->G1;
+    const double *sc = sT + (int64_t)c * nq * L, *fc = fT + (int64_t)c * nq * 2 * L;
+    double *X = T, *Y = X + n * m * L;
+    for (int j = 0; j < n; j++) /* y: X = B s + G f1, Y = B f0 [j][qx] */
+        for (int qx = 0; qx < m; qx++) {
+            Lanes x = {0}, y = {0};
+            for (int qy = 0; qy < m; qy++) {
+                const int q = qx + m * qy;
+                const double b = B1[qy * n + j];
+                x += b * lanes_load(sc + q * L) + G1[qy * n + j] * lanes_load(fc + (q * 2 + 1) * L);
+                y += b * lanes_load(fc + q * 2 * L);
+            }
+            lanes_store(X + (j * m + qx) * L, x), lanes_store(Y + (j * m + qx) * L, y);
+        }
+    for (int j = 0; j < n; j++) /* x: re[j][i] = B X + G Y */
+        for (int i = 0; i < n; i++) {
+            Lanes r = {0};
+            for (int qx = 0; qx < m; qx++)
+                r += B1[qx * n + i] * lanes_load(X + (j * m + qx) * L) +
+                     G1[qx * n + i] * lanes_load(Y + (j * m + qx) * L);
+            lanes_store(re + ((int64_t)c * nd + j * n + i) * L, r);
+        }
+}
+
 /* ---------------------------------------------------------------- a chunk */
 
-/* D: the tables' dimension; G: interpolate gradients; F: integrate against test gradients (cells); HEX:
- * hexahedral cells, sum factorised (D = 3, G = F = 1). */
-FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, const int F, const int HEX,
+/* D: the tables' dimension; G: interpolate gradients; F: integrate against test gradients (cells); TP:
+ * quadrilateral or hexahedral cells, sum factorised (G = F = 1). */
+FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, const int F, const int TP,
                              int64_t k0, int64_t k1, double *w) {
     const ElemView *v = job->v;
     const QfArgs *a = &job->a;
@@ -357,16 +426,20 @@ FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, cons
         const int64_t *eid = job->order + k;
         if (k + L < k1) prefetch(v, job->in, job->out, eid + L, k1 - k - L < L ? (int)(k1 - k - L) : L);
         gather(v, job->in, eid, nb, b.ue);
-        if (HEX)
+        if (TP && D == 3)
             for (int c = 0; c < v->ncomp; c++) interp_hex(v, c, b.ue, b.qu, b.qd, b.ts);
+        else if (TP)
+            for (int c = 0; c < v->ncomp; c++) interp_quad(v, c, b.ue, b.qu, b.qd, b.ts);
         else
             interp_full(v, D, G, b.ue, b.qu, b.qd);
         QfArgs la = batch_args(job, k, nb, &b);
         job->points(&la);
         if (a->residual && a->nstate > 0) records_out(eid, nb, (size_t)a->nq * a->nstate, b.state, a->state);
         transpose_out(v, D, F, nb, b.qs, b.qf, b.sT, b.fT);
-        if (HEX)
+        if (TP && D == 3)
             for (int c = 0; c < v->ncomp; c++) integ_hex(v, c, b.sT, b.fT, b.re, b.ts);
+        else if (TP)
+            for (int c = 0; c < v->ncomp; c++) integ_quad(v, c, b.sT, b.fT, b.re, b.ts);
         else
             integ_full(v, D, F, b.sT, b.fT, b.re);
         scatter(v, b.re, eid, nb, job->out);
@@ -379,6 +452,8 @@ FUSED_CLONES void fused_chunk(const FusedJob *job, int64_t k0, int64_t k1, doubl
         chunk_full(job, 3, 1, 1, 1, k0, k1, w);
     else if (!job->facet && dim == 3)
         chunk_full(job, 3, 1, 1, 0, k0, k1, w);
+    else if (!job->facet && job->v->tensor)
+        chunk_full(job, 2, 1, 1, 1, k0, k1, w);
     else if (!job->facet)
         chunk_full(job, 2, 1, 1, 0, k0, k1, w);
     else if (!job->grads)
