@@ -246,15 +246,11 @@ FUSED_INLINE void integ_full(const ElemView *v, const int D, const int F, const 
  * element and component 3 (n^3 m + n^2 m^2 + n m^3) multiply-adds each way where the full tables take
  * 4 n^3 m^3: at p = 2 (n = m = 3) 486 against 2,916. */
 
-/* qu[l][q][c], qd[l][q][c][r] of component c from ue[c] (T: 2 n n m + 3 n m m lanes of scratch) */
-FUSED_INLINE void interp_hex(const ElemView *v, int c, const double *restrict ue, double *restrict qu,
-                             double *restrict qd, double *restrict T) {
-    const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq, nc = v->ncomp;
-    const double *B1 = v->B1, *G1 = v->G1;
-    const double *u = ue + (int64_t)c * nd * L;
-    double *AB = T, *AG = AB + n * n * m * L, *CBB = AG + n * n * m * L, *CBG = CBB + n * m * m * L,
-           *CGB = CBG + n * m * m * L;
-    for (int row = 0; row < n * n; row++) /* x: AB, AG [k][j][qx] */
+/* The first contraction of a tensor cell's interpolation, the same in 2D and 3D: the x index of each of `rows`
+ * rows of n values (u[row][i]) against B1 and G1, AB and AG [row][qx]. */
+FUSED_INLINE void x_interp(int n, int m, int rows, const double *B1, const double *G1, const double *restrict u,
+                           double *restrict AB, double *restrict AG) {
+    for (int row = 0; row < rows; row++)
         for (int qx = 0; qx < m; qx++) {
             Lanes b = {0}, g = {0};
             for (int i = 0; i < n; i++) {
@@ -265,6 +261,31 @@ FUSED_INLINE void interp_hex(const ElemView *v, int c, const double *restrict ue
             lanes_store(AB + (row * m + qx) * L, b);
             lanes_store(AG + (row * m + qx) * L, g);
         }
+}
+
+/* The last contraction of a tensor cell's integration, its transpose: re[row][i] = sum_qx B1(qx, i) Ya[row][qx]
+ * + G1(qx, i) Yb[row][qx] for `rows` rows. */
+FUSED_INLINE void x_integ(int n, int m, int rows, const double *B1, const double *G1, const double *restrict Ya,
+                          const double *restrict Yb, double *restrict re) {
+    for (int row = 0; row < rows; row++)
+        for (int i = 0; i < n; i++) {
+            Lanes r = {0};
+            for (int qx = 0; qx < m; qx++)
+                r += B1[qx * n + i] * lanes_load(Ya + (row * m + qx) * L) +
+                     G1[qx * n + i] * lanes_load(Yb + (row * m + qx) * L);
+            lanes_store(re + (row * n + i) * L, r);
+        }
+}
+
+/* qu[l][q][c], qd[l][q][c][r] of component c from ue[c] (T: 2 n n m + 3 n m m lanes of scratch) */
+FUSED_INLINE void interp_hex(const ElemView *v, int c, const double *restrict ue, double *restrict qu,
+                             double *restrict qd, double *restrict T) {
+    const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq, nc = v->ncomp;
+    const double *B1 = v->B1, *G1 = v->G1;
+    const double *u = ue + (int64_t)c * nd * L;
+    double *AB = T, *AG = AB + n * n * m * L, *CBB = AG + n * n * m * L, *CBG = CBB + n * m * m * L,
+           *CGB = CBG + n * m * m * L;
+    x_interp(n, m, n * n, B1, G1, u, AB, AG); /* x: AB, AG [k][j][qx] */
     for (int kk = 0; kk < n; kk++) /* y: CBB, CBG (G in x), CGB (G in y) [k][qy][qx] */
         for (int qy = 0; qy < m; qy++)
             for (int qx = 0; qx < m; qx++) {
@@ -335,14 +356,7 @@ FUSED_INLINE void integ_hex(const ElemView *v, int c, const double *restrict sT,
                 const int o = ((kk * n + j) * m + qx) * L;
                 lanes_store(Ya + o, ya), lanes_store(Yb + o, yb);
             }
-    for (int kj = 0; kj < n * n; kj++) /* x: re[k][j][i] = B Ya + G Yb */
-        for (int i = 0; i < n; i++) {
-            Lanes r = {0};
-            for (int qx = 0; qx < m; qx++)
-                r += B1[qx * n + i] * lanes_load(Ya + (kj * m + qx) * L) +
-                     G1[qx * n + i] * lanes_load(Yb + (kj * m + qx) * L);
-            lanes_store(re + ((int64_t)c * nd + kj * n + i) * L, r);
-        }
+    x_integ(n, m, n * n, B1, G1, Ya, Yb, re + (int64_t)c * nd * L); /* x: re[k][j][i] = B Ya + G Yb */
 }
 
 /* ---------------------------------------------------------------- quadrilaterals, sum factorised
@@ -355,17 +369,7 @@ FUSED_INLINE void interp_quad(const ElemView *v, int c, const double *restrict u
     const double *B1 = v->B1, *G1 = v->G1;
     const double *u = ue + (int64_t)c * nd * L;
     double *AB = T, *AG = AB + n * m * L;
-    for (int j = 0; j < n; j++) /* x: AB, AG [j][qx] */
-        for (int qx = 0; qx < m; qx++) {
-            Lanes b = {0}, g = {0};
-            for (int i = 0; i < n; i++) {
-                const Lanes x = lanes_load(u + (j * n + i) * L);
-                b += B1[qx * n + i] * x;
-                g += G1[qx * n + i] * x;
-            }
-            lanes_store(AB + (j * m + qx) * L, b);
-            lanes_store(AG + (j * m + qx) * L, g);
-        }
+    x_interp(n, m, n, B1, G1, u, AB, AG); /* x: AB, AG [j][qx] */
     for (int qy = 0; qy < m; qy++) /* y: the value and the two derivatives at q */
         for (int qx = 0; qx < m; qx++) {
             Lanes val = {0}, d0 = {0}, d1 = {0};
@@ -402,14 +406,7 @@ FUSED_INLINE void integ_quad(const ElemView *v, int c, const double *restrict sT
             }
             lanes_store(X + (j * m + qx) * L, x), lanes_store(Y + (j * m + qx) * L, y);
         }
-    for (int j = 0; j < n; j++) /* x: re[j][i] = B X + G Y */
-        for (int i = 0; i < n; i++) {
-            Lanes r = {0};
-            for (int qx = 0; qx < m; qx++)
-                r += B1[qx * n + i] * lanes_load(X + (j * m + qx) * L) +
-                     G1[qx * n + i] * lanes_load(Y + (j * m + qx) * L);
-            lanes_store(re + ((int64_t)c * nd + j * n + i) * L, r);
-        }
+    x_integ(n, m, n, B1, G1, X, Y, re + (int64_t)c * nd * L); /* x: re[j][i] = B X + G Y */
 }
 
 /* ---------------------------------------------------------------- a chunk */
