@@ -9,7 +9,7 @@
  * q-points, run the physics' own point function (the FEM_HD functions of physics/, listed in
  * physics/qfunctions.h) on the batch's q-points, integrate against the test functions and add into the output
  * vector. Interpolation and integration run as SIMD loops across the elements of a batch
- * (cpu/fused_kernels.c): through the full tables, or sum factorised on hexahedra.
+ * (cpu/fused_kernels.c): through the full tables, or sum factorised on quadrilaterals and hexahedra.
  *
  * Assembly is deterministic without atomics: chunks are coloured so that no two chunks of a colour share a
  * node, threads run the chunks of one colour side by side, and the colours one after the other. Every output

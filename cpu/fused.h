@@ -20,9 +20,9 @@ static inline int64_t fused_chunk_size(int64_t nelem) {
 /* Below this much work per call and block (elements x dofs x q-points) a parallel region costs more than it
  * saves: the block runs on the calling thread. */
 #define FUSED_PARALLEL_WORK 200000
-/* Blocks whose full tables have up to this many (q-point, dof) pairs are fused (quadrilaterals to p = 6: 49 x
- * 64, simplices to p = 3); larger ones keep the default implementation. Hexahedral cells run sum factorised
- * (cpu/fused_kernels.c) at every order. */
+/* Blocks of simplices (cells) and of facets whose full tables have up to this many (q-point, dof) pairs are
+ * fused (simplices to p = 3); larger ones keep the default implementation. Quadrilateral and hexahedral cells
+ * run sum factorised (cpu/fused_kernels.c) at every order. */
 #define FUSED_MAX_PAIRS 4096
 
 /* The hot functions are compiled for several x86-64 levels (baseline, AVX2 + FMA, AVX-512) and the loader

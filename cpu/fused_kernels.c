@@ -37,7 +37,7 @@ typedef struct {
     int32_t *tag;
     double *ue, *re, *qu, *qs, *sT, *qd, *qf, *fT;
     double *state, *x, *aux, *src;
-    double *ts; /* the sum-factorised stages' partial sums (hexahedra) */
+    double *ts; /* the sum-factorised stages' partial sums (quadrilaterals, hexahedra) */
 } Batch;
 
 /* Doubles per lane of the sum-factorised stages of a cell of n nodes and m q-points a direction, for the

@@ -442,17 +442,19 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
+/* The patch arrays a block uploads: node_off, npriv, inc_beg, nodes, inc_slot, slot_node. */
+enum { PATCH_ARRAYS = 6 };
 typedef struct {
     ElementPatches host[MESH_MAX_BLOCKS]; /* sizes only: the arrays are freed after the upload */
     PatchView view[MESH_MAX_BLOCKS];
-    void *mem[MESH_MAX_BLOCKS][6];
+    void *mem[MESH_MAX_BLOCKS][PATCH_ARRAYS];
 } SimplexPatches;
 
 static void simplex_patches_destroy(Operator *op) {
     SimplexPatches *sp = (SimplexPatches *)op->impl;
     if (!sp) return;
     for (int b = 0; b < MESH_MAX_BLOCKS; b++)
-        for (int k = 0; k < 6; k++) device_free(op->dev, sp->mem[b][k]);
+        for (int k = 0; k < PATCH_ARRAYS; k++) device_free(op->dev, sp->mem[b][k]);
     free(sp);
     op->impl = NULL;
 }
@@ -468,13 +470,16 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     ElementPatches *h = &sp->host[bi];
     FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes, SIMPLEX_THREADS, h));
     if (!h->npatch) return FEM_OK;
-    const void *src[6] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot, h->slot_node};
-    const size_t bytes[6] = {sizeof(int32_t) * (size_t)(h->npatch + 1), sizeof(int32_t) * (size_t)h->npatch,
-                             sizeof(int32_t) * (size_t)(h->ntotal + 1), sizeof(fem_idx) * (size_t)h->ntotal,
-                             sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof),
-                             sizeof(uint16_t) * (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
+    const void *src[PATCH_ARRAYS] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot, h->slot_node};
+    const size_t bytes[PATCH_ARRAYS] = {sizeof(int32_t) * (size_t)(h->npatch + 1),
+                                        sizeof(int32_t) * (size_t)h->npatch,
+                                        sizeof(int32_t) * (size_t)(h->ntotal + 1),
+                                        sizeof(fem_idx) * (size_t)h->ntotal,
+                                        sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof),
+                                        sizeof(uint16_t) * (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
     int status = FEM_OK;
-    for (int k = 0; k < 6 && !status; k++) status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
+    for (int k = 0; k < PATCH_ARRAYS && !status; k++)
+        status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
     ElementPatches sizes = *h;
     element_patches_destroy(h);
     if (status) return status;
