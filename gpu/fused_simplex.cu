@@ -209,6 +209,24 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
 #define PATCH_MIN_BLOCKS 8
 #endif
 
+/* The shape tables of the patch kernels whose rule has a compile-time count of points (NQ > 0), in constant
+ * memory as PackedRows records R[q][i] = (G0, G1, G2 | 0, B): with the q-point loop unrolled, every index is a
+ * compile-time constant and the arithmetic reads the tables as operands from the constant bank, where the
+ * shared-memory tables cost two 128-bit loads a row at every q-point. One table per cell kind, always the
+ * canonical table of its order at heat's exact rule (simplex_const_rows). Measured on an H100 (~1M elements,
+ * J x, docs/PERFORMANCE.md): p = 2 tetrahedra 9.5-9.8 -> 11.1-11.3 GDOF/s, p = 1 2.8-3.0 -> 3.1; on an H200
+ * 10.0-10.1 -> 12.0-12.4, triangles p = 1 10.7 -> 11.3, p = 2 21.3 -> 21.8. Not unrolled (the tables indexed
+ * at run time), or with the values in registers instead of read from the slots, the kernel spilled. */
+template <int D, int ND, int NQ> __constant__ double c_patch_rows[NQ * ND * 4];
+template <int D, int ND, int NQ> struct ConstRows {
+    int q;
+    __device__ __forceinline__ double row(int i, double *g) const {
+#pragma unroll
+        for (int r = 0; r < D; r++) g[r] = c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + r];
+        return c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + D];
+    }
+};
+
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;
@@ -216,19 +234,20 @@ typedef struct {
     int maxn; /* the most distinct nodes of one patch: X's row length */
 } PatchView;
 
-/* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates); the shape
- * tables packed as R[q][i] = (G0, G1, G2 | 0, B), two 16-byte shared loads a row. */
-template <int D, int NC, int GL, PointFn POINT, int ND>
+/* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates). NQ > 0: a
+ * rule of NQ points, the tables in constant memory (c_patch_rows) and the q-point loop unrolled; NQ = 0: the
+ * block's rule, the tables packed as R[q][i] = (G0, G1, G2 | 0, B) in shared memory, two 16-byte loads a row. */
+template <int D, int NC, int GL, PointFn POINT, int ND, int NQ>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
     k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
-    const int nq = v.nq, maxn = pv.maxn;
+    const int nq = NQ ? NQ : v.nq, maxn = pv.maxn;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
      * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
-    double *R = smem, *T = smem + nq * ND * 4, *S = smem + 2 * nq * ND * 4; /* S[c][slot] */
-    double *X = S + NC * NSLOT;                                              /* X[c][patch-local node] */
-    for (int k = threadIdx.x; k < nq * ND; k += blockDim.x) {
+    double *R = smem, *T = smem + nq * ND * 4, *S = smem + (NQ ? 0 : 2 * nq * ND * 4); /* S[c][slot] */
+    double *X = S + NC * NSLOT;                                                        /* X[c][patch-local node] */
+    for (int k = threadIdx.x; k < (NQ ? 0 : nq * ND); k += blockDim.x) {
 #pragma unroll
         for (int r = 0; r < D; r++) R[4 * k + r] = T[4 * k + r] = v.G[k * D + r];
         R[4 * k + D] = T[4 * k + D] = v.B[k];
@@ -277,8 +296,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
         for (int i = 0; i < ND; i++)
 #pragma unroll
             for (int c = 0; c < NC; c++) re[c][i] = 0.0;
-#pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
-        for (int q = 0; q < nq; q++) {
+        /* q-point q: rows rr for the interpolation, rt for the integration */
+        auto point = [&](int q, const auto &rr, const auto &rt) {
             simplex_geo<D, GL>(ge, q, w, geo0, geo);
             double uq[NC], du[NC * D], s[NC], f[NC * D];
 #pragma unroll
@@ -287,7 +306,6 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
 #pragma unroll
                 for (int r = 0; r < D; r++) du[c * D + r] = 0.0;
             }
-            const PackedRows<D> rr{R + q * ND * 4};
 #pragma unroll
             for (int i = 0; i < ND; i++) {
                 double g[D];
@@ -302,7 +320,15 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
             }
             QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
             POINT(&la, 0);
-            simplex_integ<D, NC>(ND, PackedRows<D>{T + q * ND * 4}, s, f, re);
+            simplex_integ<D, NC>(ND, rt, s, f, re);
+        };
+        if constexpr (NQ > 0) {
+#pragma unroll
+            for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q}, ConstRows<D, ND, NQ>{q});
+        } else {
+#pragma unroll 1 /* (unrolled, the q-point loop of 10-node cells took 167 registers) */
+            for (int q = 0; q < nq; q++)
+                point(q, PackedRows<D>{R + q * ND * 4}, PackedRows<D>{T + q * ND * 4});
         }
 #pragma unroll
         for (int i = 0; i < ND; i++)
@@ -337,7 +363,8 @@ typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const doubl
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
-    SimplexPatchKernel patch[2][2]; /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
+    SimplexPatchKernel patch[2][2];   /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
+    SimplexPatchKernel patch_c[2][2]; /* the same with the tables in constant memory (rules of patch_nq points) */
 } SimplexEntry;
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
 template <int D, int NC, int GL, PointFn POINT>
@@ -350,23 +377,34 @@ static constexpr SimplexKernel simplex_split() {
 /* The patch kernels of a q-function on cells of ND nodes: only for those that read compact q-point data
  * (GL > 0: light, memory- and latency-bound kernels, where the patches gain 7-13%; the heavier point functions
  * measured 3-12% slower on patches, the residuals both ways). */
-template <int D, int NC, int GL, PointFn POINT, int ND>
+template <int D, int NC, int GL, PointFn POINT, int ND, int NQ = 0>
 static constexpr SimplexPatchKernel simplex_patch() {
     if constexpr (GL == 0)
         return nullptr;
     else
-        return k_fused_simplex_patch<D, NC, GL, POINT, ND>;
+        return k_fused_simplex_patch<D, NC, GL, POINT, ND, NQ>;
+}
+/* The rule size of the constant-table patch kernels on cells of dimension dim and order 1 or 2: the rules of
+ * heat's exact degree on affine cells (degree 1: 1 point; degree 2: 3 points on triangles, 4 on tetrahedra). */
+static constexpr int patch_nq(int dim, int order) {
+    return order == 1 ? 1 : dim == 2 ? 3 : 4;
 }
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
+#define SIMPLEX_PATCH_(D, nc, gl, fn, ND, order, c) simplex_patch<D, SIMPLEX_NC_(nc, D), gl, fn, ND, (c) ? patch_nq(D, order) : 0>()
+#define SIMPLEX_PATCHES_(nc, gl, fn, c)                                                                      \
+    {{SIMPLEX_PATCH_(2, nc, gl, fn, 3, 1, c), SIMPLEX_PATCH_(2, nc, gl, fn, 6, 2, c)},                           \
+     {SIMPLEX_PATCH_(3, nc, gl, fn, 4, 1, c), SIMPLEX_PATCH_(3, nc, gl, fn, 10, 2, c)}}
 #define SIMPLEX_ENTRY_(fn, nc, gl)                                                                           \
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
-     {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},  \
-     {{simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn, 3>(), simplex_patch<2, SIMPLEX_NC_(nc, 2), gl, fn, 6>()},      \
-      {simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn, 4>(), simplex_patch<3, SIMPLEX_NC_(nc, 3), gl, fn, 10>()}}},
+     {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},       \
+     SIMPLEX_PATCHES_(nc, gl, fn, 0),                                                                        \
+     SIMPLEX_PATCHES_(nc, gl, fn, 1)},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
 #undef SIMPLEX_ENTRY_
+#undef SIMPLEX_PATCHES_
+#undef SIMPLEX_PATCH_
 
 /* Elements per block of a kernel: one per thread, or 32 / nc per warp for the split kernel. */
 static int simplex_epb(int nc, int split) {
@@ -386,7 +424,7 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
 static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split,
-                                    SimplexPatchKernel *patch = NULL, int nd = 0) {
+                                    SimplexPatchKernel *patch = NULL, int nd = 0, int nq = 0) {
     constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
     static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
@@ -407,6 +445,11 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
         if (patch) {
             const int order = nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
             *patch = *split || !order ? NULL : s->patch[dim - 2][order - 1];
+            /* the constant-table kernel where nq says the block's tables are its own (FEMTO_GPU_PATCH_CONST=0:
+             * never) */
+            const char *env = getenv("FEMTO_GPU_PATCH_CONST");
+            if (*patch && nq == patch_nq(dim, order) && !(env && strcmp(env, "0") == 0))
+                *patch = s->patch_c[dim - 2][order - 1];
         }
         return *split ? sp : one;
     }
@@ -459,9 +502,10 @@ static void simplex_patches_destroy(Operator *op) {
     op->impl = NULL;
 }
 
-/* The tables, the slots and the patch's nodes (maxn: the most of one patch). */
-static size_t simplex_patch_smem(const ElemView *v, int maxn) {
-    return sizeof(double) * ((size_t)v->nq * v->ndof * 8 + ((size_t)SIMPLEX_THREADS * v->ndof + maxn) * v->ncomp);
+/* The tables (unless in constant memory), the slots and the patch's nodes (maxn: the most of one patch). */
+static size_t simplex_patch_smem(const ElemView *v, int maxn, bool const_rows = false) {
+    return sizeof(double) * ((const_rows ? 0 : (size_t)v->nq * v->ndof * 8) +
+                             ((size_t)SIMPLEX_THREADS * v->ndof + maxn) * v->ncomp);
 }
 
 /* Block bi's patches, built on the host and uploaded. */
@@ -492,15 +536,76 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     return FEM_OK;
 }
 
+
+/* Whether patch kernel pk reads its tables from constant memory. */
+static bool patch_const(const SimplexPatchKernel pk) {
+    for (const SimplexEntry &s : simplex_kernels)
+        for (int d = 0; d < 2; d++)
+            for (int o = 0; o < 2; o++)
+                if (pk && s.patch_c[d][o] == pk) return true;
+    return false;
+}
+
+/* Shape tables t packed as the patch kernels read them: rows[(q nd + i) 4 + r] = G[q][i][r], [.. + D] = B[q][i]. */
+static void patch_pack(const ElementTables *t, int D, double *rows) {
+    for (int k = 0; k < t->nq * t->ndof; k++) {
+        for (int r = 0; r < 4; r++) rows[4 * k + r] = 0.0;
+        for (int r = 0; r < D; r++) rows[4 * k + r] = t->G[k * D + r];
+        rows[4 * k + D] = t->B[k];
+    }
+}
+
+/* Whether block b's shape tables are those of the constant-table patch kernel of its cells: that kernel's
+ * constant memory only ever holds the canonical table of its cells' order at heat's exact rule (degree 1 or
+ * 2: patch_nq points), built and uploaded at the first use on this Device. Every upload writes the same
+ * bytes, so Devices sharing one CUDA context cannot disagree about what it holds; a block at another rule of
+ * the same size (none exists in fem/quadrature.c's tables) would take the shared-memory kernel. A failure
+ * (host memory, the upload) leaves the shared-memory kernel too. */
+static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
+    const ElementTables *t = &b->basis.tables;
+    const int D = b->view.dim, nd = b->view.ndof, nq = b->view.nq;
+    const int order = nd == D + 1 ? 1 : nd == (D + 1) * (D + 2) / 2 ? 2 : 0;
+    if ((D != 2 && D != 3) || !order || nq != patch_nq(D, order) || t->ndof != nd || t->nq != nq) return false;
+    const int n = nq * nd * 4;
+    double *canon = g->patch_rows[D - 2][order - 1];
+    int *held = &g->patch_rows_n[D - 2][order - 1];
+    if (!*held) {
+        ElementTables c;
+        if (tables_create(D == 2 ? SHAPE_TRI : SHAPE_TET, order, order, &c)) return fem_clear_error(), false;
+        const bool fits = c.nq == nq && c.ndof == nd && n <= GPU_PATCH_ROWS;
+        if (fits) patch_pack(&c, D, canon);
+        tables_destroy(&c);
+        if (!fits) return false;
+        const size_t bytes = sizeof(double) * (size_t)n;
+        cudaError_t e;
+        if (D == 2 && order == 1)
+            e = cudaMemcpyToSymbol(c_patch_rows<2, 3, patch_nq(2, 1)>, canon, bytes);
+        else if (D == 2)
+            e = cudaMemcpyToSymbol(c_patch_rows<2, 6, patch_nq(2, 2)>, canon, bytes);
+        else if (order == 1)
+            e = cudaMemcpyToSymbol(c_patch_rows<3, 4, patch_nq(3, 1)>, canon, bytes);
+        else
+            e = cudaMemcpyToSymbol(c_patch_rows<3, 10, patch_nq(3, 2)>, canon, bytes);
+        if (e != cudaSuccess) return cudaGetLastError(), false;
+        *held = n;
+    }
+    double rows[GPU_PATCH_ROWS];
+    patch_pack(t, D, rows);
+    return *held == n && memcmp(rows, canon, sizeof(double) * (size_t)n) == 0;
+}
+
 /* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of the
  * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
- * reads them (once per element exactly where the weights say the cells are affine). */
+ * reads them (once per element exactly where the weights say the cells are affine); *patch, where asked for, the
+ * patch kernel (with the constant-memory tables where the block's are theirs). */
 static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
                                   const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL) {
     *qd = op_block_qdata(op, b, residual);
     if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
     const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
-    return simplex_kernel(gpu_state(op->dev), id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof);
+    GpuState *g = gpu_state(op->dev);
+    return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof,
+                          patch && simplex_const_rows(g, b) ? b->view.nq : 0);
 }
 
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
@@ -545,7 +650,8 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     SimplexPatchKernel pk;
     SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
     const PatchView *pv = simplex_patches(op, b, pk);
-    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn) : simplex_smem(v);
+    const bool cr = pv && patch_const(pk);
+    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
                      : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -563,7 +669,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             qd ? " (q-point data)" : "", pv ? " (patches)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
+             qd ? " (q-point data)" : "", pv ? (cr ? " (patches) (constant tables)" : " (patches)") : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
              w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
@@ -579,7 +685,7 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn) : simplex_smem(&b->view);
+    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, patch_const(pk)) : simplex_smem(&b->view);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;

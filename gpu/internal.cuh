@@ -20,6 +20,8 @@ enum { GPU_MAX_THREADS = 512, GPU_MIN_BLOCKS = 2, GPU_VEC_THREADS = 256, GPU_DOT
 enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS = 3 };
 /* Compiled variants of each element kernel (kernels.cu): the full-table path for reference dimensions 1, 2
  * and 3, and the sum-factorised quadrilateral and hexahedron paths. */
+/* The largest constant-memory table of fused_simplex.cu's patch kernels: 4 q-points x 10 nodes x 4 doubles. */
+enum { GPU_PATCH_ROWS = 160 };
 enum { GPU_V_FULL1 = 0, GPU_V_FULL2 = 1, GPU_V_FULL3 = 2, GPU_V_QUAD = 3, GPU_V_HEX = 4, GPU_NVARIANTS = 5 };
 
 typedef struct {
@@ -44,6 +46,10 @@ typedef struct {
     /* the specialised separate kernels (kernels_special.cu): 0 off, 1 on, 2 on with the q-point arrays read
      * and written in global memory (FEMTO_GPU_SPECIAL=0, unset, global) */
     int special;
+    /* fused_simplex.cu's constant-memory shape tables of the patch kernels, [dim - 2][order - 1]: the
+     * canonical table each holds (patch_rows_n doubles; 0: not uploaded by this Device yet) */
+    double patch_rows[2][2][GPU_PATCH_ROWS];
+    int patch_rows_n[2][2];
 } GpuState;
 
 static inline GpuState *gpu_state(const Device *d) {

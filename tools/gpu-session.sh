@@ -122,19 +122,20 @@ for step in $steps; do
         --elements 1000000 --markdown "$out/patch-${v%%=*}-${v#*=}.md" 2>&1 | tail -n 2
     done ;;
   variants) # femto-bench and variants of it built by hand (femto-bench-*, see device-bundle.sh), alternating, on
-            # the heat operator rows of triangles and tetrahedra: VARIANT_RUNS="PROGRAM:SHAPES ..." (default: every
-            # femto-bench* twice, forward then backward); all rows go to variants.md under "### PROGRAM SHAPES"
+            # the heat operator rows of triangles and tetrahedra: VARIANT_RUNS="PROGRAM:SHAPES[:VAR=VALUE] ..." (default:
+            # every femto-bench* twice, forward then backward; VAR=VALUE: an environment setting for that run); all rows
+            # go to variants.md under "### PROGRAM SHAPES [VAR=VALUE]"
     runs=${VARIANT_RUNS:-}
     if [ -z "$runs" ]; then
       progs=$(ls femto-bench femto-bench-* 2>/dev/null)
       runs="$(for p in $progs; do echo "$p:tet,tri"; done) $(for p in $(echo $progs | tr ' ' '\n' | tac); do echo "$p:tet"; done)"
     fi
     for run in $runs; do
-      set -- ${run/:/ }
-      echo "== $1 on $2"
-      timeout "${FB_LIMIT:-300}" ./$1 --gpu-only --rows operator --shapes $2 --op-orders 1,2 --physics heat \
+      set -- ${run//:/ }
+      echo "== $1 on $2 ${3:-}"
+      env ${3:-FEMTO_VARIANT=} timeout "${FB_LIMIT:-300}" ./$1 --gpu-only --rows operator --shapes $2 --op-orders 1,2 --physics heat \
         --elements 1000000 --markdown "$out/variant-one.md" 2>&1 | tail -n 1
-      { echo -e "\n### $1 $2\n"; cat "$out/variant-one.md"; } >> "$out/variants.md" 2>/dev/null
+      { echo -e "\n### $1 $2 ${3:-}\n"; cat "$out/variant-one.md"; } >> "$out/variants.md" 2>/dev/null
       rm -f "$out/variant-one.md"
     done ;;
   seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones

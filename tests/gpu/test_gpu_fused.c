@@ -32,6 +32,9 @@ enum { NDEV = 5 };
  * simplices of the register kernel on the atomic one on patches (gpu/fused_simplex.cu) unless FEMTO_GPU_PATCH=0,
  * when it must not. */
 static int expect_qdata, expect_patch;
+/* ... and on patches, with the shape tables in constant memory: straight-sided cells at heat's exact rule, unless
+ * FEMTO_GPU_PATCH_CONST=0 */
+static int expect_const;
 /* The mesh's element size over the scripts' own (at most 0.5): the random displacements scale with it. */
 static double size_scale = 1.0;
 
@@ -76,6 +79,11 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
         CHECK((strstr(gpu_last_launch(d), "(patches)") != NULL) == (expect_patch > 0),
               "p = %d: the register kernel %s on patches: %s", sp->order, expect_patch > 0 ? "did not run" : "ran",
               gpu_last_launch(d));
+    if (d->kind == DEV_CUDA && expect_patch > 0 && d->assembly == ASSEMBLE_ATOMIC &&
+        strcmp(op.implementation, "cuda-fused") == 0)
+        CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_const,
+              "p = %d: the patch kernel %s its tables from constant memory: %s", sp->order,
+              expect_const ? "did not read" : "read", gpu_last_launch(d));
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
 #endif
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
@@ -154,8 +162,10 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     const char *patch = getenv("FEMTO_GPU_PATCH");
     expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
     if (expect_qdata && !shape_is_tensor(s)) expect_patch = patch && strcmp(patch, "0") == 0 ? -1 : 1;
+    const char *pc = getenv("FEMTO_GPU_PATCH_CONST");
+    expect_const = expect_patch > 0 && m->cells[0].order == 1 && !(pc && strcmp(pc, "0") == 0);
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
-    expect_qdata = expect_patch = 0;
+    expect_qdata = expect_patch = expect_const = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
