@@ -252,19 +252,37 @@ static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f
         atomicAdd(&out[(int64_t)dofs[f] * NC + c], r);
 }
 
+/* The table entries a hexahedral stage's thread uses for every (c, k) of its loop, read from shared memory
+ * once into registers: col[i] = M[i * stride + x], i < N. (Inside the loop the compiler reloads them: the
+ * stage's stores to shared memory might alias the tables.) */
+template <int N>
+static __device__ __forceinline__ void table_column(const double *M, int stride, int x, double *col) {
+#pragma unroll
+    for (int i = 0; i < N; i++) col[i] = M[i * stride + x];
+}
+
 /* The y contraction of thread (qx, qy) from x contractions AB[j], AG[j] (j stride Q): bb = sum_j B(qy, j) AB,
- * bg = sum_j B(qy, j) AG, gb = sum_j G(qy, j) AB. */
+ * bg = sum_j B(qy, j) AG, gb = sum_j G(qy, j) AB; by[j] = B(qy, j) and gy[j] = G(qy, j) in registers, or read
+ * from the tables. */
 template <int P, int Q>
-static __device__ __forceinline__ void contract_y(const Tables &T, int qy, const double *AB, const double *AG,
-                                                  double &bb, double &bg, double &gb) {
+static __device__ __forceinline__ void contract_y(const double *by, const double *gy, const double *AB,
+                                                  const double *AG, double &bb, double &bg, double &gb) {
     bb = bg = gb = 0.0;
 #pragma unroll
     for (int j = 0; j < P; j++) {
-        const double b = T.Bt[j * Q + qy], ab = AB[j * Q];
+        const double b = by[j], ab = AB[j * Q];
         bb += b * ab;
         bg += b * AG[j * Q];
-        gb += T.Gt[j * Q + qy] * ab;
+        gb += gy[j] * ab;
     }
+}
+template <int P, int Q>
+static __device__ __forceinline__ void contract_y(const Tables &T, int qy, const double *AB, const double *AG,
+                                                  double &bb, double &bg, double &gb) {
+    double by[P], gy[P];
+    table_column<P>(T.Bt, Q, qy, by);
+    table_column<P>(T.Gt, Q, qy, gy);
+    contract_y<P, Q>(by, gy, AB, AG, bb, bg, gb);
 }
 
 /* An element of a tensor kernel's block: epb elements (threadIdx.y), Q x Q threads each (threadIdx.x = t);
@@ -316,11 +334,14 @@ static __device__ __forceinline__ void hex_pairs(int t, double *V, F pair) {
 /* x: thread (qx, j): AB[c][k][j][qx] = sum_i B(qx, i) ue[c][k][j][i], AG the same with G. */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_x(int t, const Tables &T, const double *ue, double *V) {
-    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &b, double &g) {
+    double bx[P], gx[P];
+    table_column<P>(T.Bt, Q, t % Q, bx);
+    table_column<P>(T.Gt, Q, t % Q, gx);
+    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int, int j, double &b, double &g) {
         const double *u = ue + c * P * P * P + (k * P + j) * P;
         b = g = 0.0;
 #pragma unroll
-        for (int i = 0; i < P; i++) b += T.Bt[i * Q + qx] * u[i], g += T.Gt[i * Q + qx] * u[i];
+        for (int i = 0; i < P; i++) b += bx[i] * u[i], g += gx[i] * u[i];
     });
 }
 
@@ -328,13 +349,16 @@ static __device__ __forceinline__ void hex_x(int t, const Tables &T, const doubl
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_y(int t, const Tables &T, const double *V, double *C) {
     const int qx = t % Q, qy = t / Q;
+    double by[P], gy[P];
+    table_column<P>(T.Bt, Q, qy, by);
+    table_column<P>(T.Gt, Q, qy, gy);
 #pragma unroll 1
     for (int c = 0; c < NC; c++)
 #pragma unroll 1
         for (int k = 0; k < P; k++) {
             const double *AB = V + ((c * 2) * P + k) * P * Q + qx, *AG = AB + P * P * Q;
             double bb, bg, gb;
-            contract_y<P, Q>(T, qy, AB, AG, bb, bg, gb);
+            contract_y<P, Q>(by, gy, AB, AG, bb, bg, gb);
             double *Ck = C + ((c * 3) * P + k) * Q * Q + t;
             Ck[0] = bb;
             Ck[P * Q * Q] = bg;
@@ -409,14 +433,17 @@ static __device__ __forceinline__ void hex_zt(int t, const Tables &T, double *C,
  */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_yt(int t, const Tables &T, const double *X, double *V) {
-    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int j, double &ya, double &yb) {
+    if (t / Q >= P) return;
+    double by[Q], gy[Q];
+    table_column<Q>(T.B, P, t / Q, by);
+    table_column<Q>(T.G, P, t / Q, gy);
+    hex_pairs<P, Q, NC>(t, V, [&](int c, int k, int qx, int, double &ya, double &yb) {
         const double *Xs = X + ((c * 3) * P + k) * Q * Q + qx, *X0 = Xs + P * Q * Q, *X1 = X0 + P * Q * Q;
         ya = yb = 0.0;
 #pragma unroll
         for (int qy = 0; qy < Q; qy++) {
-            const double b = T.B[qy * P + j];
-            ya += b * Xs[qy * Q] + T.G[qy * P + j] * X1[qy * Q];
-            yb += b * X0[qy * Q];
+            ya += by[qy] * Xs[qy * Q] + gy[qy] * X1[qy * Q];
+            yb += by[qy] * X0[qy * Q];
         }
     });
 }
@@ -427,6 +454,9 @@ static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const doub
                                               int64_t e, double *out, double *evec) {
     const int i = t % Q, j = t / Q;
     if (i >= P || j >= P) return;
+    double bx[Q], gx[Q];
+    table_column<Q>(T.B, P, i, bx);
+    table_column<Q>(T.G, P, i, gx);
 #pragma unroll 1
     for (int c = 0; c < NC; c++)
 #pragma unroll 1
@@ -434,7 +464,7 @@ static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const doub
             const double *Ya = V + ((c * 2) * P + k) * P * Q + j * Q, *Yb = Ya + P * P * Q;
             double r = 0.0;
 #pragma unroll
-            for (int qx = 0; qx < Q; qx++) r += T.B[qx * P + i] * Ya[qx] + T.G[qx * P + i] * Yb[qx];
+            for (int qx = 0; qx < Q; qx++) r += bx[qx] * Ya[qx] + gx[qx] * Yb[qx];
             put<P * P * P, NC>(dofs, e, (k * P + j) * P + i, c, r, out, evec);
         }
 }
