@@ -106,18 +106,43 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     simplex_put(my, nd, e, re, out, evec);
 }
 
+/* The shape tables of the patch kernels whose rule has a compile-time count of points (NQ > 0), in constant
+ * memory as PackedRows records R[q][i] = (G0, G1, G2 | 0, B): with the q-point loop unrolled, every index is a
+ * compile-time constant and the arithmetic reads the tables as operands from the constant bank, where the
+ * shared-memory tables cost two 128-bit loads a row at every q-point. One table per cell kind, always the
+ * canonical table of its order at heat's exact rule (simplex_const_rows). Measured on an H100 (~1M elements,
+ * J x, docs/PERFORMANCE.md): p = 2 tetrahedra 9.5-9.8 -> 11.1-11.3 GDOF/s, p = 1 2.8-3.0 -> 3.1; on an H200
+ * 10.0-10.1 -> 12.0-12.4, triangles p = 1 10.7 -> 11.3, p = 2 21.3 -> 21.8. Not unrolled (the tables indexed
+ * at run time), or with the values in registers instead of read from the slots, the kernel spilled. */
+template <int D, int ND, int NQ> __constant__ double c_patch_rows[NQ * ND * 4];
+template <int D, int ND, int NQ> struct ConstRows {
+    int q;
+    __device__ __forceinline__ double row(int i, double *g) const {
+#pragma unroll
+        for (int r = 0; r < D; r++) g[r] = c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + r];
+        return c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + D];
+    }
+};
+
 /* NC > 1 (elasticity): NC lanes per element, lane c holding component c's nodal values and sums, 32 / NC
  * elements per warp (the lanes left over repeat the warp's last element). At each q-point a lane forms its
  * component's value and gradient, takes the element's other components from its neighbour lanes (shuffles),
  * runs the whole point function (every lane of an element computes the same point, so its state is written
  * with the same values) and integrates its own component's row. A third of the one-thread kernel's registers
- * (ptxas: 200 for 3D linear elasticity, 2 blocks per SM) for some repeated point-function work. */
-template <int D, int NC, int GL, PointFn POINT>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+ * (ptxas: 200 for 3D linear elasticity, 2 blocks per SM) for some repeated point-function work.
+ * ND, NQ > 0: order 2 at linear elasticity's exact rule, the tables in constant memory as in the patch kernel
+ * (c_patch_rows, the q-point loop unrolled), held to 4 blocks an SM: 3D linear elasticity J x on an H100, ~1M
+ * p = 2 tetrahedra, 9.2-9.35 GDOF/s from shared memory (120 registers, 4 blocks) -> 10.1 unrolled without the
+ * bound (134 registers, 3 blocks) -> 11.5 with it (128 registers, 16 bytes spilled); R(u) 8.4-8.5 -> 11.4. */
+#ifndef SPLIT_CONST_MIN_BLOCKS
+#define SPLIT_CONST_MIN_BLOCKS 4
+#endif
+template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_BLOCKS : 0)
     k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
-    const int nd = v.ndof, nq = v.nq;
+    const int nd = NQ ? ND : v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D>(v, EPB, smem);
     const double *B = st.B, *G = st.G;
     const int lane = threadIdx.x & 31, slot = min(lane / NC, EPW - 1), base = slot * NC;
@@ -133,18 +158,19 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     }
     double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
     const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
-    for (int q = 0; q < nq; q++) {
+    auto point = [&](int q, const auto &rows) {
         simplex_geo<D, GL>(ge, q, w, geo0, geo);
-        const double *Bq = B + q * nd, *Gq = G + q * nd * D;
         double u1 = 0.0, g1[D];
 #pragma unroll
         for (int r = 0; r < D; r++) g1[r] = 0.0;
 #pragma unroll
         for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
             if (i < nd) {
-                u1 += Bq[i] * ue[i];
+                double gi[D];
+                const double bi = rows.row(i, gi);
+                u1 += bi * ue[i];
 #pragma unroll
-                for (int r = 0; r < D; r++) g1[r] += Gq[i * D + r] * ue[i];
+                for (int r = 0; r < D; r++) g1[r] += gi[r] * ue[i];
             }
         double uq[NC], du[NC * D], s[NC], f[NC * D];
 #pragma unroll
@@ -168,11 +194,19 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
 #pragma unroll
         for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
             if (i < nd) {
-                double t = Bq[i] * sc;
+                double gi[D];
+                const double bi = rows.row(i, gi);
+                double t = bi * sc;
 #pragma unroll
-                for (int r = 0; r < D; r++) t += Gq[i * D + r] * fc[r];
+                for (int r = 0; r < D; r++) t += gi[r] * fc[r];
                 re[i] += t;
             }
+    };
+    if constexpr (NQ > 0) {
+#pragma unroll
+        for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
+    } else {
+        for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
     }
     if (!writes) return;
 #pragma unroll
@@ -209,23 +243,6 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
 #define PATCH_MIN_BLOCKS 8
 #endif
 
-/* The shape tables of the patch kernels whose rule has a compile-time count of points (NQ > 0), in constant
- * memory as PackedRows records R[q][i] = (G0, G1, G2 | 0, B): with the q-point loop unrolled, every index is a
- * compile-time constant and the arithmetic reads the tables as operands from the constant bank, where the
- * shared-memory tables cost two 128-bit loads a row at every q-point. One table per cell kind, always the
- * canonical table of its order at heat's exact rule (simplex_const_rows). Measured on an H100 (~1M elements,
- * J x, docs/PERFORMANCE.md): p = 2 tetrahedra 9.5-9.8 -> 11.1-11.3 GDOF/s, p = 1 2.8-3.0 -> 3.1; on an H200
- * 10.0-10.1 -> 12.0-12.4, triangles p = 1 10.7 -> 11.3, p = 2 21.3 -> 21.8. Not unrolled (the tables indexed
- * at run time), or with the values in registers instead of read from the slots, the kernel spilled. */
-template <int D, int ND, int NQ> __constant__ double c_patch_rows[NQ * ND * 4];
-template <int D, int ND, int NQ> struct ConstRows {
-    int q;
-    __device__ __forceinline__ double row(int i, double *g) const {
-#pragma unroll
-        for (int r = 0; r < D; r++) g[r] = c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + r];
-        return c_patch_rows<D, ND, NQ>[(q * ND + i) * 4 + D];
-    }
-};
 
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
@@ -363,9 +380,15 @@ typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const doubl
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
+    SimplexKernel split_c[2]; /* the split kernel of order 2 with the tables in constant memory, or NULL */
     SimplexPatchKernel patch[2][2];   /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
     SimplexPatchKernel patch_c[2][2]; /* the same with the tables in constant memory (rules of patch_nq points) */
 } SimplexEntry;
+/* The rule size of the constant-table patch kernels on cells of dimension dim and order 1 or 2: the rules of
+ * heat's exact degree on affine cells (degree 1: 1 point; degree 2: 3 points on triangles, 4 on tetrahedra). */
+static constexpr int patch_nq(int dim, int order) {
+    return order == 1 ? 1 : dim == 2 ? 3 : 4;
+}
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
 template <int D, int NC, int GL, PointFn POINT>
 static constexpr SimplexKernel simplex_split() {
@@ -373,6 +396,16 @@ static constexpr SimplexKernel simplex_split() {
         return nullptr;
     else
         return k_fused_simplex_split<D, NC, GL, POINT>;
+}
+/* The split kernel of order 2 with its tables in constant memory, for the q-functions that run at the rule of
+ * those tables (linear elasticity's exact degree 2p - 2 = 2; the neo-Hookean model's integrand is not
+ * polynomial); NULL (nothing instantiated) for the others. */
+template <int D, int NC, int GL, PointFn POINT>
+static constexpr SimplexKernel simplex_split_c() {
+    if constexpr (NC == 1 || !(POINT == elas_linear_jacobian || POINT == elas_linear_residual))
+        return nullptr;
+    else
+        return k_fused_simplex_split<D, NC, GL, POINT, (D + 1) * (D + 2) / 2, patch_nq(D, 2)>;
 }
 /* The patch kernels of a q-function on cells of ND nodes: only for those that read compact q-point data
  * (GL > 0: light, memory- and latency-bound kernels, where the patches gain 7-13%; the heavier point functions
@@ -384,11 +417,6 @@ static constexpr SimplexPatchKernel simplex_patch() {
     else
         return k_fused_simplex_patch<D, NC, GL, POINT, ND, NQ>;
 }
-/* The rule size of the constant-table patch kernels on cells of dimension dim and order 1 or 2: the rules of
- * heat's exact degree on affine cells (degree 1: 1 point; degree 2: 3 points on triangles, 4 on tetrahedra). */
-static constexpr int patch_nq(int dim, int order) {
-    return order == 1 ? 1 : dim == 2 ? 3 : 4;
-}
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
 #define SIMPLEX_PATCH_(D, nc, gl, fn, ND, order, c) simplex_patch<D, SIMPLEX_NC_(nc, D), gl, fn, ND, (c) ? patch_nq(D, order) : 0>()
 #define SIMPLEX_PATCHES_(nc, gl, fn, c)                                                                      \
@@ -399,6 +427,7 @@ static constexpr int patch_nq(int dim, int order) {
      nc,                                                                                                     \
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
      {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},       \
+     {simplex_split_c<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split_c<3, SIMPLEX_NC_(nc, 3), gl, fn>()},   \
      SIMPLEX_PATCHES_(nc, gl, fn, 0),                                                                        \
      SIMPLEX_PATCHES_(nc, gl, fn, 1)},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
@@ -442,15 +471,16 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
             *layout = (signed char)(use ? 2 : 1);
         }
         *split = *layout == 2;
+        /* the constant-table kernels where nq says the block's tables are theirs (FEMTO_GPU_CONST_TABLES=0:
+         * never) */
+        const char *cenv = getenv("FEMTO_GPU_CONST_TABLES");
+        const int order = nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
+        const bool ct = order && nq == patch_nq(dim, order) && !(cenv && strcmp(cenv, "0") == 0);
         if (patch) {
-            const int order = nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
             *patch = *split || !order ? NULL : s->patch[dim - 2][order - 1];
-            /* the constant-table kernel where nq says the block's tables are its own (FEMTO_GPU_PATCH_CONST=0:
-             * never) */
-            const char *env = getenv("FEMTO_GPU_PATCH_CONST");
-            if (*patch && nq == patch_nq(dim, order) && !(env && strcmp(env, "0") == 0))
-                *patch = s->patch_c[dim - 2][order - 1];
+            if (*patch && ct) *patch = s->patch_c[dim - 2][order - 1];
         }
+        if (*split && ct && order == 2 && s->split_c[dim - 2]) return s->split_c[dim - 2];
         return *split ? sp : one;
     }
     return NULL;
@@ -545,6 +575,13 @@ static bool patch_const(const SimplexPatchKernel pk) {
                 if (pk && s.patch_c[d][o] == pk) return true;
     return false;
 }
+/* The same for the split kernels. */
+static bool split_const(const SimplexKernel k) {
+    for (const SimplexEntry &s : simplex_kernels)
+        for (int d = 0; d < 2; d++)
+            if (k && s.split_c[d] == k) return true;
+    return false;
+}
 
 /* Shape tables t packed as the patch kernels read them: rows[(q nd + i) 4 + r] = G[q][i][r], [.. + D] = B[q][i]. */
 static void patch_pack(const ElementTables *t, int D, double *rows) {
@@ -555,9 +592,9 @@ static void patch_pack(const ElementTables *t, int D, double *rows) {
     }
 }
 
-/* Whether block b's shape tables are those of the constant-table patch kernel of its cells: that kernel's
- * constant memory only ever holds the canonical table of its cells' order at heat's exact rule (degree 1 or
- * 2: patch_nq points), built and uploaded at the first use on this Device. Every upload writes the same
+/* Whether block b's shape tables are those of the constant-table kernels of its cells (patch and split): their
+ * constant memory only ever holds the canonical table of the cells' order at the exact rule of heat and
+ * linear elasticity (degree 1 or 2: patch_nq points), built and uploaded at the first use on this Device. Every upload writes the same
  * bytes, so Devices sharing one CUDA context cannot disagree about what it holds; a block at another rule of
  * the same size (none exists in fem/quadrature.c's tables) would take the shared-memory kernel. A failure
  * (host memory, the upload) leaves the shared-memory kernel too. */
@@ -605,7 +642,7 @@ static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int resi
     const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
     GpuState *g = gpu_state(op->dev);
     return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof,
-                          patch && simplex_const_rows(g, b) ? b->view.nq : 0);
+                          simplex_const_rows(g, b) ? b->view.nq : 0);
 }
 
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
@@ -650,7 +687,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     SimplexPatchKernel pk;
     SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
     const PatchView *pv = simplex_patches(op, b, pk);
-    const bool cr = pv && patch_const(pk);
+    const bool cr = pv ? patch_const(pk) : split_const(k);
     const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
@@ -668,8 +705,8 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     char layout[48] = "1 elem/thread";
     if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
-             "fused-simplex %s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             qd ? " (q-point data)" : "", pv ? (cr ? " (patches) (constant tables)" : " (patches)") : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
+             "fused-simplex %s%s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
+             qd ? " (q-point data)" : "", pv ? " (patches)" : "", cr ? " (constant tables)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
              w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }

@@ -39,7 +39,7 @@ typedef struct {
     int fill_capacity;
     size_t shared_set[GPU_NKERNELS][GPU_NVARIANTS]; /* the limit cudaFuncSetAttribute raised each to */
     GpuTuning tuning;
-    char last_launch[160];
+    char last_launch[224];
     /* fused_simplex.cu's layout choice per entry of its kernel list and dimension (2, 3): 0 not yet decided,
      * 1 one thread per element, 2 one lane per component (decided once: it reads the kernels' registers) */
     signed char simplex_layout[32][2];

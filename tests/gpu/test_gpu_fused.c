@@ -33,8 +33,11 @@ enum { NDEV = 5 };
  * when it must not. */
 static int expect_qdata, expect_patch;
 /* ... and on patches, with the shape tables in constant memory: straight-sided cells at heat's exact rule, unless
- * FEMTO_GPU_PATCH_CONST=0 */
+ * FEMTO_GPU_CONST_TABLES=0 */
 static int expect_const;
+/* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 on
+ * straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
+static int expect_split_const;
 /* The mesh's element size over the scripts' own (at most 0.5): the random displacements scale with it. */
 static double size_scale = 1.0;
 
@@ -84,6 +87,10 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
         CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_const,
               "p = %d: the patch kernel %s its tables from constant memory: %s", sp->order,
               expect_const ? "did not read" : "read", gpu_last_launch(d));
+    if (d->kind == DEV_CUDA && strcmp(op.implementation, "cuda-fused") == 0 && strstr(gpu_last_launch(d), "lanes/elem"))
+        CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_split_const,
+              "p = %d: the split kernel %s its tables from constant memory: %s", sp->order,
+              expect_split_const ? "did not read" : "read", gpu_last_launch(d));
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
 #endif
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
@@ -134,8 +141,12 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     /* random nodal displacements of amplitude a give gradients of about a p^2 / h: 0.02 / p^2 keeps every
      * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device) */
+    const char *ct = getenv("FEMTO_GPU_CONST_TABLES");
+    expect_split_const = model == ELASTIC_LINEAR && p == 2 && !shape_is_tensor(sp.cells[0].shape) &&
+                         m->cells[0].order == 1 && !(ct && strcmp(ct, "0") == 0);
     compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0,
             0.02 / (p * p) * size_scale);
+    expect_split_const = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
@@ -162,7 +173,7 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     const char *patch = getenv("FEMTO_GPU_PATCH");
     expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
     if (expect_qdata && !shape_is_tensor(s)) expect_patch = patch && strcmp(patch, "0") == 0 ? -1 : 1;
-    const char *pc = getenv("FEMTO_GPU_PATCH_CONST");
+    const char *pc = getenv("FEMTO_GPU_CONST_TABLES");
     expect_const = expect_patch > 0 && m->cells[0].order == 1 && !(pc && strcmp(pc, "0") == 0);
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
     expect_qdata = expect_patch = expect_const = 0;
