@@ -418,7 +418,8 @@ static constexpr SimplexPatchKernel simplex_patch() {
         return k_fused_simplex_patch<D, NC, GL, POINT, ND, NQ>;
 }
 #define SIMPLEX_NC_(nc, d) ((nc) ? (nc) : (d))
-#define SIMPLEX_PATCH_(D, nc, gl, fn, ND, order, c) simplex_patch<D, SIMPLEX_NC_(nc, D), gl, fn, ND, (c) ? patch_nq(D, order) : 0>()
+#define SIMPLEX_PATCH_(D, nc, gl, fn, ND, order, c)                                                          \
+    simplex_patch<D, SIMPLEX_NC_(nc, D), gl, fn, ND, (c) ? patch_nq(D, order) : 0>()
 #define SIMPLEX_PATCHES_(nc, gl, fn, c)                                                                      \
     {{SIMPLEX_PATCH_(2, nc, gl, fn, 3, 1, c), SIMPLEX_PATCH_(2, nc, gl, fn, 6, 2, c)},                           \
      {SIMPLEX_PATCH_(3, nc, gl, fn, 4, 1, c), SIMPLEX_PATCH_(3, nc, gl, fn, 10, 2, c)}}
@@ -566,7 +567,6 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     return FEM_OK;
 }
 
-
 /* Whether patch kernel pk reads its tables from constant memory. */
 static bool patch_const(const SimplexPatchKernel pk) {
     for (const SimplexEntry &s : simplex_kernels)
@@ -592,12 +592,12 @@ static void patch_pack(const ElementTables *t, int D, double *rows) {
     }
 }
 
-/* Whether block b's shape tables are those of the constant-table kernels of its cells (patch and split): their
- * constant memory only ever holds the canonical table of the cells' order at the exact rule of heat and
- * linear elasticity (degree 1 or 2: patch_nq points), built and uploaded at the first use on this Device. Every upload writes the same
- * bytes, so Devices sharing one CUDA context cannot disagree about what it holds; a block at another rule of
- * the same size (none exists in fem/quadrature.c's tables) would take the shared-memory kernel. A failure
- * (host memory, the upload) leaves the shared-memory kernel too. */
+/* Whether block b's shape tables are those of the constant-table kernels of its cells (patch and split):
+ * their constant memory only ever holds the canonical table of the cells' order at the exact rule of heat
+ * and linear elasticity (degree 1 or 2: patch_nq points), built and uploaded at the first use on this
+ * Device. Every upload writes the same bytes, so Devices sharing one CUDA context cannot disagree about what
+ * it holds; a block at another rule of the same size (none exists in fem/quadrature.c's tables) would take
+ * the shared-memory kernel. A failure (host memory, the upload) leaves the shared-memory kernel too. */
 static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     const ElementTables *t = &b->basis.tables;
     const int D = b->view.dim, nd = b->view.ndof, nq = b->view.nq;
@@ -706,7 +706,8 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             qd ? " (q-point data)" : "", pv ? " (patches)" : "", cr ? " (constant tables)" : "", layout, SIMPLEX_THREADS, (double)smem / 1024.0,
+             qd ? " (q-point data)" : "", pv ? " (patches)" : "", cr ? " (constant tables)" : "", layout,
+             SIMPLEX_THREADS, (double)smem / 1024.0,
              w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
