@@ -133,7 +133,9 @@ template <int D, int ND, int NQ> struct ConstRows {
  * ND, NQ > 0: order 2 at linear elasticity's exact rule, the tables in constant memory as in the patch kernel
  * (c_patch_rows, the q-point loop unrolled), held to 4 blocks an SM: 3D linear elasticity J x on an H100, ~1M
  * p = 2 tetrahedra, 9.2-9.35 GDOF/s from shared memory (120 registers, 4 blocks) -> 10.1 unrolled without the
- * bound (134 registers, 3 blocks) -> 11.5 with it (128 registers, 16 bytes spilled); R(u) 8.4-8.5 -> 11.4. */
+ * bound (134 registers, 3 blocks) -> 11.5 with it (128 registers, 16 bytes spilled); R(u) 8.4-8.5 -> 11.4.
+ * The other instances get a minimum of 0, which is none: spelled as 1, it took the 3D kernel of the shared
+ * tables from 120 to 134 registers. */
 #ifndef SPLIT_CONST_MIN_BLOCKS
 #define SPLIT_CONST_MIN_BLOCKS 4
 #endif
