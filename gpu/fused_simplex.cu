@@ -245,7 +245,6 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
 #define PATCH_MIN_BLOCKS 8
 #endif
 
-
 typedef struct {
     const int32_t *node_off, *npriv, *inc_beg;
     const fem_idx *nodes;

@@ -20,9 +20,10 @@ enum { GPU_MAX_THREADS = 512, GPU_MIN_BLOCKS = 2, GPU_VEC_THREADS = 256, GPU_DOT
 enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS = 3 };
 /* Compiled variants of each element kernel (kernels.cu): the full-table path for reference dimensions 1, 2
  * and 3, and the sum-factorised quadrilateral and hexahedron paths. */
-/* The largest constant-memory table of fused_simplex.cu's patch kernels: 4 q-points x 10 nodes x 4 doubles. */
-enum { GPU_PATCH_ROWS = 160 };
 enum { GPU_V_FULL1 = 0, GPU_V_FULL2 = 1, GPU_V_FULL3 = 2, GPU_V_QUAD = 3, GPU_V_HEX = 4, GPU_NVARIANTS = 5 };
+
+/* The largest of fused_simplex.cu's constant-memory shape tables: 4 q-points x 10 nodes x 4 doubles. */
+enum { GPU_PATCH_ROWS = 160 };
 
 typedef struct {
     int device;

@@ -38,6 +38,12 @@ static int expect_const;
 /* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 on
  * straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_split_const;
+/* Whether the environment turns a GPU option off (NAME=0). */
+static int env_off(const char *name) {
+    const char *v = getenv(name);
+    return v && strcmp(v, "0") == 0;
+}
+
 /* The mesh's element size over the scripts' own (at most 0.5): the random displacements scale with it. */
 static double size_scale = 1.0;
 
@@ -141,9 +147,8 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     /* random nodal displacements of amplitude a give gradients of about a p^2 / h: 0.02 / p^2 keeps every
      * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device) */
-    const char *ct = getenv("FEMTO_GPU_CONST_TABLES");
     expect_split_const = model == ELASTIC_LINEAR && p == 2 && !shape_is_tensor(sp.cells[0].shape) &&
-                         m->cells[0].order == 1 && !(ct && strcmp(ct, "0") == 0);
+                         m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
     compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0,
             0.02 / (p * p) * size_scale);
     expect_split_const = 0;
@@ -170,11 +175,9 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     Model md;
     CHECK_OK(heat_model_create(&pb, &sp, &md));
     const Shape s = sp.cells[0].shape;
-    const char *patch = getenv("FEMTO_GPU_PATCH");
     expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
-    if (expect_qdata && !shape_is_tensor(s)) expect_patch = patch && strcmp(patch, "0") == 0 ? -1 : 1;
-    const char *pc = getenv("FEMTO_GPU_CONST_TABLES");
-    expect_const = expect_patch > 0 && m->cells[0].order == 1 && !(pc && strcmp(pc, "0") == 0);
+    if (expect_qdata && !shape_is_tensor(s)) expect_patch = env_off("FEMTO_GPU_PATCH") ? -1 : 1;
+    expect_const = expect_patch > 0 && m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
     expect_qdata = expect_patch = expect_const = 0;
     model_destroy(&md);
