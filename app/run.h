@@ -8,6 +8,7 @@
 #include "fem/halo.h"
 #include "fem/solvers/newton.h"
 #include "io/mesh_read.h"
+#include "io/plot.h"
 #include "io/results.h"
 #include "io/resultset.h"
 #include "io/series.h"
@@ -45,6 +46,8 @@ typedef struct {
     int64_t pending; /* the first row of conv whose solve has not been reported yet */
     int solves;
     int status; /* the first failure while recording (out of memory) */
+    int plotting;     /* run_series_plot has started the plots: run_series_write finishes them */
+    PlotJob plots[2]; /* the probes' plot and the convergence plot, while their children draw */
 } RunSeries;
 
 /* Where a run's time goes, phase by phase (the -v "phases:" line and the *_seconds keys of the summary). */
@@ -131,6 +134,10 @@ void run_series_iteration(RunSeries *rs, const NewtonStep *st);
 void run_series_solve(RunSeries *rs, const StepReport *s, double x);
 /* The probes' values in the solution u (host) at time or load factor x: one row. */
 int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double *u, double x);
+/* The plots of the finished series start drawing (each in a child process) while the run goes on to its
+ * summary; run_series_write waits for them. Nothing when the problem turns plots off or PLplot is absent.
+ * series: as for run_series_write. */
+void run_series_plot(RunSeries *rs, Run *r, const char *series);
 /* The CSV files into the result set, and their plots unless the problem turns them off (a plot that cannot
  * be drawn is a line of the summary, not a failure). series: NULL for the run's first physics, else the name
  * its files carry after NAME_. */

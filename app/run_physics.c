@@ -447,6 +447,8 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
         int cs = results_close(&p.rs, status == FEM_OK);
         if (!status) status = cs;
     }
+    /* the plots draw in their children while the summary is computed; write_series waits for them */
+    if (!status && writer(&p)) run_series_plot(&p.series, r, series ? t->name : NULL);
     double t0 = app_seconds();
     if (!status && writer(&p)) summary(&p, model);
     run_tick(r, PHASE_SUMMARY, t0);

@@ -53,6 +53,7 @@ int run_series_open(RunSeries *rs, const Run *r, const PhysicsType *t, const Spa
 }
 
 void run_series_destroy(RunSeries *rs) {
+    for (int k = 0; k < 2; k++) plot_png_abandon(&rs->plots[k]); /* a run that failed before writing them */
     series_destroy(&rs->probes);
     series_destroy(&rs->conv);
 }
@@ -88,10 +89,10 @@ int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double
 
 /* ---------------------------------------------------------------- files */
 
-/* Draws columns [first, first + n) of s against column xcol (NULL: against the row number) into the set's
- * file `file`; a failure is a note, not a failed run. */
+/* Starts drawing columns [first, first + n) of s against column xcol (NULL: against the row number) into the
+ * set's file `file`; a failure is a note, not a failed run. */
 static void plot(Run *r, const Series *s, const int *xcol, int first, int n, int logy,
-                 const char *const *text, const char *file) {
+                 const char *const *text, const char *file, PlotJob *job) {
     char path[FILEUTIL_PATH_MAX];
     double *v = malloc(sizeof(double) * (size_t)(s->nrows * (n + 1) + 1));
     const double *y[SERIES_MAX_COLUMNS];
@@ -107,30 +108,43 @@ static void plot(Run *r, const Series *s, const int *xcol, int first, int n, int
     PlotSpec spec = {
         text[0], text[1], text[2], logy,  r->pb.output.plot_width, r->pb.output.plot_height, (int)s->nrows,
         n,       v,       y,       legend};
-    if (!status) status = plot_png(path, &spec);
-    if (status)
-        app_say(r->o, 1, "  plots: %s\n", fem_last_error());
-    else
-        r->plots++;
+    if (!status) status = plot_png_start(path, &spec, job);
+    if (status) app_say(r->o, 1, "  plots: %s\n", fem_last_error());
     fem_clear_error();
     free(v);
 }
 
-static void plot_series(Run *r, const RunSeries *rs, const char *base) {
-    char file[PROBLEM_NAME_MAX + 64], title[PROBLEM_NAME_MAX + 96], ylabel[96];
+/* The plot jobs' outcomes, once their children are done. */
+static void plots_finish(Run *r, RunSeries *rs) {
+    for (int k = 0; k < 2; k++) {
+        int drawn = rs->plots[k].pid > 0;
+        if (plot_png_finish(&rs->plots[k]))
+            app_say(r->o, 1, "  plots: %s\n", fem_last_error());
+        else if (drawn)
+            r->plots++;
+        fem_clear_error();
+    }
+    rs->plotting = 0;
+}
+
+void run_series_plot(RunSeries *rs, Run *r, const char *series) {
+    if (rs->plotting || !r->pb.output.plots || !plot_available()) return;
+    char base[PROBLEM_NAME_MAX + 32], file[PROBLEM_NAME_MAX + 64], title[PROBLEM_NAME_MAX + 96], ylabel[96];
+    snprintf(base, sizeof base, "%s%s%s", r->base, series ? "_" : "", series ? series : "");
     const char *xlabel = rs->transient ? "time [s]" : "load factor";
+    rs->plotting = 1;
     if (rs->probes.ncols > 1) {
         snprintf(file, sizeof file, "%s_probes.png", base);
         snprintf(title, sizeof title, "%s: %s at the probes", base, rs->field);
         snprintf(ylabel, sizeof ylabel, "%s [%s]", rs->field, rs->unit);
         int x = 0;
-        plot(r, &rs->probes, &x, 1, rs->probes.ncols - 1, 0, (const char *const[]){title, xlabel, ylabel},
-             file);
+        plot(r, &rs->probes, &x, 1, rs->probes.ncols - 1, 0, (const char *const[]){title, xlabel, ylabel}, file,
+             &rs->plots[0]);
     }
     snprintf(file, sizeof file, "%s_convergence.png", base);
     snprintf(title, sizeof title, "%s: Newton's residual, solve after solve", base);
     plot(r, &rs->conv, NULL, CONV_RESIDUAL, 1, 1,
-         (const char *const[]){title, "Newton iterations of the run", "residual norm"}, file);
+         (const char *const[]){title, "Newton iterations of the run", "residual norm"}, file, &rs->plots[1]);
 }
 
 int run_series_write(RunSeries *rs, Run *r, const char *series) {
@@ -149,6 +163,7 @@ int run_series_write(RunSeries *rs, Run *r, const char *series) {
         r->plots_noted = 1;
         return FEM_OK;
     }
-    plot_series(r, rs, base);
+    run_series_plot(rs, r, series);
+    plots_finish(r, rs);
     return FEM_OK;
 }

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,27 +106,54 @@ static int child_ok(pid_t pid) {
     return WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
 }
 
-int plot_png(const char *path, const PlotSpec *p) {
-    char shown[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX];
+int plot_png_start(const char *path, const PlotSpec *p, PlotJob *job) {
+    char shown[FILEUTIL_PATH_MAX];
+    memset(job, 0, sizeof *job);
     fileutil_shown_path(path, shown, sizeof shown);
     if (!plot_available() || p->npoints < 1)
         return fem_fail(FEM_ERR_INPUT, "cannot draw '%s': %s", shown,
                         plot_available() ? "there is nothing to plot" : "femto was built without PLplot");
-    FEM_TRY(fileutil_temp_name(path, tmp, sizeof tmp));
+    if (strlen(path) >= sizeof job->path) return fem_fail(FEM_ERR_INPUT, "cannot draw '%s': the path is too long", shown);
+    FEM_TRY(fileutil_temp_name(path, job->tmp, sizeof job->tmp));
+    strcpy(job->path, path);
     fflush(NULL); /* the child's copy of stdio buffers must not be written twice */
     pid_t parent = getpid(), pid = fork();
     if (pid < 0) return fem_fail(FEM_ERR_INPUT, "cannot draw '%s': %s", shown, strerror(errno));
     if (pid == 0) {
         child_begin(parent);
         alarm(60); /* a plot takes milliseconds; a child that hangs must not hold the run */
-        _exit(draw(tmp, p));
+        _exit(draw(job->tmp, p));
     }
-    if (!child_ok(pid) || access(tmp, F_OK) != 0) {
-        unlink(tmp);
+    job->pid = pid;
+    return FEM_OK;
+}
+
+int plot_png_finish(PlotJob *job) {
+    if (job->pid <= 0) return FEM_OK;
+    int ok = child_ok(job->pid);
+    job->pid = 0;
+    if (!ok || access(job->tmp, F_OK) != 0) {
+        char shown[FILEUTIL_PATH_MAX];
+        fileutil_shown_path(job->path, shown, sizeof shown);
+        unlink(job->tmp);
         return fem_fail(FEM_ERR_INPUT,
                         "cannot draw '%s': PLplot failed (is its cairo driver, Debian's "
                         "plplot-driver-cairo, installed?)",
                         shown);
     }
-    return fileutil_publish(tmp, path);
+    return fileutil_publish(job->tmp, job->path);
+}
+
+void plot_png_abandon(PlotJob *job) {
+    if (job->pid <= 0) return;
+    kill(job->pid, SIGKILL);
+    child_ok(job->pid);
+    unlink(job->tmp);
+    job->pid = 0;
+}
+
+int plot_png(const char *path, const PlotSpec *p) {
+    PlotJob job;
+    FEM_TRY(plot_png_start(path, p, &job));
+    return plot_png_finish(&job);
 }

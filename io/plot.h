@@ -8,6 +8,10 @@
 #ifndef FEMTO_PLOT_H
 #define FEMTO_PLOT_H
 
+#include "io/fileutil.h"
+
+#include <sys/types.h>
+
 enum { PLOT_MAX_CURVES = 12 }; /* curves past this many are drawn without a legend entry */
 
 typedef struct {
@@ -27,5 +31,18 @@ int plot_available(void);
  * file that cannot be written) is FEM_ERR_INPUT with one sentence naming the file; nothing is left at path.
  */
 int plot_png(const char *path, const PlotSpec *p);
+
+/* plot_png in two halves, so that the caller works while the child draws: start forks the child (p and
+ * what it points to may go as soon as start returns), finish waits for it and puts the image in place, with
+ * plot_png's outcome; abandon (for a run that failed meanwhile) stops the child and leaves nothing. A job
+ * that start did not begin (an error, or a job still zeroed) has pid 0: finish returns FEM_OK for it,
+ * abandon does nothing. */
+typedef struct {
+    pid_t pid;
+    char path[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX];
+} PlotJob;
+int plot_png_start(const char *path, const PlotSpec *p, PlotJob *job);
+int plot_png_finish(PlotJob *job);
+void plot_png_abandon(PlotJob *job);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "fem/error.h"
 #include "io/fileutil.h"
+#include "io/plot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -319,6 +320,43 @@ static void test_pvd_text(void)
     EXPECT(temporaries_in(scratch) == 0, "no temporary left");
 }
 
+/* A plot drawn in two halves (the run's summary goes on meanwhile): the image is in place only once finish
+ * returns, and is a PNG; an abandoned job (a run that failed meanwhile) leaves no file, no temporary and no
+ * child; finishing a job twice, or one never started, is nothing. */
+static void test_plot_jobs(void)
+{
+    if (!plot_available()) {
+        printf("plots: femto was built without PLplot, not checked\n");
+        return;
+    }
+    char path[1024], gone[1024];
+    scratch_path(path, sizeof path, "plot.png");
+    scratch_path(gone, sizeof gone, "abandoned.png");
+    unlink(path);
+    unlink(gone);
+    double x[3] = {0, 1, 2}, y0[3] = {1, 0.1, 0.01};
+    const double *y[1] = {y0};
+    const char *legend[1] = {"residual"};
+    PlotSpec spec = {"title", "iteration", "residual", 1, 320, 240, 3, 1, x, y, legend};
+    PlotJob a, b, none;
+    memset(&none, 0, sizeof none);
+    EXPECT(plot_png_start(path, &spec, &a) == FEM_OK && a.pid > 0, "start: %s", fem_last_error());
+    EXPECT(plot_png_start(gone, &spec, &b) == FEM_OK && b.pid > 0, "start: %s", fem_last_error());
+    EXPECT(!exists(path), "no image before finish");
+    plot_png_abandon(&b);
+    EXPECT(plot_png_finish(&a) == FEM_OK, "finish: %s", fem_last_error());
+    unsigned char magic[8] = {0};
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(magic, 1, sizeof magic, fp) : 0;
+    if (fp) fclose(fp);
+    EXPECT(n == 8 && memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0, "a PNG at %s", path);
+    EXPECT(!exists(gone) && temporaries_in(scratch) == 0, "the abandoned plot left nothing");
+    errno = 0;
+    EXPECT(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "no child left");
+    EXPECT(plot_png_finish(&a) == FEM_OK && plot_png_finish(&none) == FEM_OK, "finishing nothing is nothing");
+    plot_png_abandon(&none);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -339,6 +377,7 @@ int main(int argc, char **argv)
     test_write_failing_half_way_leaves_nothing();
     test_mkdir_p();
     test_pvd_text();
+    test_plot_jobs();
     if (io_test_failures) fprintf(stderr, "%d failure(s)\n", io_test_failures);
     else printf("all io unit tests passed\n");
     return io_test_failures ? 1 : 0;
