@@ -13,16 +13,15 @@
  * concurrent runs never corrupt one (the last rename wins; both wrote the same mesh). Each script keeps its
  * MESH_CACHE_KEEP most recently used entries. A cache that cannot be written only costs the next run a
  * remeshing: its failures are notes, not errors. */
-#define _GNU_SOURCE /* dladdr */
 #include "mesh_internal.h"
 
 #include "fem/error.h"
+#include "io/gmsh_load.h"
 
 #include <gmshc.h>
 #include <zlib.h>
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -203,13 +202,14 @@ static void scan_script(Scan *s, const char *path, const char *text, int depth) 
     }
 }
 
-/* The Gmsh library this process runs with: its file (path, size, time), which changes with any upgrade. */
+/* The Gmsh library a mesh would be made with: its file (path, size, time), which changes with any upgrade;
+ * where the build's file is absent and the loader's search path picks the library, its soname. Nothing is
+ * loaded to find out (io/gmsh_load.h). */
 static void key_gmsh(Text *key) {
-    Dl_info info;
-    char real[PATH_MAX] = "unknown";
+    char real[PATH_MAX] = "found by the loader's search path";
     struct stat st = {0};
-    if (dladdr((void *)gmshInitialize, &info) && info.dli_fname && realpath(info.dli_fname, real))
-        stat(real, &st);
+    const char *file = gmsh_library_file();
+    if (file && realpath(file, real)) stat(real, &st);
     text_printf(key, "gmsh: API %s, library %s (%lld bytes, modified %lld)\n", GMSH_API_VERSION, real,
                 (long long)st.st_size, (long long)st.st_mtime);
 }

@@ -5,6 +5,7 @@
 #include "mesh_internal.h"
 
 #include "fem/error.h"
+#include "io/gmsh_load.h"
 
 #include <gmshc.h>
 
@@ -46,6 +47,7 @@ static int saved_threads;
 
 static int gmsh_begin(void) {
     int ierr = 0;
+    FEM_TRY(gmsh_library_load());
     saved_threads = omp_get_max_threads();
     gmshInitialize(0, NULL, 0, &ierr);
     if (ierr) return fem_fail(FEM_ERR_INTERNAL, "the Gmsh library could not be initialised");
