@@ -250,7 +250,8 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     s->dev = d;
     s->n = A->nrows;
     s->cache_dir = opt ? opt->cache_dir : NULL;
-    int status = upload_upper(s, A);
+    int status = gpu_cudss_load();
+    if (!status) status = upload_upper(s, A);
     if (!status) status = create_objects(s);
     if (!status) status = factorize(s, out->description, sizeof out->description);
     return coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);

@@ -82,6 +82,7 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
         return fem_fail(FEM_ERR_DEVICE, "no CUDA device is available (cudaGetDeviceCount: %s)",
                         cudaGetErrorString(e));
     }
+    gpu_cudss_preload(); /* beside the context's start: multigrid's coarse level would load it later anyway */
     /* one GPU per rank: the rank's place among its machine's ranks picks it (0 in a run of one process) */
     const int gpu = comm_local_rank() % n;
     GPU_CHECK(cudaSetDevice(gpu));

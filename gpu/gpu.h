@@ -19,6 +19,13 @@ int gpu_device_create(Device *d, int threads, AssembleKind assembly);
  * coarse_register_cudss() in builds with cuDSS (FEMTO_HAVE_CUDSS). Cholesky factorisation of A's upper
  * triangle on the GPU of d, at setup; two triangular solves per application, on d's vectors. */
 int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out);
+/* Loads cuDSS (gpu/cudss_load.cu: femto is not linked against it) if not yet loaded, or waits for the load
+ * under way. A library that cannot be loaded is FEM_ERR_DEVICE with one sentence, and gpu_cudss_create fails
+ * with it (multigrid's automatic choice then takes the next coarse solver). gpu_cudss_preload starts the load
+ * on a thread of its own and returns: gpu_device_create calls it first, so that a GPU run loads cuDSS while
+ * the device starts and the mesh is read. */
+int gpu_cudss_load(void);
+void gpu_cudss_preload(void);
 
 /* ---- Launch tuning of the element kernels (interpolate, integrate, diag_add). The defaults pick everything;
  * tests force each fallback so that every code path is checked against the CPU, and the benchmark can compare
