@@ -14,14 +14,20 @@ cd "$(dirname "$0")/.."
 mkdir -p .device
 if [ ! -f .device/libs.tar.xz ] || [ "${1:-}" = "--libs" ]; then
   rm -rf .device/libs && mkdir -p .device/libs
-  for exe in build/femto-app build/femto-bench build/test_*; do [ -x "$exe" ] && ldd "$exe"; done |
+  # Gmsh is loaded at run time (io/gmsh_load.h), not linked: its library and closure are packed too
+  gmsh=$(sed -n 's/^GMSH_LIBRARY:FILEPATH=//p' build/CMakeCache.txt)
+  { for exe in build/femto-app build/femto-bench build/test_*; do [ -x "$exe" ] && ldd "$exe"; done
+    [ -n "$gmsh" ] && echo "libgmsh => $(dirname "$gmsh")/$(objdump -p "$gmsh" | awk '/SONAME/ {print $2}') (0)" &&
+      ldd "$gmsh"; } |
     awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|libutil)\.so|ld-linux|^/usr/local/cuda|libcudss' |
     xargs -I{} cp -L {} .device/libs/
   tar -C .device -cJf .device/libs.tar.xz libs
   rm -rf .device/libs
 fi
-cudss=$(ldd build/femto-app | awk '$1 == "libcudss.so.0" {print $3}')
+cudss=$(sed -n 's/^CUDSS_LIBRARY:FILEPATH=//p' build/CMakeCache.txt) # loaded at run time (gpu/cudss_load.cu)
+[ -n "$cudss" ] && [ -f "$cudss" ] && cudss=$(dirname "$cudss")/$(objdump -p "$cudss" | awk '/SONAME/ {print $2}') ||
+  cudss=""
 if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]; }; then
   mt=""; [ -f "$(dirname "$cudss")/libcudss_mtlayer_gomp.so.0" ] && mt=libcudss_mtlayer_gomp.so.0
   tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")" $mt
@@ -31,8 +37,8 @@ fi
 programs=$(cd build && ctest -L gpu -N -V 2>/dev/null | sed -n 's|^[0-9]*: Test command: /[^ ]*/build/\([^ /]*\).*|\1|p' |
            sort -u)
 (cd build && find . -name CTestTestfile.cmake -o -name CMakeCache.txt | sed 's|^\./||'
-   # femto-bench-*: variants built by hand for a comparison (not made by the build)
- for p in femto-app femto-bench femto-bench-* femto-mesh-bench femto-partition-bench $programs; do [ -x "$p" ] && echo "$p"; done) |
+   # femto-app-*, femto-bench-*: variants built by hand for a comparison (not made by the build)
+ for p in femto-app femto-app-* femto-bench femto-bench-* femto-mesh-bench femto-partition-bench $programs; do [ -x "$p" ] && echo "$p"; done) |
   sort -u > .device/build-files.txt
 tar -C build -cJf .device/build.tar.xz -T .device/build-files.txt
 du -h .device/*.tar.xz
