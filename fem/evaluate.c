@@ -140,13 +140,17 @@ static int block_run(const EvalField *f, const OutputFn *fn, const void *ctx, Ev
     return qf(&a);
 }
 
-/* A block set up at its points and evaluated. */
-static int block_eval(const EvalField *f, const OutputFn *fn, const void *ctx, int points, EvalBlock *b) {
-    if (b->n == 0) return FEM_OK;
+/* A block set up at its points: basis, restriction, geometry (what every function evaluated there shares). */
+static int block_prepare(const EvalField *f, int points, EvalBlock *b) {
     FEM_TRY(block_basis(f, b, points));
     FEM_TRY(block_restriction(f, b));
-    FEM_TRY(block_geometry(f, b));
-    return block_run(f, fn, ctx, b, points == POINTS_QUADRATURE);
+    return block_geometry(f, b);
+}
+
+/* The arrays of one function's evaluation (block_run's), freed before the next function runs. */
+static void block_run_free(Device *d, EvalBlock *b) {
+    double **arrays[] = {&b->uq, &b->duq, &b->auxq, &b->s};
+    for (int i = 0; i < 4; i++) device_free(d, *arrays[i]), *arrays[i] = NULL;
 }
 
 /* Elements per evaluation chunk: the point data of a chunk (geometry, values, gradients, outputs) stays a
@@ -155,10 +159,19 @@ enum { EVAL_CHUNK = 1 << 16 };
 
 typedef int (*ChunkFn)(const EvalField *f, EvalBlock *b, void *arg);
 
-/* Block bi's elements in group g (every one when g is NULL), evaluated chunk by chunk; after(chunk) uses each
- * chunk's point values before the next one is made. */
-static int eval_chunks(const EvalField *f, const OutputFn *fn, const void *ctx, const PhysicalGroup *g, int facet,
-                       int bi, int points, ChunkFn after, void *arg) {
+/* One function evaluated chunk by chunk: fn with its device constants ctx; after(chunk) uses each chunk's point
+ * values before the next function runs. */
+typedef struct {
+    const OutputFn *fn;
+    const void *ctx;
+    ChunkFn after;
+    void *arg;
+} EvalJob;
+
+/* Block bi's elements in group g (every one when g is NULL), chunk by chunk; in each chunk the points are set
+ * up once and every job runs there. */
+static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const PhysicalGroup *g, int facet,
+                       int bi, int points) {
     EvalBlock all = {.facet = facet, .bi = bi};
     FEM_TRY(select_elements(f->sp->mesh, g, &all));
     int status = FEM_OK;
@@ -169,8 +182,12 @@ static int eval_chunks(const EvalField *f, const OutputFn *fn, const void *ctx, 
             if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
             for (int64_t k = 0; k < b.n && !status; k++) b.list[k] = all.list ? all.list[first + k] : (fem_idx)(first + k);
         }
-        if (!status) status = block_eval(f, fn, ctx, points, &b);
-        if (!status && b.n) status = after(f, &b, arg);
+        if (!status && b.n) status = block_prepare(f, points, &b);
+        for (int j = 0; j < njobs && !status && b.n; j++) {
+            status = block_run(f, jobs[j].fn, jobs[j].ctx, &b, points == POINTS_QUADRATURE);
+            if (!status) status = jobs[j].after(f, &b, jobs[j].arg);
+            block_run_free(f->u->dev, &b);
+        }
         block_free(f->u->dev, &b);
     }
     free(all.list);
@@ -213,8 +230,9 @@ static int integral(const EvalField *f, const OutputFn *fn, const PhysicalGroup 
     void *ctx = NULL;
     SumArg sum = {fn->nout, result};
     int status = device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes);
+    EvalJob job = {fn, ctx, sum_chunk, &sum};
     for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++)
-        status = eval_chunks(f, fn, ctx, g, facet, bi, POINTS_QUADRATURE, sum_chunk, &sum);
+        status = eval_chunks(f, 1, &job, g, facet, bi, POINTS_QUADRATURE);
     device_free(d, ctx);
     return status;
 }
@@ -249,29 +267,42 @@ static int nodes_chunk(const EvalField *f, EvalBlock *b, void *arg) {
     return status;
 }
 
-int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out) {
+int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispaced, double *const *out) {
+    enum { MANY_MAX = 4 };
+    if (n < 1 || n > MANY_MAX) return fem_fail(FEM_ERR_INTERNAL, "eval_nodal_many takes 1 to %d functions", MANY_MAX);
     Device *d = f->u->dev;
     const Space *sp = f->sp;
-    int64_t n = sp->nnodes * fn->nout;
     int status = FEM_OK;
-    double *sums = NULL, *count = NULL;
-    void *ctx = NULL;
-    FEM_CHECK(device_alloc_copy(d, &ctx, fn->ctx, fn->ctx_bytes));
-    FEM_CHECK(device_alloc(d, (void **)&sums, sizeof(double) * (size_t)(n + 1)));
-    FEM_CHECK(d->ops.zero(d, sums, sizeof(double) * (size_t)(n + 1)));
+    double *sums[MANY_MAX] = {NULL}, *count = NULL;
+    void *ctx[MANY_MAX] = {NULL};
+    NodesArg arg[MANY_MAX];
+    EvalJob jobs[MANY_MAX];
+    for (int i = 0; i < n; i++) {
+        int64_t len = sp->nnodes * fns[i].nout;
+        FEM_CHECK(device_alloc_copy(d, &ctx[i], fns[i].ctx, fns[i].ctx_bytes));
+        FEM_CHECK(device_alloc(d, (void **)&sums[i], sizeof(double) * (size_t)(len + 1)));
+        FEM_CHECK(d->ops.zero(d, sums[i], sizeof(double) * (size_t)(len + 1)));
+        arg[i] = (NodesArg){fns[i].nout, sums[i]};
+        jobs[i] = (EvalJob){&fns[i], ctx[i], nodes_chunk, &arg[i]};
+    }
     FEM_CHECK_ALLOC(count, sp->nnodes + 1, "nodal values");
-    NodesArg arg = {fn->nout, sums};
     for (int bi = 0; bi < sp->ncell_blocks; bi++) {
         const SpaceBlock *sb = &sp->cells[bi];
         for (int64_t k = 0; k < sb->count * sb->ndof; k++) count[sb->dofs[k]] += 1.0;
-        FEM_CHECK(eval_chunks(f, fn, ctx, NULL, 0, bi, equispaced ? POINTS_EQUISPACED : POINTS_NODES, nodes_chunk, &arg));
+        FEM_CHECK(eval_chunks(f, n, jobs, NULL, 0, bi, equispaced ? POINTS_EQUISPACED : POINTS_NODES));
     }
-    FEM_CHECK(d->ops.download(d, out, sums, sizeof(double) * (size_t)n));
-    for (int64_t node = 0; node < sp->nnodes; node++)
-        for (int k = 0; k < fn->nout; k++) out[node * fn->nout + k] /= count[node] > 0 ? count[node] : 1.0;
+    for (int i = 0; i < n; i++) {
+        int nout = fns[i].nout;
+        FEM_CHECK(d->ops.download(d, out[i], sums[i], sizeof(double) * (size_t)(sp->nnodes * nout)));
+        for (int64_t node = 0; node < sp->nnodes; node++)
+            for (int k = 0; k < nout; k++) out[i][node * nout + k] /= count[node] > 0 ? count[node] : 1.0;
+    }
 cleanup:
-    device_free(d, ctx);
-    device_free(d, sums);
+    for (int i = 0; i < n; i++) device_free(d, ctx[i]), device_free(d, sums[i]);
     free(count);
     return status;
+}
+
+int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out) {
+    return eval_nodal_many(f, 1, fn, equispaced, &out);
 }

@@ -35,6 +35,9 @@ typedef struct {
 /* out[node][k] (host, sp->nnodes x nout): fn at every node, averaged over the cells that share it; the nodes
  * at their equispaced lattice positions (equispaced = 1: where femto's output points are) or their own. */
 int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out);
+/* eval_nodal of n functions at once (out[i] for fns[i]): the points' geometry is computed and uploaded once
+ * per chunk of cells for all of them, which is most of an evaluation's time. */
+int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispaced, double *const *out);
 /* result[k]: the integral of fn over the cells of group g (NULL: every cell). */
 int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
 /* result[k]: the integral of fn over the facets of boundary group g. */

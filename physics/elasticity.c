@@ -290,13 +290,15 @@ static int check_temperature(const Model *md, const double *T) {
 }
 
 int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, const double *T, double *stress,
-                            double *von_mises, double *energy) {
+                            double *von_mises, double *energy, double *gradient) {
     FEM_TRY(check_temperature(md, T));
     double *all;
     FEM_ALLOC(all, 8 * (sp->nnodes + 1), "nodal stresses");
     EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
-    OutputFn fn = elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx);
-    int status = eval_nodal(&f, &fn, 1, all);
+    OutputFn fns[2] = {elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx),
+                       {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0}};
+    double *out[2] = {all, gradient};
+    int status = eval_nodal_many(&f, gradient ? 2 : 1, fns, 1, out);
     for (int64_t n = 0; n < sp->nnodes && !status; n++) {
         for (int k = 0; k < 6; k++) stress[n * 6 + k] = all[n * 8 + k];
         if (von_mises) von_mises[n] = all[n * 8 + 6];

@@ -47,10 +47,12 @@ int elasticity_nonlinear(const Model *md);
 /* At every node (equispaced lattice positions, averaged over the cells sharing a node): the Cauchy stress
  * [Pa] stress[nnodes][6] in ParaView's order XX YY ZZ XY YZ XZ (2D: ZZ is the plane-strain sigma_zz, 0 in
  * plane stress; YZ = XZ = 0), von_mises[nnodes] [Pa] and energy[nnodes], the strain-energy density [J/m^3]
- * per reference volume; von_mises and energy may be NULL. u: the displacement, T: the temperature field
- * (device, scalar space of the same mesh and order) for a coupled model or NULL; outputs on the host. */
+ * per reference volume; von_mises and energy may be NULL. gradient[nnodes], unless NULL: the largest
+ * |du_i/dx_j| at each node (the plausibility check's, physics/sanity.h), from the same evaluation, which then
+ * sets up its points once for both. u: the displacement, T: the temperature field (device, scalar space of
+ * the same mesh and order) for a coupled model or NULL; outputs on the host. */
 int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, const double *T, double *stress,
-                            double *von_mises, double *energy);
+                            double *von_mises, double *energy, double *gradient);
 /* Total strain energy [J] (per metre of depth in 2D): the integral of the energy density (elastic part
  * only: thermal strain stores none). */
 int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy);

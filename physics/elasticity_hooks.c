@@ -38,7 +38,7 @@ static int elas_fields(const PhysicsState *s, NodalField *out, int *n) {
     if (!pb->output.stress && !pb->output.strain_energy) return FEM_OK;
     double *stress = malloc(sizeof(double) * (size_t)(nn * 6 + 1)), *vm = malloc(sizeof(double) * (size_t)(nn + 1)),
            *w = malloc(sizeof(double) * (size_t)(nn + 1));
-    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u, s->op->aux, stress, vm, w)
+    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u, s->op->aux, stress, vm, w, NULL)
                                    : fem_fail(FEM_ERR_INTERNAL, "out of host memory for stresses");
     if (!status && pb->output.stress) {
         out[(*n)++] = (NodalField){"stress", "Pa", 6, stress};
@@ -105,7 +105,8 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     const Space *sp = s->sp;
     int64_t nn = sp->nnodes;
     const char *eu = sp->mesh->dim == 2 ? "J/m" : "J";
-    double *vm = NULL, *stress = NULL, *reaction = NULL;
+    double *vm = NULL, *stress = NULL, *reaction = NULL, *gradient = NULL;
+    const int linear = !elasticity_nonlinear(s->md);
     ElasticForce *forces = NULL;
     ElasticExtremes ex;
     double energy = 0.0, body[3] = {0, 0, 0};
@@ -114,9 +115,10 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     FEM_CHECK_ALLOC(stress, nn * 6 + 1, "nodal stresses");
     FEM_CHECK_ALLOC(reaction, sp->ndofs + 1, "reactions");
     FEM_CHECK_ALLOC(forces, pb->elasticity.nbcs + 1, "boundary forces");
-    FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL));
+    if (linear) FEM_CHECK_ALLOC(gradient, nn + 1, "nodal displacement gradients");
+    FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL, gradient));
     FEM_CHECK(elasticity_extremes(sp, s->u_host, vm, &ex));
-    FEM_CHECK(sanity_elasticity(sp, s->u, s->u_host, !elasticity_nonlinear(s->md), rep->warnings));
+    FEM_CHECK(sanity_elasticity(sp, s->u_host, gradient, rep->warnings));
     FEM_CHECK(elasticity_strain_energy(s->md, sp, s->u, s->op->aux, &energy));
     FEM_CHECK(reactions(s, reaction));
     FEM_CHECK(elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body));
@@ -131,6 +133,7 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     force_balance(s, rep, forces, body, ex.max_von_mises);
 cleanup:
     free(vm);
+    free(gradient);
     free(stress);
     free(reaction);
     free(forces);

@@ -16,9 +16,10 @@ FEM_EXTERN_C_BEGIN
 void sanity_heat(const Space *sp, const double *T, FemWarnings *w);
 
 /* A displacement field u (host, interleaved, sp->ncomp components) that moves a node farther than the body
- * is wide, or, when `linear` (small-strain model), whose displacement gradient exceeds 1 somewhere: strains
- * the linear model cannot describe. Fails only when out of host memory. */
-int sanity_elasticity(const Space *sp, const Vec *u_dev, const double *u, int linear, FemWarnings *w);
+ * is wide, or whose displacement gradient exceeds 1 somewhere: strains a small-strain model cannot describe.
+ * gradient: the largest |du_i/dx_j| at every node (elasticity_stress_nodes gives it), for a linear model;
+ * NULL skips that check (a finite-strain model). Fails only when out of host memory. */
+int sanity_elasticity(const Space *sp, const double *u, const double *gradient, FemWarnings *w);
 
 FEM_EXTERN_C_END
 

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
     double energy, work = 0.5 * (-P / (H * H)) * r[0];
     CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), NULL, &energy));
     double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *vm = malloc(sizeof(double) * sp.nnodes);
-    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, NULL));
+    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, NULL, NULL));
     ElasticExtremes ex;
     CHECK_OK(elasticity_extremes(&sp, u, vm, &ex));
     printf("strain energy %.9e J, half the load's work %.9e J; max |u| %.6e m at (%g, %g, %g), max von Mises "

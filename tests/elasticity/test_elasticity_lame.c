@@ -71,7 +71,7 @@ int main(void) {
         CHECK(eo <= 5e-3, "u_r at the outer radius off by %.3e relative, expected <= 0.5%%", eo);
 
         double *sig = malloc(sizeof(double) * 6 * sp.nnodes);
-        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, NULL));
+        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, NULL, NULL));
         double A = p / 3.0, szz = ps ? 0.0 : 2 * nu * A, mean = 0.0, cons = 0.0;
         for (int64_t n = 0; n < sp.nnodes; n++) {
             const double *s = &sig[6 * n];

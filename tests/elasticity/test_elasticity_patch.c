@@ -69,7 +69,15 @@ int main(int argc, char **argv) {
 
         /* nodal stress against Hooke's law */
         double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *w = malloc(sizeof(double) * sp.nnodes), energy;
-        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, w));
+        double *grad = malloc(sizeof(double) * sp.nnodes);
+        CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, NULL, w, grad));
+        /* the plausibility check's gradient, from the same evaluation: max |A_ij| at every node */
+        double gmax = 0.0, gerr = 0.0;
+        for (int a = 0; a < dim; a++)
+            for (int b = 0; b < dim; b++) gmax = fmax(gmax, fabs(A[a][b]));
+        for (int64_t n = 0; n < sp.nnodes; n++) gerr = fmax(gerr, fabs(grad[n] - gmax));
+        CHECK(gerr <= 1e-9 * gmax, "nodal displacement gradient off by %.3e, expected max |A_ij| = %.3f", gerr, gmax);
+        free(grad);
         CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), NULL, &energy));
         if (model == ELASTIC_LINEAR) {
             double eps[3][3] = {{0}}, tr = 0.0, se[3][3] = {{0}};

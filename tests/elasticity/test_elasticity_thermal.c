@@ -50,7 +50,7 @@ static void free_expansion(Device *dev, const char *mesh_name) {
     double err = 0.0;
     for (int64_t i = 0; i < sp.ndofs; i++) err = fmax(err, fabs(u[i] - ue[i]));
     double *sig = malloc(sizeof(double) * 6 * sp.nnodes), smax = 0.0, energy;
-    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), T, sig, NULL, NULL));
+    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), T, sig, NULL, NULL, NULL));
     for (int64_t k = 0; k < 6 * sp.nnodes; k++) smax = fmax(smax, fabs(sig[k]));
     CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), T, &energy));
     double sref = E * ALPHA * (T0 + g);
@@ -87,7 +87,7 @@ static void clamped(Device *dev, ElasticModel model) {
     double *vm = malloc(sizeof(double) * sp.nnodes), *w = malloc(sizeof(double) * sp.nnodes), energy;
     ElasSolve es = {.rtol = 1e-12, .atol = 1e-10}; /* uniform stress: the residual starts at round-off */
     CHECK_OK(elas_solve(dev, &sp, &md, u, &es));
-    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, w));
+    CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, w, NULL));
     CHECK_OK(elasticity_strain_energy(&md, &sp, test_host_vec(sp.ndofs, u), NULL, &energy));
     double lam = mat.lambda, mu = mat.mu, th = 1 + ALPHA * dT, s, W;
     if (model == ELASTIC_LINEAR) {
