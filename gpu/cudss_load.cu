@@ -6,6 +6,7 @@
  * when the library is loaded (dlopen: the build's library file, else its soname through the loader's search
  * path). Starting the CUDA device starts loading it on a thread of its own, beside the device's start and
  * the mesh read, so a GPU run does not wait for it either. cudss.h's prototypes check every definition. */
+#include "fem/dynlib.h"
 #include "gpu/gpu.h"
 #include "gpu/internal.cuh"
 
@@ -13,11 +14,7 @@
 
 #include <cudss.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #ifndef FEMTO_CUDSS_PATH /* set by CMake: the library file the build found */
 #define FEMTO_CUDSS_PATH ""
@@ -65,32 +62,16 @@ static struct {
 } api;
 #undef MEMBER_
 
-static void *lib;
-static char failure[512];
+static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* dlsym's object pointer as a function pointer (POSIX guarantees the two have the same representation). */
-static int find(const char *name, void *fn, size_t size) {
-    void *p = dlsym(lib, name);
-    if (!p) snprintf(failure, sizeof failure, "it lacks %s", name);
-    memcpy(fn, &p, size);
-    return p != NULL;
-}
-
 static void load(void) {
-    struct stat st;
-    if (FEMTO_CUDSS_PATH[0] && stat(FEMTO_CUDSS_PATH, &st) == 0) lib = dlopen(FEMTO_CUDSS_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen(CUDSS_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(failure, sizeof failure, "%s", why ? why : "not found");
-        return;
-    }
+    if (!dynlib_open(&lib, FEMTO_CUDSS_PATH, CUDSS_SONAME)) return;
     int ok = 1;
-#define FIND_(name, params, args) ok = ok && find(#name, &api.name, sizeof api.name);
+#define FIND_(name, params, args) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
     CUDSS_FUNCTIONS(FIND_)
 #undef FIND_
-    if (!ok) dlclose(lib), lib = NULL;
+    if (!ok) dynlib_close(&lib);
 }
 
 static void *load_thread(void *arg) {
@@ -106,15 +87,15 @@ void gpu_cudss_preload(void) {
 
 int gpu_cudss_load(void) {
     pthread_once(&once, load);
-    if (lib) return FEM_OK;
-    return fem_fail(FEM_ERR_DEVICE, "cannot load cuDSS (%s): %s", CUDSS_SONAME, failure);
+    if (lib.handle) return FEM_OK;
+    return fem_fail(FEM_ERR_DEVICE, "cannot load cuDSS (%s): %s", CUDSS_SONAME, lib.failure);
 }
 
 /* Each function: CUDSS_STATUS_NOT_INITIALIZED when the library is not there, else the library's own. */
 #define DEFINE_(name, params, args)                                                                          \
     cudssStatus_t CUDSSAPI name params {                                                                     \
         pthread_once(&once, load);                                                                           \
-        return lib ? api.name args : CUDSS_STATUS_NOT_INITIALIZED;                                           \
+        return lib.handle ? api.name args : CUDSS_STATUS_NOT_INITIALIZED;                                           \
     }
 CUDSS_FUNCTIONS(DEFINE_)
 #undef DEFINE_

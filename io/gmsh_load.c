@@ -2,15 +2,12 @@
  * are those of gmshc.h, which this file includes so that the compiler checks every definition against it. */
 #include "io/gmsh_load.h"
 
+#include "fem/dynlib.h"
 #include "fem/error.h"
 
 #include <gmshc.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #ifndef FEMTO_GMSH_PATH /* set by CMake: the library file the build found */
 #define FEMTO_GMSH_PATH ""
@@ -82,50 +79,33 @@ static struct {
 } api;
 #undef MEMBER_
 
-static void *lib;
-static char failure[512];
+static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* dlsym's object pointer as a function pointer (POSIX guarantees the two have the same representation). */
-static int find(const char *name, void *fn, size_t size) {
-    void *p = dlsym(lib, name);
-    if (!p) snprintf(failure, sizeof failure, "it lacks %s", name);
-    memcpy(fn, &p, size);
-    return p != NULL;
-}
-
 static void load(void) {
-    const char *file = gmsh_library_file();
-    if (file) lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen(GMSH_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(failure, sizeof failure, "%s", why ? why : "not found");
-        return;
-    }
+    if (!dynlib_open(&lib, FEMTO_GMSH_PATH, GMSH_SONAME)) return;
     int ok = 1;
-#define FIND_(ret, name, params, args) ok = ok && find(#name, &api.name, sizeof api.name);
+#define FIND_(ret, name, params, args) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
     GMSH_FUNCTIONS(FIND_)
 #undef FIND_
-    ok = ok && find("gmshFree", &api.gmshFree, sizeof api.gmshFree);
-    if (!ok) dlclose(lib), lib = NULL;
+    ok = ok && dynlib_find(&lib, "gmshFree", &api.gmshFree, sizeof api.gmshFree);
+    if (!ok) dynlib_close(&lib);
 }
 
 const char *gmsh_library_file(void) {
-    struct stat st;
-    return FEMTO_GMSH_PATH[0] && stat(FEMTO_GMSH_PATH, &st) == 0 ? FEMTO_GMSH_PATH : NULL;
+    return dynlib_existing(FEMTO_GMSH_PATH);
 }
 
 int gmsh_library_load(void) {
     pthread_once(&once, load);
-    if (lib) return FEM_OK;
+    if (lib.handle) return FEM_OK;
     return fem_fail(FEM_ERR_INTERNAL, "cannot load the Gmsh library (%s): %s",
-                    gmsh_library_file() ? gmsh_library_file() : GMSH_SONAME, failure);
+                    gmsh_library_file() ? gmsh_library_file() : GMSH_SONAME, lib.failure);
 }
 
 static int loaded(void) {
     pthread_once(&once, load);
-    return lib != NULL;
+    return lib.handle != NULL;
 }
 
 /* Each function: its error flag set when the library is not there, else the library's own. */
