@@ -449,13 +449,23 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
     return g->regs_per_sm / (at.numRegs * SIMPLEX_THREADS);
 }
 
+/* The order of a triangle or tetrahedron of nd nodes where the patch and constant-table kernels serve it (1,
+ * 2), else 0. */
+static int simplex_order(int dim, int nd) {
+    return nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
+}
+
 /* The kernel for q-function id on cells of dimension dim with nc components, or NULL; *split: the
  * component-split kernel, taken where it at least doubles the resident blocks of the one-thread kernel
  * (measured on an H100, p = 2 tetrahedra: linear elasticity 196 -> 119 registers, 2 -> 4 blocks per SM, J x
  * 611 -> 495 us; neo-Hookean 245 -> 174 registers, 2 blocks either way, and three lanes repeating its heavy
- * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. */
+ * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. *patch (where
+ * asked for): the patch kernel of cells of nd nodes. const_rows: the block's tables are those in constant
+ * memory (simplex_const_rows), so the constant-table kernels serve it where they exist; *took_const (where
+ * asked for) says whether the kernel returned, or else *patch, is one. */
 static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split,
-                                    SimplexPatchKernel *patch = NULL, int nd = 0, int nq = 0) {
+                                    SimplexPatchKernel *patch = NULL, int nd = 0, bool const_rows = false,
+                                    bool *took_const = NULL) {
     constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
     static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
@@ -473,17 +483,17 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
             *layout = (signed char)(use ? 2 : 1);
         }
         *split = *layout == 2;
-        /* the constant-table kernels where nq says the block's tables are theirs (FEMTO_GPU_CONST_TABLES=0:
-         * never) */
-        const char *cenv = getenv("FEMTO_GPU_CONST_TABLES");
-        const int order = nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
-        const bool ct = order && nq == patch_nq(dim, order) && !(cenv && strcmp(cenv, "0") == 0);
+        const int order = simplex_order(dim, nd);
+        const bool ct = const_rows && order;
+        bool took = false;
         if (patch) {
             *patch = *split || !order ? NULL : s->patch[dim - 2][order - 1];
-            if (*patch && ct) *patch = s->patch_c[dim - 2][order - 1];
+            if (*patch && ct) *patch = s->patch_c[dim - 2][order - 1], took = true;
         }
-        if (*split && ct && order == 2 && s->split_c[dim - 2]) return s->split_c[dim - 2];
-        return *split ? sp : one;
+        SimplexKernel kernel = *split ? sp : one;
+        if (*split && ct && order == 2 && s->split_c[dim - 2]) kernel = s->split_c[dim - 2], took = true;
+        if (took_const) *took_const = took;
+        return kernel;
     }
     return NULL;
 }
@@ -568,22 +578,6 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     return FEM_OK;
 }
 
-/* Whether patch kernel pk reads its tables from constant memory. */
-static bool patch_const(const SimplexPatchKernel pk) {
-    for (const SimplexEntry &s : simplex_kernels)
-        for (int d = 0; d < 2; d++)
-            for (int o = 0; o < 2; o++)
-                if (pk && s.patch_c[d][o] == pk) return true;
-    return false;
-}
-/* The same for the split kernels. */
-static bool split_const(const SimplexKernel k) {
-    for (const SimplexEntry &s : simplex_kernels)
-        for (int d = 0; d < 2; d++)
-            if (k && s.split_c[d] == k) return true;
-    return false;
-}
-
 /* Shape tables t packed as the patch kernels read them: rows[(q nd + i) 4 + r] = G[q][i][r], [.. + D] = B[q][i]. */
 static void patch_pack(const ElementTables *t, int D, double *rows) {
     for (int k = 0; k < t->nq * t->ndof; k++) {
@@ -602,8 +596,8 @@ static void patch_pack(const ElementTables *t, int D, double *rows) {
 static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     const ElementTables *t = &b->basis.tables;
     const int D = b->view.dim, nd = b->view.ndof, nq = b->view.nq;
-    const int order = nd == D + 1 ? 1 : nd == (D + 1) * (D + 2) / 2 ? 2 : 0;
-    if ((D != 2 && D != 3) || !order || nq != patch_nq(D, order) || t->ndof != nd || t->nq != nq) return false;
+    const int order = simplex_order(D, nd);
+    if (!g->const_tables || (D != 2 && D != 3) || !order || nq != patch_nq(D, order) || t->ndof != nd || t->nq != nq) return false;
     const int n = nq * nd * 4;
     double *canon = g->patch_rows[D - 2][order - 1];
     int *held = &g->patch_rows_n[D - 2][order - 1];
@@ -637,13 +631,14 @@ static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
  * reads them (once per element exactly where the weights say the cells are affine); *patch, where asked for, the
  * patch kernel (with the constant-memory tables where the block's are theirs). */
 static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
-                                  const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL) {
+                                  const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL,
+                                  bool *const_rows = NULL) {
     *qd = op_block_qdata(op, b, residual);
     if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
     const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
     GpuState *g = gpu_state(op->dev);
-    return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof,
-                          simplex_const_rows(g, b) ? b->view.nq : 0);
+    return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof, simplex_const_rows(g, b),
+                          const_rows);
 }
 
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
@@ -686,9 +681,12 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     const QfQdata *qd;
     int split;
     SimplexPatchKernel pk;
-    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk);
+    bool ck;
+    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk, &ck);
     const PatchView *pv = simplex_patches(op, b, pk);
-    const bool cr = pv ? patch_const(pk) : split_const(k);
+    /* the kernel that runs reads constant tables: the patch kernel where it runs (split is then false), else
+     * the split kernel (the one-thread kernel never does) */
+    const bool cr = ck && (pv || split);
     const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
@@ -718,13 +716,14 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
     const QfQdata *qd;
     int split;
     SimplexPatchKernel pk;
-    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split, &pk);
+    bool ck;
+    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split, &pk, &ck);
     const PatchView *pv = simplex_patches(op, b, pk);
     const void *f = pv ? (const void *)pk : (const void *)k;
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, patch_const(pk)) : simplex_smem(&b->view);
+    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, ck) : simplex_smem(&b->view);
     if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;

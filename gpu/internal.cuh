@@ -47,8 +47,10 @@ typedef struct {
     /* the specialised separate kernels (kernels_special.cu): 0 off, 1 on, 2 on with the q-point arrays read
      * and written in global memory (FEMTO_GPU_SPECIAL=0, unset, global) */
     int special;
-    /* fused_simplex.cu's constant-memory shape tables of the patch kernels, [dim - 2][order - 1]: the
-     * canonical table each holds (patch_rows_n doubles; 0: not uploaded by this Device yet) */
+    /* fused_simplex.cu's constant-memory shape tables of the patch and split kernels, [dim - 2][order - 1]:
+     * the canonical table each holds (patch_rows_n doubles; 0: not uploaded by this Device yet); const_tables
+     * 0 keeps every kernel on shared-memory tables (FEMTO_GPU_CONST_TABLES=0) */
+    int const_tables;
     double patch_rows[2][2][GPU_PATCH_ROWS];
     int patch_rows_n[2][2];
 } GpuState;

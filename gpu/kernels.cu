@@ -733,6 +733,9 @@ int gpu_kernels_init(GpuState *g) {
      * the q-point arrays in global memory ("global") */
     const char *env = getenv("FEMTO_GPU_SPECIAL");
     g->special = !env ? 1 : strcmp(env, "0") == 0 ? 0 : strcmp(env, "global") == 0 ? 2 : 1;
+    /* FEMTO_GPU_CONST_TABLES=0: the fused simplex kernels keep their shape tables in shared memory */
+    env = getenv("FEMTO_GPU_CONST_TABLES");
+    g->const_tables = !(env && strcmp(env, "0") == 0);
     /* the opt-in limit applies to dynamic shared memory on top of each kernel's static shared memory (none)
      */
     return FEM_OK;
