@@ -279,7 +279,7 @@ FUSED_INLINE void x_integ(int n, int m, int rows, const double *B1, const double
 
 /* qu[l][q][c], qd[l][q][c][r] of component c from ue[c] (T: 2 n n m + 3 n m m lanes of scratch) */
 FUSED_INLINE void interp_hex(const ElemView *v, int c, const double *restrict ue, double *restrict qu,
-                             double *restrict qd, double *restrict T) {
+                               double *restrict qd, double *restrict T) {
     const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq, nc = v->ncomp;
     const double *B1 = v->B1, *G1 = v->G1;
     const double *u = ue + (int64_t)c * nd * L;
@@ -324,7 +324,7 @@ FUSED_INLINE void interp_hex(const ElemView *v, int c, const double *restrict ue
 
 /* re[c][k][j][i] = sum_q B(q, i) sT[c][q] + sum_r G_r(q, i) fT[c][q][r], the transpose of interp_hex */
 FUSED_INLINE void integ_hex(const ElemView *v, int c, const double *restrict sT, const double *restrict fT,
-                            double *restrict re, double *restrict T) {
+                              double *restrict re, double *restrict T) {
     const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq;
     const double *B1 = v->B1, *G1 = v->G1;
     const double *sc = sT + (int64_t)c * nq * L, *fc = fT + (int64_t)c * nq * 3 * L;
@@ -364,7 +364,7 @@ FUSED_INLINE void integ_hex(const ElemView *v, int c, const double *restrict sT,
  * element and component against 3 n^2 m^2 through the full tables. */
 
 FUSED_INLINE void interp_quad(const ElemView *v, int c, const double *restrict ue, double *restrict qu,
-                              double *restrict qd, double *restrict T) {
+                                double *restrict qd, double *restrict T) {
     const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq, nc = v->ncomp;
     const double *B1 = v->B1, *G1 = v->G1;
     const double *u = ue + (int64_t)c * nd * L;
@@ -390,7 +390,7 @@ FUSED_INLINE void interp_quad(const ElemView *v, int c, const double *restrict u
 }
 
 FUSED_INLINE void integ_quad(const ElemView *v, int c, const double *restrict sT, const double *restrict fT,
-                             double *restrict re, double *restrict T) {
+                               double *restrict re, double *restrict T) {
     const int n = v->nd1, m = v->nq1, nd = v->ndof, nq = v->nq;
     const double *B1 = v->B1, *G1 = v->G1;
     const double *sc = sT + (int64_t)c * nq * L, *fc = fT + (int64_t)c * nq * 2 * L;
@@ -409,6 +409,26 @@ FUSED_INLINE void integ_quad(const ElemView *v, int c, const double *restrict sT
     x_integ(n, m, n, B1, G1, X, Y, re + (int64_t)c * nd * L); /* x: re[j][i] = B X + G Y */
 }
 
+/* A tensor cell's interpolation and integration (D = 3: hexahedra, else quadrilaterals), every component,
+ * with the full-table functions' arguments and T the stages' scratch. */
+FUSED_INLINE void interp_tensor(const ElemView *v, const int D, const double *restrict ue, double *restrict qu,
+                                double *restrict qd, double *restrict T) {
+    for (int c = 0; c < v->ncomp; c++)
+        if (D == 3)
+            interp_hex(v, c, ue, qu, qd, T);
+        else
+            interp_quad(v, c, ue, qu, qd, T);
+}
+
+FUSED_INLINE void integ_tensor(const ElemView *v, const int D, const double *restrict sT,
+                               const double *restrict fT, double *restrict re, double *restrict T) {
+    for (int c = 0; c < v->ncomp; c++)
+        if (D == 3)
+            integ_hex(v, c, sT, fT, re, T);
+        else
+            integ_quad(v, c, sT, fT, re, T);
+}
+
 /* ---------------------------------------------------------------- a chunk */
 
 /* D: the tables' dimension; G: interpolate gradients; F: integrate against test gradients (cells); TP:
@@ -423,20 +443,16 @@ FUSED_INLINE void chunk_full(const FusedJob *job, const int D, const int G, cons
         const int64_t *eid = job->order + k;
         if (k + L < k1) prefetch(v, job->in, job->out, eid + L, k1 - k - L < L ? (int)(k1 - k - L) : L);
         gather(v, job->in, eid, nb, b.ue);
-        if (TP && D == 3)
-            for (int c = 0; c < v->ncomp; c++) interp_hex(v, c, b.ue, b.qu, b.qd, b.ts);
-        else if (TP)
-            for (int c = 0; c < v->ncomp; c++) interp_quad(v, c, b.ue, b.qu, b.qd, b.ts);
+        if (TP)
+            interp_tensor(v, D, b.ue, b.qu, b.qd, b.ts);
         else
             interp_full(v, D, G, b.ue, b.qu, b.qd);
         QfArgs la = batch_args(job, k, nb, &b);
         job->points(&la);
         if (a->residual && a->nstate > 0) records_out(eid, nb, (size_t)a->nq * a->nstate, b.state, a->state);
         transpose_out(v, D, F, nb, b.qs, b.qf, b.sT, b.fT);
-        if (TP && D == 3)
-            for (int c = 0; c < v->ncomp; c++) integ_hex(v, c, b.sT, b.fT, b.re, b.ts);
-        else if (TP)
-            for (int c = 0; c < v->ncomp; c++) integ_quad(v, c, b.sT, b.fT, b.re, b.ts);
+        if (TP)
+            integ_tensor(v, D, b.sT, b.fT, b.re, b.ts);
         else
             integ_full(v, D, F, b.sT, b.fT, b.re);
         scatter(v, b.re, eid, nb, job->out);
