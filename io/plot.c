@@ -151,9 +151,3 @@ void plot_png_abandon(PlotJob *job) {
     unlink(job->tmp);
     job->pid = 0;
 }
-
-int plot_png(const char *path, const PlotSpec *p) {
-    PlotJob job;
-    FEM_TRY(plot_png_start(path, p, &job));
-    return plot_png_finish(&job);
-}

@@ -27,16 +27,12 @@ typedef struct {
 /* 1 when femto was built with PLplot. */
 int plot_available(void);
 
-/* Draws the plot into the PNG file `path`. A failure (PLplot or its cairo driver missing at run time, a
- * file that cannot be written) is FEM_ERR_INPUT with one sentence naming the file; nothing is left at path.
- */
-int plot_png(const char *path, const PlotSpec *p);
-
-/* plot_png in two halves, so that the caller works while the child draws: start forks the child (p and
- * what it points to may go as soon as start returns), finish waits for it and puts the image in place, with
- * plot_png's outcome; abandon (for a run that failed meanwhile) stops the child and leaves nothing. A job
- * that start did not begin (an error, or a job still zeroed) has pid 0: finish returns FEM_OK for it,
- * abandon does nothing. */
+/* Draws the plot into the PNG file `path`, in two halves so that the caller works while the child draws:
+ * start forks the child (p and what it points to may go as soon as start returns); finish waits for it and
+ * puts the image in place; abandon (for a run that failed meanwhile) stops the child and leaves nothing. A
+ * failure of start or finish (PLplot or its cairo driver missing at run time, a file that cannot be written)
+ * is FEM_ERR_INPUT with one sentence naming the file, and nothing is left at path. A job that start did not
+ * begin (an error, or a job still zeroed) has pid 0: finish returns FEM_OK for it, abandon does nothing. */
 typedef struct {
     pid_t pid;
     char path[FILEUTIL_PATH_MAX], tmp[FILEUTIL_PATH_MAX];
