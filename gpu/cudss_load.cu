@@ -88,14 +88,15 @@ void gpu_cudss_preload(void) {
 int gpu_cudss_load(void) {
     pthread_once(&once, load);
     if (lib.handle) return FEM_OK;
-    return fem_fail(FEM_ERR_DEVICE, "cannot load cuDSS (%s): %s", CUDSS_SONAME, lib.failure);
+    const char *file = dynlib_existing(FEMTO_CUDSS_PATH);
+    return fem_fail(FEM_ERR_DEVICE, "cannot load cuDSS (%s): %s", file ? file : CUDSS_SONAME, lib.failure);
 }
 
 /* Each function: CUDSS_STATUS_NOT_INITIALIZED when the library is not there, else the library's own. */
 #define DEFINE_(name, params, args)                                                                          \
     cudssStatus_t CUDSSAPI name params {                                                                     \
         pthread_once(&once, load);                                                                           \
-        return lib.handle ? api.name args : CUDSS_STATUS_NOT_INITIALIZED;                                           \
+        return lib.handle ? api.name args : CUDSS_STATUS_NOT_INITIALIZED;                                   \
     }
 CUDSS_FUNCTIONS(DEFINE_)
 #undef DEFINE_

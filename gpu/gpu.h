@@ -22,8 +22,8 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
 /* Loads cuDSS (gpu/cudss_load.cu: femto is not linked against it) if not yet loaded, or waits for the load
  * under way. A library that cannot be loaded is FEM_ERR_DEVICE with one sentence, and gpu_cudss_create fails
  * with it (multigrid's automatic choice then takes the next coarse solver). gpu_cudss_preload starts the load
- * on a thread of its own and returns: gpu_device_create calls it first, so that a GPU run loads cuDSS while
- * the device starts and the mesh is read. */
+ * on a thread of its own and returns: gpu_device_create calls it once it has seen a GPU, so that a GPU run
+ * loads cuDSS while the CUDA context starts and the mesh is read. */
 int gpu_cudss_load(void);
 void gpu_cudss_preload(void);
 

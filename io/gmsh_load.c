@@ -96,16 +96,15 @@ const char *gmsh_library_file(void) {
     return dynlib_existing(FEMTO_GMSH_PATH);
 }
 
-int gmsh_library_load(void) {
-    pthread_once(&once, load);
-    if (lib.handle) return FEM_OK;
-    return fem_fail(FEM_ERR_INTERNAL, "cannot load the Gmsh library (%s): %s",
-                    gmsh_library_file() ? gmsh_library_file() : GMSH_SONAME, lib.failure);
-}
-
 static int loaded(void) {
     pthread_once(&once, load);
     return lib.handle != NULL;
+}
+
+int gmsh_library_load(void) {
+    if (loaded()) return FEM_OK;
+    return fem_fail(FEM_ERR_INTERNAL, "cannot load the Gmsh library (%s): %s",
+                    gmsh_library_file() ? gmsh_library_file() : GMSH_SONAME, lib.failure);
 }
 
 /* Each function: its error flag set when the library is not there, else the library's own. */

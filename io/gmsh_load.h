@@ -1,7 +1,7 @@
 /* The Gmsh library, loaded when a mesh is first read or made rather than when the program starts.
  *
- * Gmsh and what it links (OpenCASCADE, FLTK, X11: about 90 shared libraries) took 0.1 s of every start of
- * femto-app, most of the start-up, whether or not the run used Gmsh; a run whose mesh comes from femto's cache
+ * Gmsh and what it links (OpenCASCADE, FLTK, X11: 76 of femto-app's 162 shared libraries) took 0.1 s of every
+ * start of femto-app, most of the start-up, whether or not the run used Gmsh; a run whose mesh comes from femto's cache
  * or another reader never does, and the reading child (io/mesh_child.c) is where a .msh or .geo is read. So
  * femto is not linked against Gmsh: io/gmsh_load.c defines the Gmsh C functions femto calls, and each one
  * loads the library on first use (dlopen: the build's library file, else its soname through the loader's

@@ -12,13 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .device
+# The path a library is loaded by: its folder and soname (Gmsh and cuDSS are found by the build's link name)
+soname_path() { echo "$(dirname "$1")/$(objdump -p "$1" | awk '/SONAME/ {print $2}')"; }
 if [ ! -f .device/libs.tar.xz ] || [ "${1:-}" = "--libs" ]; then
   rm -rf .device/libs && mkdir -p .device/libs
   # Gmsh is loaded at run time (io/gmsh_load.h), not linked: its library and closure are packed too
   gmsh=$(sed -n 's/^GMSH_LIBRARY:FILEPATH=//p' build/CMakeCache.txt)
   { for exe in build/femto-app build/femto-bench build/test_*; do [ -x "$exe" ] && ldd "$exe"; done
-    [ -n "$gmsh" ] && echo "libgmsh => $(dirname "$gmsh")/$(objdump -p "$gmsh" | awk '/SONAME/ {print $2}') (0)" &&
-      ldd "$gmsh"; } |
+    [ -n "$gmsh" ] && echo "libgmsh => $(soname_path "$gmsh") (0)" && ldd "$gmsh"; } |
     awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|libutil)\.so|ld-linux|^/usr/local/cuda|libcudss' |
     xargs -I{} cp -L {} .device/libs/
@@ -26,8 +27,7 @@ if [ ! -f .device/libs.tar.xz ] || [ "${1:-}" = "--libs" ]; then
   rm -rf .device/libs
 fi
 cudss=$(sed -n 's/^CUDSS_LIBRARY:FILEPATH=//p' build/CMakeCache.txt) # loaded at run time (gpu/cudss_load.cu)
-[ -n "$cudss" ] && [ -f "$cudss" ] && cudss=$(dirname "$cudss")/$(objdump -p "$cudss" | awk '/SONAME/ {print $2}') ||
-  cudss=""
+[ -n "$cudss" ] && [ -f "$cudss" ] && cudss=$(soname_path "$cudss") || cudss=""
 if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]; }; then
   mt=""; [ -f "$(dirname "$cudss")/libcudss_mtlayer_gomp.so.0" ] && mt=libcudss_mtlayer_gomp.so.0
   tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")" $mt
