@@ -8,6 +8,8 @@
 #include "basis.h"
 #include "error.h"
 #include "geometry.h"
+#include "qfunction.h"
+#include "restriction.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ typedef struct {
     Basis basis;
     int32_t *tag; /* device */
     double *geo, *x, *uq, *duq, *auxq, *s;
+    const double *xnodes; /* device: the mesh's node coordinates [nnodes][3] (cells), not owned */
 } EvalBlock;
 
 static void block_free(Device *d, EvalBlock *b) {
@@ -87,26 +90,72 @@ static int block_restriction(const EvalField *f, EvalBlock *b) {
     return status;
 }
 
-/* Geometry and coordinates at the points, and the elements' material tags, on the device. */
+int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t n, const fem_idx *list,
+                        const double *xnodes, double *geo, double *x, double *bad) {
+    const MeshBlock *mb = &m->cells[bi];
+    int64_t np = n * q->npts;
+    QfFn qf = device_qfunction(d, QF_ID_GEOMETRY);
+    if (!qf) return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of geometry_out", d->name);
+    Restriction r = {0};
+    Basis gb = {0};
+    double *w = NULL, *dx = NULL, *flags = NULL;
+    fem_idx *nodes = NULL;
+    int status = FEM_OK;
+    FEM_CHECK_ALLOC(nodes, n * mb->nnodes + 1, "evaluation geometry");
+    for (int64_t k = 0; k < n; k++)
+        memcpy(&nodes[k * mb->nnodes], &mb->nodes[(list ? list[k] : k) * mb->nnodes],
+               sizeof(fem_idx) * (size_t)mb->nnodes);
+    FEM_CHECK(restriction_create_subset(&r, d, n, mb->nnodes, m->nnodes, nodes));
+    FEM_CHECK(basis_create_at(&gb, d, mb->shape, mb->order, q->npts, q->xi));
+    FEM_CHECK(device_alloc_copy(d, (void **)&w, q->w, sizeof(double) * (size_t)q->npts));
+    FEM_CHECK(device_alloc(d, (void **)&dx, sizeof(double) * (size_t)(np * 3 * gb.tables.dim + 1)));
+    FEM_CHECK(device_alloc(d, (void **)&flags, sizeof(double) * (size_t)(np + 1)));
+    ElemView v = elem_view(&r, &gb, 3);
+    FEM_CHECK(d->ops.interpolate(d, &v, xnodes, x, dx));
+    QfArgs a = {.n = np, .nq = q->npts, .dim = m->dim, .rdim = gb.tables.dim, .ncomp = 3, .threads = d->threads,
+                .u = x, .du = dx, .ctx = w, .s = geo, .state = flags, .nout = GEO_STRIDE(m->dim)};
+    FEM_CHECK(qf(&a));
+    FEM_CHECK(d->ops.dot(d, np, flags, flags, bad));
+cleanup:
+    device_free(d, w);
+    device_free(d, dx);
+    device_free(d, flags);
+    basis_destroy(&gb);
+    restriction_destroy(&r);
+    free(nodes);
+    return status;
+}
+
+/* Geometry and coordinates at the points, and the elements' material tags, on the device: cells computed on
+ * the device itself (eval_geometry_cells); facets on the host (their normals' orientation needs the adjacent
+ * cell), and cells there too when a point's det J is not positive, so that the message names the element. */
 static int block_geometry(const EvalField *f, EvalBlock *b) {
     const Mesh *m = f->sp->mesh;
     Device *d = f->u->dev;
     int64_t np = b->n * b->basis.tables.nq;
     size_t stride = b->facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
     int status = FEM_OK;
-    double *geo = NULL, *x = NULL;
+    double *geo = NULL, *x = NULL, bad = 1.0;
     int32_t *tag = NULL;
+    FEM_CHECK_ALLOC(tag, b->n + 1, "evaluation tags");
+    for (int64_t k = 0; k < b->n && !b->facet && f->cell_tags; k++)
+        tag[k] = f->cell_tags[b->bi][b->list ? b->list[k] : k];
+    FEM_CHECK(device_alloc_copy(d, (void **)&b->tag, tag, sizeof(int32_t) * (size_t)(b->n + 1)));
+    if (b->xnodes) {
+        FEM_CHECK(device_alloc(d, (void **)&b->geo, sizeof(double) * (size_t)(np * stride + 1)));
+        FEM_CHECK(device_alloc(d, (void **)&b->x, sizeof(double) * (size_t)(np * 3 + 1)));
+        FEM_CHECK(eval_geometry_cells(d, m, b->bi, &b->basis.tables.quad, b->n, b->list, b->xnodes, b->geo, b->x,
+                                      &bad));
+    }
+    if (bad == 0.0) goto cleanup;
+    device_free(d, b->geo), device_free(d, b->x), b->geo = b->x = NULL;
     FEM_CHECK_ALLOC(geo, np * (int64_t)stride + 1, "evaluation geometry");
     FEM_CHECK_ALLOC(x, np * 3 + 1, "evaluation geometry");
-    FEM_CHECK_ALLOC(tag, b->n + 1, "evaluation tags");
     const Quadrature *q = &b->basis.tables.quad;
     FEM_CHECK(b->facet ? geometry_facets(m, b->bi, q, b->n, b->list, geo, x)
                        : geometry_cells(m, b->bi, q, b->n, b->list, geo, x));
-    for (int64_t k = 0; k < b->n && !b->facet && f->cell_tags; k++)
-        tag[k] = f->cell_tags[b->bi][b->list ? b->list[k] : k];
     FEM_CHECK(device_alloc_copy(d, (void **)&b->geo, geo, sizeof(double) * (size_t)np * stride));
     FEM_CHECK(device_alloc_copy(d, (void **)&b->x, x, sizeof(double) * (size_t)np * 3));
-    FEM_CHECK(device_alloc_copy(d, (void **)&b->tag, tag, sizeof(int32_t) * (size_t)(b->n + 1)));
 cleanup:
     free(geo);
     free(x);
@@ -174,9 +223,14 @@ static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const
                        int bi, int points) {
     EvalBlock all = {.facet = facet, .bi = bi};
     FEM_TRY(select_elements(f->sp->mesh, g, &all));
-    int status = FEM_OK;
+    const Mesh *m = f->sp->mesh;
+    Device *d = f->u->dev;
+    double *xnodes = NULL; /* the cells' geometry is computed on the device from the mesh's nodes */
+    size_t xbytes = sizeof(double) * 3 * (size_t)m->nnodes;
+    int status = facet || !all.n ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
     for (int64_t first = 0; first < all.n && !status; first += EVAL_CHUNK) {
-        EvalBlock b = {.facet = facet, .bi = bi, .n = all.n - first < EVAL_CHUNK ? all.n - first : EVAL_CHUNK};
+        EvalBlock b = {.facet = facet, .bi = bi, .n = all.n - first < EVAL_CHUNK ? all.n - first : EVAL_CHUNK,
+                       .xnodes = xnodes};
         if (all.n > EVAL_CHUNK || all.list) { /* a slice of the elements: a subset restriction */
             b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
             if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
@@ -188,8 +242,9 @@ static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const
             if (!status) status = jobs[j].after(f, &b, jobs[j].arg);
             block_run_free(f->u->dev, &b);
         }
-        block_free(f->u->dev, &b);
+        block_free(d, &b);
     }
+    device_free(d, xnodes);
     free(all.list);
     return status;
 }

@@ -35,13 +35,20 @@ typedef struct {
 /* out[node][k] (host, sp->nnodes x nout): fn at every node, averaged over the cells that share it; the nodes
  * at their equispaced lattice positions (equispaced = 1: where femto's output points are) or their own. */
 int eval_nodal(const EvalField *f, const OutputFn *fn, int equispaced, double *out);
-/* eval_nodal of n functions at once (out[i] for fns[i]): the points' geometry is computed and uploaded once
- * per chunk of cells for all of them, which is most of an evaluation's time. */
+/* eval_nodal of n functions at once (out[i] for fns[i]): the points' geometry is computed once per chunk of
+ * cells for all of them. */
 int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispaced, double *const *out);
 /* result[k]: the integral of fn over the cells of group g (NULL: every cell). */
 int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
 /* result[k]: the integral of fn over the facets of boundary group g. */
 int eval_facets(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
+
+/* The geometry of n cells of block bi (list: which, NULL for the first n) at the points of q, computed on
+ * device d from the mesh's node coordinates xnodes (device, [nnodes][3]): geo [n][nq][GEO_STRIDE(dim)] and
+ * x [n][nq][3] (device), as geometry_cells computes them on the host; *bad: how many points have a det J
+ * that is not positive (geometry_cells names the first such element; here they are only counted). */
+int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t n, const fem_idx *list,
+                        const double *xnodes, double *geo, double *x, double *bad);
 
 FEM_EXTERN_C_END
 

@@ -169,6 +169,23 @@ FEM_HD static inline int32_t qf_tag(const QfArgs *a, int64_t i) {
     return a->tag ? a->tag[i / a->nq] : 0;
 }
 
+/* The cells' geometry at evaluation points, from the mesh's coordinate field (fem/evaluate.c): reads the
+ * reference gradients of the coordinates, du [n][3][rdim] (ncomp 3: dX_a/dxi_r), and the points' weights, ctx
+ * [nq]; writes s [n][GEO_STRIDE(dim)] as geometry_cells does (w det J, J^-1) and state [n]: 1 where det J is
+ * not positive, else 0. Not a physics: physics/qfunctions.h's list starts with FEMTO_FEM_QFUNCTIONS, so every
+ * backend instantiates it and its id is QF_ID_GEOMETRY. */
+#define FEMTO_FEM_QFUNCTIONS(X) X(geometry_out)
+enum { QF_ID_GEOMETRY = 0 };
+FEM_HD static inline void geometry_out(const QfArgs *a, int64_t i) {
+    int d = a->dim, rd = a->rdim;
+    double J[9], *g = a->s + i * GEO_STRIDE(d);
+    for (int p = 0; p < d; p++)
+        for (int r = 0; r < d; r++) J[p * d + r] = a->du[(i * 3 + p) * rd + r];
+    double det = geometry_invert(d, J, g + 1);
+    g[0] = ((const double *)a->ctx)[i % a->nq] * det;
+    a->state[i] = det > 0.0 ? 0.0 : 1.0;
+}
+
 /* Defines `int name(const QfArgs *a)` running `point(a, i)` over every q-point on the CPU. */
 #define FEM_QF_CPU(name, point)                                                                              \
     int name(const QfArgs *a) {                                                                              \

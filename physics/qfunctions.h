@@ -9,9 +9,10 @@
 #include "physics/heat_qf.h"
 #include "physics/reaction_diffusion_qf.h"
 
-/* The operator's (residual and Jacobian, cells and facets), then the outputs' (fem/evaluate.h); a backend
- * that specialises only the operator's instantiates the first list alone. */
-#define FEMTO_QFUNCTIONS(X) FEMTO_OPERATOR_QFUNCTIONS(X) FEMTO_OUTPUT_QFUNCTIONS(X)
+/* fem's own (fem/qfunction.h: the geometry at evaluation points, whose id fem knows), the operator's
+ * (residual and Jacobian, cells and facets), then the outputs' (fem/evaluate.h); a backend that specialises
+ * only the operator's instantiates that list alone, by id. */
+#define FEMTO_QFUNCTIONS(X) FEMTO_FEM_QFUNCTIONS(X) FEMTO_OPERATOR_QFUNCTIONS(X) FEMTO_OUTPUT_QFUNCTIONS(X)
 #define FEMTO_OPERATOR_QFUNCTIONS(X)                                                                         \
     X(heat_cell_residual)                                                                                    \
     X(heat_cell_jacobian)                                                                                    \
@@ -55,6 +56,8 @@
 #define FEMTO_QF_ID_(name) QF_##name,
 enum { FEMTO_QFUNCTIONS(FEMTO_QF_ID_) QF_COUNT };
 #undef FEMTO_QF_ID_
+/* fem's q-functions come first, so that the ids fem/qfunction.h names are theirs (a compile-time check) */
+enum { QF_FEM_IDS_HOLD_ = 1 / ((int)QF_geometry_out == (int)QF_ID_GEOMETRY) };
 
 /* The id and name fields of a QFunction descriptor: QFunction q = {QF_DESCRIBE(heat_cell_residual), ...}. */
 #define QF_DESCRIBE(fn) .id = QF_##fn, .name = #fn
