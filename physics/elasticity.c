@@ -373,6 +373,8 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
                                             : applied_force(md, sp, u, bc, g, f->force);
     }
     free(claimed);
+    body[0] = body[1] = body[2] = 0.0;
+    if (ep->gravity[0] == 0.0 && ep->gravity[1] == 0.0 && ep->gravity[2] == 0.0) return status; /* no weight */
     EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys};
     OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
     fn.qf.in[1] = (QfField){0};

@@ -68,8 +68,8 @@ typedef struct {
  * unconstrained residual at the solution (op_residual_unconstrained, downloaded; a dof constrained by two
  * conditions counts for the first); for tractions and pressures the applied load (the integral of t, or of -p
  * n over the reference boundary, or over the current boundary for the neo-Hookean follower load). body[3]:
- * the body force int rho g. At equilibrium the forces and body sum to zero. forces: room for
- * pb->elasticity.nbcs entries. */
+ * the body force int rho g (zero, and not integrated, without gravity). At equilibrium the forces and body
+ * sum to zero. forces: room for pb->elasticity.nbcs entries. */
 int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
                          ElasticForce *forces, double body[3]);
 
