@@ -8,6 +8,7 @@
 #include "fem/device.h"
 #include "fem/error.h"
 #include "io/interrupt.h"
+#include "io/plot.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -295,6 +296,8 @@ int main(int argc, char **argv) {
         return FEM_ERR_USAGE;
     }
     const char *name = argv[1];
+    if (strcmp(name, PLOT_HELPER_COMMAND) == 0) return plot_helper_main(argc, argv); /* not for people */
+    plot_use_helper("/proc/self/exe"); /* the plots of a large run: io/plot.h */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         const Command *about = argc > 2 ? find_command(argv[2]) : NULL;
         fputs(about ? about->help : usage_text, stdout);

@@ -6,13 +6,20 @@
 #include "io/fileutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #ifdef FEMTO_HAVE_PLPLOT
 #include <plplot.h>
@@ -106,6 +113,186 @@ static int child_ok(pid_t pid) {
     return WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
 }
 
+/* ---------------------------------------------------------------- the drawing program (plot_use_helper) */
+
+static char helper[FILEUTIL_PATH_MAX]; /* the program started to draw, or "" to fork */
+
+void plot_use_helper(const char *exe) {
+    snprintf(helper, sizeof helper, "%s", exe ? exe : "");
+}
+
+/* A request, as the helper reads it from its stdin: "FPL1", the image's temporary path and the spec. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int fail;
+} Buf;
+
+static void put(Buf *b, const void *src, size_t n) {
+    if (b->fail || !n) return;
+    if (b->n + n > b->cap) {
+        size_t cap = 2 * (b->n + n);
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->fail = 1;
+            return;
+        }
+        b->p = p, b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+
+static void put_int(Buf *b, int v) {
+    int32_t w = v;
+    put(b, &w, sizeof w);
+}
+
+static void put_str(Buf *b, const char *str) {
+    int len = str ? (int)strlen(str) : -1;
+    put_int(b, len);
+    if (len > 0) put(b, str, (size_t)len);
+}
+
+static void request(Buf *b, const char *tmp, const PlotSpec *p) {
+    put(b, "FPL1", 4);
+    put_str(b, tmp);
+    int ints[] = {p->logy, p->width, p->height, p->npoints, p->ncurves, p->legend != NULL};
+    for (int i = 0; i < 6; i++) put_int(b, ints[i]);
+    const char *text[] = {p->title, p->xlabel, p->ylabel};
+    for (int i = 0; i < 3; i++) put_str(b, text[i]);
+    put(b, p->x, sizeof(double) * (size_t)p->npoints);
+    for (int c = 0; c < p->ncurves; c++) put(b, p->y[c], sizeof(double) * (size_t)p->npoints);
+    for (int c = 0; c < p->ncurves && p->legend; c++) put_str(b, p->legend[c]);
+}
+
+/* Reading a request back: each take fails (NULL) past its end. */
+typedef struct {
+    const char *p;
+    size_t n, at;
+} Reader;
+
+static const void *take(Reader *r, size_t n) {
+    if (r->at + n > r->n) return NULL;
+    r->at += n;
+    return r->p + r->at - n;
+}
+
+static int take_int(Reader *r, int *v) {
+    const void *q = take(r, sizeof(int32_t));
+    int32_t w = 0;
+    if (q) memcpy(&w, q, sizeof w);
+    *v = w;
+    return q != NULL;
+}
+
+/* A string of the request, copied (NULL for a NULL string); 0 when the request ends first. */
+static int take_str(Reader *r, char **out) {
+    int len;
+    *out = NULL;
+    if (!take_int(r, &len)) return 0;
+    if (len < 0) return 1;
+    const char *q = take(r, (size_t)len);
+    if (!q || !(*out = malloc((size_t)len + 1))) return 0;
+    memcpy(*out, q, (size_t)len);
+    (*out)[len] = 0;
+    return 1;
+}
+
+/* The helper's side: the request from fd 0, then the plot drawn into its temporary path. Exit status 0 when
+ * drawn. Whatever it allocates goes with the process. */
+int plot_helper_main(int argc, char **argv) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pid_t parent = argc > 2 ? (pid_t)atol(argv[2]) : 0;
+    if (!parent || getppid() != parent) return 3;
+    Buf in = {0};
+    char chunk[65536];
+    for (;;) {
+        ssize_t k = read(0, chunk, sizeof chunk);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        put(&in, chunk, (size_t)k);
+    }
+    child_begin(parent); /* from here as a forked child: default signals, /dev/null, no core */
+    alarm(60);
+    Reader r = {in.p, in.n, 0};
+    PlotSpec p = {0};
+    char *tmp = NULL, *text[3] = {NULL};
+    int has_legend = 0;
+    int *ints[] = {&p.logy, &p.width, &p.height, &p.npoints, &p.ncurves, &has_legend};
+    int ok = !in.fail && in.n >= 4 && memcmp(in.p, "FPL1", 4) == 0 && take(&r, 4) && take_str(&r, &tmp) && tmp;
+    for (int i = 0; i < 6 && ok; i++) ok = take_int(&r, ints[i]);
+    for (int i = 0; i < 3 && ok; i++) ok = take_str(&r, &text[i]);
+    ok = ok && p.npoints > 0 && p.ncurves >= 0 && p.ncurves <= 4096;
+    double **y = ok ? calloc((size_t)p.ncurves + 1, sizeof *y) : NULL;
+    char **legend = ok && has_legend ? calloc((size_t)p.ncurves + 1, sizeof *legend) : NULL;
+    const double *x = ok ? take(&r, sizeof(double) * (size_t)p.npoints) : NULL;
+    ok = ok && y && x && (legend || !has_legend);
+    double *xs = ok ? malloc(sizeof(double) * (size_t)p.npoints) : NULL; /* aligned copies of the values */
+    ok = ok && xs;
+    if (ok) memcpy(xs, x, sizeof(double) * (size_t)p.npoints);
+    for (int c = 0; c < p.ncurves && ok; c++) {
+        const void *q = take(&r, sizeof(double) * (size_t)p.npoints);
+        ok = q && (y[c] = malloc(sizeof(double) * (size_t)p.npoints));
+        if (ok) memcpy(y[c], q, sizeof(double) * (size_t)p.npoints);
+    }
+    for (int c = 0; c < p.ncurves && ok && legend; c++) ok = take_str(&r, &legend[c]);
+    if (!ok) return 4;
+    p.title = text[0], p.xlabel = text[1], p.ylabel = text[2];
+    p.x = xs;
+    p.y = (const double *const *)y;
+    p.legend = (const char *const *)legend;
+    return draw(tmp, &p);
+}
+
+/* Starts the helper on a request for this plot; -1 when it cannot (the caller forks instead). */
+static pid_t spawn_helper(const char *tmp, const PlotSpec *p) {
+    Buf b = {0};
+    request(&b, tmp, p);
+    int sv[2] = {-1, -1};
+    pid_t pid = -1;
+    if (b.fail || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        free(b.p);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    sigset_t all, none;
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    char parent[24], command[] = PLOT_HELPER_COMMAND;
+    snprintf(parent, sizeof parent, "%ld", (long)getpid());
+    char *args[] = {helper, command, parent, NULL};
+    int rc = posix_spawn(&pid, helper, &fa, &at, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(sv[1]);
+    for (size_t sent = 0; rc == 0 && sent < b.n;) { /* MSG_NOSIGNAL: a helper gone is an error, not SIGPIPE */
+        ssize_t k = send(sv[0], b.p + sent, b.n - sent, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            kill(pid, SIGKILL);
+            child_ok(pid);
+            rc = -1;
+        } else {
+            sent += (size_t)k;
+        }
+    }
+    close(sv[0]);
+    free(b.p);
+    return rc == 0 ? pid : -1;
+}
+
 int plot_png_start(const char *path, const PlotSpec *p, PlotJob *job) {
     char shown[FILEUTIL_PATH_MAX];
     memset(job, 0, sizeof *job);
@@ -116,6 +303,8 @@ int plot_png_start(const char *path, const PlotSpec *p, PlotJob *job) {
     if (strlen(path) >= sizeof job->path) return fem_fail(FEM_ERR_INPUT, "cannot draw '%s': the path is too long", shown);
     FEM_TRY(fileutil_temp_name(path, job->tmp, sizeof job->tmp));
     strcpy(job->path, path);
+    if (helper[0] && (job->pid = spawn_helper(job->tmp, p)) > 0) return job->helper = 1, FEM_OK;
+    job->pid = 0;
     fflush(NULL); /* the child's copy of stdio buffers must not be written twice */
     pid_t parent = getpid(), pid = fork();
     if (pid < 0) return fem_fail(FEM_ERR_INPUT, "cannot draw '%s': %s", shown, strerror(errno));

@@ -323,25 +323,30 @@ static void test_pvd_text(void)
 /* A plot drawn in two halves (the run's summary goes on meanwhile): the image is in place only once finish
  * returns, and is a PNG; an abandoned job (a run that failed meanwhile) leaves no file, no temporary and no
  * child; finishing a job twice, or one never started, is nothing. */
-static void test_plot_jobs(void)
+/* helper: a program to draw through (plot_use_helper), or NULL to fork */
+static void test_plot_jobs(const char *helper)
 {
     if (!plot_available()) {
         printf("plots: femto was built without PLplot, not checked\n");
         return;
     }
+    printf("plots: drawn by %s\n", helper ? helper : "a forked child");
+    plot_use_helper(helper);
     char path[1024], gone[1024];
     scratch_path(path, sizeof path, "plot.png");
     scratch_path(gone, sizeof gone, "abandoned.png");
     unlink(path);
     unlink(gone);
-    double x[3] = {0, 1, 2}, y0[3] = {1, 0.1, 0.01};
-    const double *y[1] = {y0};
-    const char *legend[1] = {"residual"};
-    PlotSpec spec = {"title", "iteration", "residual", 1, 320, 240, 3, 1, x, y, legend};
+    double x[3] = {0, 1, 2}, y0[3] = {1, 0.1, 0.01}, y1[3] = {0.5, 0.02, 1e-4};
+    const double *y[2] = {y0, y1};
+    const char *legend[2] = {"residual", "increment"};
+    PlotSpec spec = {"title", "iteration", "residual", 1, 320, 240, 3, 2, x, y, legend};
     PlotJob a, b, none;
     memset(&none, 0, sizeof none);
     EXPECT(plot_png_start(path, &spec, &a) == FEM_OK && a.pid > 0, "start: %s", fem_last_error());
     EXPECT(plot_png_start(gone, &spec, &b) == FEM_OK && b.pid > 0, "start: %s", fem_last_error());
+    EXPECT(a.helper == (helper != NULL) && b.helper == (helper != NULL), "drawn by %s",
+           helper ? "the helper" : "a fork");
     EXPECT(!exists(path), "no image before finish");
     plot_png_abandon(&b);
     EXPECT(plot_png_finish(&a) == FEM_OK, "finish: %s", fem_last_error());
@@ -355,12 +360,14 @@ static void test_plot_jobs(void)
     EXPECT(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "no child left");
     EXPECT(plot_png_finish(&a) == FEM_OK && plot_png_finish(&none) == FEM_OK, "finishing nothing is nothing");
     plot_png_abandon(&none);
+    unlink(path);
+    plot_use_helper(NULL);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s SCRATCHDIR\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s SCRATCHDIR [FEMTO-APP]\n", argv[0]);
         return 2;
     }
     scratch = argv[1];
@@ -377,7 +384,8 @@ int main(int argc, char **argv)
     test_write_failing_half_way_leaves_nothing();
     test_mkdir_p();
     test_pvd_text();
-    test_plot_jobs();
+    test_plot_jobs(NULL);
+    if (argc == 3) test_plot_jobs(argv[2]);
     if (io_test_failures) fprintf(stderr, "%d failure(s)\n", io_test_failures);
     else printf("all io unit tests passed\n");
     return io_test_failures ? 1 : 0;
