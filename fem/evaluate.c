@@ -90,8 +90,8 @@ static int block_restriction(const EvalField *f, EvalBlock *b) {
     return status;
 }
 
-int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t n, const fem_idx *list,
-                        const double *xnodes, double *geo, double *x, double *bad) {
+int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t first, int64_t n,
+                        const fem_idx *list, const double *xnodes, double *geo, double *x, double *bad) {
     const MeshBlock *mb = &m->cells[bi];
     int64_t np = n * q->npts;
     QfFn qf = device_qfunction(d, QF_ID_GEOMETRY);
@@ -103,7 +103,7 @@ int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, i
     int status = FEM_OK;
     FEM_CHECK_ALLOC(nodes, n * mb->nnodes + 1, "evaluation geometry");
     for (int64_t k = 0; k < n; k++)
-        memcpy(&nodes[k * mb->nnodes], &mb->nodes[(list ? list[k] : k) * mb->nnodes],
+        memcpy(&nodes[k * mb->nnodes], &mb->nodes[(list ? list[k] : first + k) * mb->nnodes],
                sizeof(fem_idx) * (size_t)mb->nnodes);
     FEM_CHECK(restriction_create_subset(&r, d, n, mb->nnodes, m->nnodes, nodes));
     FEM_CHECK(basis_create_at(&gb, d, mb->shape, mb->order, q->npts, q->xi));
@@ -144,8 +144,8 @@ static int block_geometry(const EvalField *f, EvalBlock *b) {
     if (b->xnodes) {
         FEM_CHECK(device_alloc(d, (void **)&b->geo, sizeof(double) * (size_t)(np * stride + 1)));
         FEM_CHECK(device_alloc(d, (void **)&b->x, sizeof(double) * (size_t)(np * 3 + 1)));
-        FEM_CHECK(eval_geometry_cells(d, m, b->bi, &b->basis.tables.quad, b->n, b->list, b->xnodes, b->geo, b->x,
-                                      &bad));
+        FEM_CHECK(eval_geometry_cells(d, m, b->bi, &b->basis.tables.quad, 0, b->n, b->list, b->xnodes, b->geo,
+                                      b->x, &bad));
     }
     if (bad == 0.0) goto cleanup;
     device_free(d, b->geo), device_free(d, b->x), b->geo = b->x = NULL;

@@ -43,12 +43,13 @@ int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, d
 /* result[k]: the integral of fn over the facets of boundary group g. */
 int eval_facets(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result);
 
-/* The geometry of n cells of block bi (list: which, NULL for the first n) at the points of q, computed on
- * device d from the mesh's node coordinates xnodes (device, [nnodes][3]): geo [n][nq][GEO_STRIDE(dim)] and
- * x [n][nq][3] (device), as geometry_cells computes them on the host; *bad: how many points have a det J
- * that is not positive (geometry_cells names the first such element; here they are only counted). */
-int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t n, const fem_idx *list,
-                        const double *xnodes, double *geo, double *x, double *bad);
+/* The geometry of n cells of block bi (list: which; NULL: cells first .. first + n - 1) at the points of q,
+ * computed on device d from the mesh's node coordinates xnodes (device, [nnodes][3]): geo [n][nq][GEO_STRIDE(dim)]
+ * and x [n][nq][3] (device), as geometry_cells computes them on the host (operators and evaluations use it);
+ * *bad: how many points have a det J that is not positive (geometry_cells names the first such element; here
+ * they are only counted). Scratch on d: 10 doubles a point. */
+int eval_geometry_cells(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t first, int64_t n,
+                        const fem_idx *list, const double *xnodes, double *geo, double *x, double *bad);
 
 FEM_EXTERN_C_END
 

@@ -3,6 +3,7 @@
 #include "operator.h"
 
 #include "error.h"
+#include "evaluate.h"
 #include "geometry.h"
 #include "halo.h"
 
@@ -37,17 +38,29 @@ static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
     return FEM_OK;
 }
 
-/* The Jacobian's compact q-point data of cell block b (mesh block bi, material tags), where the physics has a
- * form that holds for its constants (op_block_qdata), from the host geometry geo, on the device. On affine
- * simplices (order-1 triangles and tetrahedra: J constant) D_q = (w_q / w_0) D_0, and only q-point 0's is
- * kept. */
-static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, const double *geo) {
+/* The Jacobian's compact q-point data form of the physics, when the operator uses it now (else NULL). */
+static const QfQdata *qdata_form(const Operator *op) {
     const QfQdata *qd = op->phys.cell_jacobian.qdata;
     const char *env = getenv("FEMTO_QDATA");
-    if (!qd || !op->grads || (env && strcmp(env, "0") == 0) || !qd->valid(op->phys.ctx)) return FEM_OK;
-    const int dim = op->space->mesh->dim, nq = b->basis.tables.nq, n = qf_geo_doubles(qd->layout, dim);
+    return qd && op->grads && !(env && strcmp(env, "0") == 0) && qd->valid(op->phys.ctx) ? qd : NULL;
+}
+
+/* Whether a cell block keeps its compact q-point data once per element: affine simplices (order-1 triangles
+ * and tetrahedra: J constant), where D_q = (w_q / w_0) D_0. */
+static int qdata_per_elem(const Operator *op, const OpBlock *b, int bi) {
+    return op->space->mesh->cells[bi].order == 1 && !shape_is_tensor(b->basis.tables.shape);
+}
+
+/* The Jacobian's compact q-point data of cell block b (mesh block bi, material tags), where the physics has a
+ * form that holds for its constants (qdata_form), on the device, from the host geometry geo at gnq points a
+ * cell: the rule's nq, or 1 (q-point 0 alone) where the data is kept per element. */
+static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, const double *geo, int gnq) {
+    const QfQdata *qd = qdata_form(op);
+    if (!qd) return FEM_OK;
+    const int dim = op->space->mesh->dim, nq = gnq, n = qf_geo_doubles(qd->layout, dim);
     const int64_t npts = b->nelem * nq;
-    b->qdata_per_elem = op->space->mesh->cells[bi].order == 1 && !shape_is_tensor(b->basis.tables.shape);
+    b->qdata_per_elem = qdata_per_elem(op, b, bi);
+    if (nq == 1 && !b->qdata_per_elem) return fem_fail(FEM_ERR_INTERNAL, "q-point data of curved cells from one point");
     double *D = malloc(sizeof(double) * (size_t)(npts * n + 1));
     if (!D) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point data");
     QfArgs a = {.n = npts,
@@ -61,7 +74,7 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
                 .s = D};
 #pragma omp parallel for schedule(static) if (npts > 20000)
     for (int64_t i = 0; i < npts; i++) qd->setup(&a, i);
-    if (b->qdata_per_elem)
+    if (b->qdata_per_elem && nq > 1)
         for (int64_t e = 1; e < b->nelem; e++) memcpy(D + e * n, D + e * nq * n, sizeof(double) * (size_t)n);
     int64_t count = (b->qdata_per_elem ? b->nelem : npts) * n;
     int status = device_alloc_copy(op->dev, (void **)&b->qdata, D, sizeof(double) * (size_t)count);
@@ -69,23 +82,77 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
     return status;
 }
 
+/* Points whose geometry the device computes at a time: the scratch of eval_geometry_cells (10 doubles a point)
+ * and the coordinates stay near 100 MB. */
+enum { GEO_CHUNK_POINTS = 1 << 20 };
+
+/* Cell block b's geometry (and coordinates, want_x) at its q-points, computed on the device into b->geo and
+ * b->x; *bad: the points whose det J is not positive. */
+static int cells_geometry_device(Operator *op, OpBlock *b, int bi, int want_x, double *bad) {
+    const Mesh *m = op->space->mesh;
+    Device *d = op->dev;
+    const Quadrature *q = &b->basis.tables.quad;
+    const int64_t np = b->nelem * q->npts, stride = GEO_STRIDE(m->dim);
+    int64_t per = GEO_CHUNK_POINTS / q->npts > 0 ? GEO_CHUNK_POINTS / q->npts : 1;
+    if (per > b->nelem) per = b->nelem;
+    double *xnodes = NULL, *x = NULL;
+    int status = FEM_OK;
+    *bad = 0.0;
+    FEM_CHECK(device_alloc_copy(d, (void **)&xnodes, m->x, sizeof(double) * 3 * (size_t)m->nnodes));
+    FEM_CHECK(device_alloc(d, (void **)&b->geo, sizeof(double) * (size_t)(np * stride + 1)));
+    if (want_x)
+        FEM_CHECK(device_alloc(d, (void **)&b->x, sizeof(double) * (size_t)(np * 3 + 1)));
+    else
+        FEM_CHECK(device_alloc(d, (void **)&x, sizeof(double) * (size_t)(per * q->npts * 3 + 1)));
+    for (int64_t first = 0; first < b->nelem; first += per) {
+        int64_t n = b->nelem - first < per ? b->nelem - first : per, at = first * q->npts;
+        double chunk_bad = 0.0;
+        FEM_CHECK(eval_geometry_cells(d, m, bi, q, first, n, NULL, xnodes, b->geo + at * stride,
+                                      want_x ? b->x + at * 3 : x, &chunk_bad));
+        *bad += chunk_bad;
+    }
+cleanup:
+    device_free(d, xnodes);
+    device_free(d, x);
+    return status;
+}
+
 /* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device; on cells
- * (tags given) the Jacobian's compact q-point data too. */
+ * (tags given) the Jacobian's compact q-point data too. Cells' geometry is computed on the device, unless their
+ * compact data needs it at every q-point on the host (curved cells); facets' on the host (their normals'
+ * orientation needs the adjacent cell), and cells' there too when a det J is not positive, which the host's
+ * pass reports naming the element. */
 static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x,
                           const int32_t *tags) {
     const Mesh *m = op->space->mesh;
+    const Quadrature *q = &b->basis.tables.quad;
+    if (!facet && b->nelem > 0 && (!qdata_form(op) || qdata_per_elem(op, b, mesh_block))) {
+        double bad = 0.0;
+        FEM_TRY(cells_geometry_device(op, b, mesh_block, want_x, &bad));
+        if (bad == 0.0 && !qdata_form(op)) return FEM_OK;
+        if (bad == 0.0) { /* the data kept per element: the host's geometry at q-point 0 alone */
+            Quadrature q0 = {.shape = q->shape, .degree = 0, .npts = 1, .xi = q->xi, .w = q->w};
+            double *geo0 = malloc(sizeof(double) * (size_t)(b->nelem * GEO_STRIDE(m->dim) + 1));
+            int status = geo0 ? geometry_cells(m, mesh_block, &q0, b->nelem, NULL, geo0, NULL)
+                              : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
+            if (!status) status = block_qdata(op, b, mesh_block, tags, geo0, 1);
+            free(geo0);
+            return status;
+        }
+        device_free(op->dev, b->geo), device_free(op->dev, b->x);
+        b->geo = b->x = NULL;
+    }
     int64_t n = b->nelem * b->basis.tables.nq;
     size_t stride = facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
     double *geo = malloc(sizeof(double) * (size_t)n * stride);
     double *x = want_x ? malloc(sizeof(double) * (size_t)n * 3) : NULL;
     int status = geo && (x || !want_x) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
-    const Quadrature *q = &b->basis.tables.quad;
     if (!status)
         status = facet ? geometry_facets(m, mesh_block, q, b->nelem, b->list, geo, x)
                        : geometry_cells(m, mesh_block, q, b->nelem, NULL, geo, x);
     if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
     if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)n * 3);
-    if (!status && !facet) status = block_qdata(op, b, mesh_block, tags, geo);
+    if (!status && !facet) status = block_qdata(op, b, mesh_block, tags, geo, b->basis.tables.nq);
     free(geo);
     free(x);
     return status;

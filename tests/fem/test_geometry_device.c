@@ -40,7 +40,7 @@ static double compare(Device *d, const Mesh *m, int bi, const Quadrature *q, int
     CHECK_OK(device_alloc(d, (void **)&geo, sizeof(double) * (size_t)(np * stride + 1)));
     CHECK_OK(device_alloc(d, (void **)&x, sizeof(double) * (size_t)(np * 3 + 1)));
     *host_status = geometry_cells(m, bi, q, n, list, hg, hx);
-    CHECK_OK(eval_geometry_cells(d, m, bi, q, n, list, xnodes, geo, x, &bad));
+    CHECK_OK(eval_geometry_cells(d, m, bi, q, 0, n, list, xnodes, geo, x, &bad));
     CHECK_OK(d->ops.download(d, dg, geo, sizeof(double) * (size_t)(np * stride)));
     CHECK_OK(d->ops.download(d, dx, x, sizeof(double) * (size_t)(np * 3)));
     if (!*host_status) {
