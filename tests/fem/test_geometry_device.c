@@ -3,8 +3,8 @@
  *
  * usage: test_geometry_device MESH.geo ORDER cpu|cuda
  * The mesh is read with cells of geometric order ORDER (2: curved, boundary nodes on the curve). For every cell
- * block, at a quadrature rule of degree 4 and at the cells' own nodes, on every cell and on every third one (a
- * subset list), expected:
+ * block, at a quadrature rule of degree 4 and at the cells' own nodes, on every cell, on every third one (a
+ * subset list) and on the middle third (a range), expected:
  *   - w det J and J^-1 equal the host's to 1e-12 relative to their largest entry, x to 1e-13 of the mesh's size;
  *   - no point is counted as having a non-positive det J.
  * Then the first cell of block 0 is turned inside out (its first vertex reflected through the centroid of the
@@ -30,8 +30,8 @@ static double max_diff(int64_t n, const double *a, const double *b, double *scal
 
 /* Host and device geometry of n cells (list, or the first n) of block bi at the points of q; returns the
  * device's count of non-positive det J; *host_status: geometry_cells' result. */
-static double compare(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t n, const fem_idx *list,
-                      const double *xnodes, double size, int *host_status, const char *what) {
+static double compare(Device *d, const Mesh *m, int bi, const Quadrature *q, int64_t first, int64_t n,
+                      const fem_idx *list, const double *xnodes, double size, int *host_status, const char *what) {
     int stride = GEO_STRIDE(m->dim);
     int64_t np = n * q->npts;
     size_t gbytes = sizeof(double) * (size_t)(np * stride + 1), xbytes = sizeof(double) * (size_t)(np * 3 + 1);
@@ -39,8 +39,11 @@ static double compare(Device *d, const Mesh *m, int bi, const Quadrature *q, int
     double *geo = NULL, *x = NULL, bad = -1.0;
     CHECK_OK(device_alloc(d, (void **)&geo, sizeof(double) * (size_t)(np * stride + 1)));
     CHECK_OK(device_alloc(d, (void **)&x, sizeof(double) * (size_t)(np * 3 + 1)));
-    *host_status = geometry_cells(m, bi, q, n, list, hg, hx);
-    CHECK_OK(eval_geometry_cells(d, m, bi, q, 0, n, list, xnodes, geo, x, &bad));
+    fem_idx *range = list ? NULL : malloc(sizeof(fem_idx) * (size_t)(n + 1)); /* the host takes a list */
+    for (int64_t k = 0; range && k < n; k++) range[k] = (fem_idx)(first + k);
+    *host_status = geometry_cells(m, bi, q, n, list ? list : range, hg, hx);
+    free(range);
+    CHECK_OK(eval_geometry_cells(d, m, bi, q, first, n, list, xnodes, geo, x, &bad));
     CHECK_OK(d->ops.download(d, dg, geo, sizeof(double) * (size_t)(np * stride)));
     CHECK_OK(d->ops.download(d, dx, x, sizeof(double) * (size_t)(np * 3)));
     if (!*host_status) {
@@ -90,11 +93,14 @@ int main(int argc, char **argv) {
             int hs;
             char what[96];
             snprintf(what, sizeof what, "%s, every cell", names[k]);
-            double bad = compare(&d, &m, bi, qs[k], mb->count, NULL, xnodes, size, &hs, what);
+            double bad = compare(&d, &m, bi, qs[k], 0, mb->count, NULL, xnodes, size, &hs, what);
             CHECK(hs == FEM_OK, "%s: the host's geometry failed: %s", what, fem_last_error());
             CHECK(bad == 0.0, "%s: the device counts %g points with det J <= 0 on a valid mesh", what, bad);
             snprintf(what, sizeof what, "%s, every third cell", names[k]);
-            bad = compare(&d, &m, bi, qs[k], nthird, third, xnodes, size, &hs, what);
+            bad = compare(&d, &m, bi, qs[k], 0, nthird, third, xnodes, size, &hs, what);
+            CHECK(hs == FEM_OK && bad == 0.0, "%s: host status %d, %g points with det J <= 0", what, hs, bad);
+            snprintf(what, sizeof what, "%s, the middle third of the cells", names[k]);
+            bad = compare(&d, &m, bi, qs[k], mb->count / 3, mb->count / 3, NULL, xnodes, size, &hs, what);
             CHECK(hs == FEM_OK && bad == 0.0, "%s: host status %d, %g points with det J <= 0", what, hs, bad);
         }
         free(third);
@@ -115,7 +121,7 @@ int main(int argc, char **argv) {
     Quadrature rule;
     CHECK_OK(quadrature_create(mb->shape, 4, &rule));
     int hs;
-    double bad = compare(&d, &m, 0, &rule, mb->count, NULL, xnodes, size, &hs, "inverted cell");
+    double bad = compare(&d, &m, 0, &rule, 0, mb->count, NULL, xnodes, size, &hs, "inverted cell");
     char tag[32];
     snprintf(tag, sizeof tag, "element %lld ", (long long)mb->tag[0]);
     printf("  cell 0 inverted: the device counts %g points with det J <= 0; the host says: %s\n", bad,
