@@ -298,6 +298,12 @@ static int check_planar(const Mesh *m) {
     return FEM_OK;
 }
 
+int mesh_finish_stored(Mesh *m) {
+    if (!m->has_topology) return fem_fail(FEM_ERR_INTERNAL, "mesh_finish_stored: the mesh has no topology");
+    count_group_elements(m);
+    return FEM_OK;
+}
+
 int mesh_finish(Mesh *m) {
     FEM_TRY(check_planar(m));
     uint8_t *flipped[MESH_MAX_BLOCKS] = {0};

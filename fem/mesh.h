@@ -96,6 +96,9 @@ void mesh_destroy(Mesh *m);
  * an error naming its element tag), counts group sizes and builds the topology (a facet that matches no cell
  * is an error). */
 int mesh_finish(Mesh *m);
+/* The same for a mesh that mesh_finish finished before and that was stored with its topology (the mesh
+ * cache, io/mesh_blob.c): only the groups' element counts, which are not stored. */
+int mesh_finish_stored(Mesh *m);
 
 int mesh_build_topology(Mesh *m);
 /* Frees the topology and marks the mesh as without one, so that mesh_build_topology can number it again

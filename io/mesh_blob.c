@@ -1,12 +1,19 @@
-/* A Mesh as one binary record: how the reading child hands its arrays back (through a memfd) and how the
- * mesh cache keeps a .geo's mesh. Only what a reader fills is stored (nodes, element blocks, physical
- * groups): orientation, checks and topology are redone by mesh_finish, so a stored mesh is checked like a
- * fresh one, and a record from a child that Gmsh may have damaged is checked before anything uses it.
+/* A Mesh as one binary record: how the reading child hands its arrays back (through a memfd), how rank 0
+ * shares it over MPI ranks and how the mesh cache keeps a .geo's mesh. What a reader fills is stored (nodes,
+ * element blocks, physical groups); a record from the child or another rank is finished (oriented, checked,
+ * its topology built) by mesh_finish like a fresh mesh, so that one Gmsh may have damaged is checked before
+ * anything uses it. The cache's records are written after mesh_finish, with the topology it built (the
+ * flag with_topology): a record read back with a topology, whose CRC-32 matched, is the mesh as femto
+ * finished it, and mesh_finish_stored counts its groups' elements only. Its topology's numbers are checked to
+ * lie in range (a hand-made record must not make femto read outside an array).
  *
  * Layout, in native byte order (a record never leaves the machine that wrote it; a foreign one is refused by
  * its byte-order mark): BlobHeader; x [nnodes][3] double; node_tag [nnodes] int64; per block, cells then
  * facets: nodes [count][nnodes] fem_idx, entity [count] int32, tag [count] int64; per group a BlobGroup and
- * its entities [nentities] int32. Every array is padded to 8 bytes. The CRC-32 covers all after the header.
+ * its entities [nentities] int32; with a topology, BlobTopology, vertex_of_node [nnodes], edges [nedges][2],
+ * per cell block cell_edges [count][nedges of the shape] and in 3D cell_faces [count][nfacets of the shape]
+ * (fem_idx), per facet block facet_cell [count] FacetCell. Every array is padded to 8 bytes. The CRC-32
+ * covers all after the header.
  */
 #include "mesh_internal.h"
 
@@ -20,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { BLOB_VERSION = 1, BLOB_BYTE_ORDER = 0x01020304 };
+enum { BLOB_VERSION = 2, BLOB_BYTE_ORDER = 0x01020304 };
 static const char blob_magic[8] = {'f', 'e', 'm', 't', 'o', 'M', 'S', 'H'};
 
 typedef struct {
@@ -29,6 +36,7 @@ typedef struct {
     int32_t dim, ncell_blocks, nfacet_blocks, ngroups;
     int64_t nnodes, payload; /* payload: bytes after the header */
     uint32_t has_crc, crc;
+    int32_t has_topology, pad;
     int32_t gmsh_type[2 * MESH_MAX_BLOCKS]; /* cell blocks, then facet blocks */
     int64_t count[2 * MESH_MAX_BLOCKS];
 } BlobHeader;
@@ -38,8 +46,21 @@ typedef struct {
     char name[MESH_NAME_MAX];
 } BlobGroup;
 
+typedef struct {
+    int64_t nvertices, nedges, nfaces, nboundary_facets;
+} BlobTopology;
+
 static int64_t padded(int64_t bytes) {
     return (bytes + 7) / 8 * 8;
+}
+
+/* The topology's arrays: per cell block its edges' and (3D) faces' counts per cell. */
+static int64_t cell_edge_count(const MeshBlock *k) {
+    return k->count * shape_nedges(k->shape);
+}
+
+static int64_t cell_face_count(int dim, const MeshBlock *k) {
+    return dim == 3 ? k->count * shape_nfacets(k->shape) : 0;
 }
 
 /* ---- writing */
@@ -73,7 +94,8 @@ static const MeshBlock *block_at(const Mesh *m, int b) {
     return b < m->ncell_blocks ? &m->cells[b] : &m->facets[b - m->ncell_blocks];
 }
 
-int mesh_blob_write(int fd, const Mesh *m, int with_crc) {
+int mesh_blob_write(int fd, const Mesh *m, int with_crc, int with_topology) {
+    with_topology = with_topology && m->has_topology;
     BlobHeader h = {.version = BLOB_VERSION,
                     .byte_order = BLOB_BYTE_ORDER,
                     .dim = m->dim,
@@ -81,7 +103,10 @@ int mesh_blob_write(int fd, const Mesh *m, int with_crc) {
                     .nfacet_blocks = m->nfacet_blocks,
                     .ngroups = m->ngroups,
                     .nnodes = m->nnodes,
-                    .has_crc = with_crc != 0};
+                    .has_crc = with_crc != 0,
+                    .has_topology = with_topology};
+    const Topology *tp = &m->topo;
+    const int64_t fi = (int64_t)sizeof(fem_idx);
     memcpy(h.magic, blob_magic, sizeof h.magic);
     h.payload = padded(24 * m->nnodes) + padded(8 * m->nnodes);
     for (int b = 0; b < m->ncell_blocks + m->nfacet_blocks; b++) {
@@ -93,6 +118,14 @@ int mesh_blob_write(int fd, const Mesh *m, int with_crc) {
     }
     for (int g = 0; g < m->ngroups; g++)
         h.payload += (int64_t)sizeof(BlobGroup) + padded(4 * (int64_t)m->groups[g].nentities);
+    if (with_topology) {
+        h.payload += (int64_t)sizeof(BlobTopology) + padded(fi * m->nnodes) + padded(2 * fi * tp->nedges);
+        for (int b = 0; b < m->ncell_blocks; b++)
+            h.payload += padded(fi * cell_edge_count(&m->cells[b])) +
+                         padded(fi * cell_face_count(m->dim, &m->cells[b]));
+        for (int b = 0; b < m->nfacet_blocks; b++)
+            h.payload += padded((int64_t)sizeof(FacetCell) * m->facets[b].count);
+    }
     off_t start = lseek(fd, 0, SEEK_CUR);
     Writer w = {fd, start < 0 ? errno : 0, with_crc, crc32_z(0L, Z_NULL, 0)};
     write_all(&w, &h, sizeof h); /* again at the end, with the CRC */
@@ -110,6 +143,18 @@ int mesh_blob_write(int fd, const Mesh *m, int with_crc) {
         memcpy(bg.name, pg->name, sizeof bg.name);
         put(&w, &bg, sizeof bg);
         put(&w, pg->entities, 4 * (int64_t)pg->nentities);
+    }
+    if (with_topology) {
+        BlobTopology bt = {tp->nvertices, tp->nedges, tp->nfaces, tp->nboundary_facets};
+        put(&w, &bt, sizeof bt);
+        put(&w, tp->vertex_of_node, fi * m->nnodes);
+        put(&w, tp->edges, 2 * fi * tp->nedges);
+        for (int b = 0; b < m->ncell_blocks; b++) {
+            put(&w, tp->cell_edges[b], fi * cell_edge_count(&m->cells[b]));
+            put(&w, tp->cell_faces[b], fi * cell_face_count(m->dim, &m->cells[b]));
+        }
+        for (int b = 0; b < m->nfacet_blocks; b++)
+            put(&w, tp->facet_cell[b], (int64_t)sizeof(FacetCell) * m->facets[b].count);
     }
     h.crc = (uint32_t)w.crc;
     if (!w.err && pwrite(fd, &h, sizeof h, start) != (ssize_t)sizeof h) w.err = errno ? errno : EIO;
@@ -202,6 +247,51 @@ static void read_groups(Reader *r, Mesh *m) {
     }
 }
 
+/* n numbers in [lo, hi) */
+static int in_range(const fem_idx *v, int64_t n, int64_t lo, int64_t hi) {
+    int64_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static) if (n > 100000)
+    for (int64_t i = 0; i < n; i++) bad += v[i] < lo || v[i] >= hi;
+    return bad == 0;
+}
+
+/* The topology of a record written with one, its numbers checked to be in range. */
+static void read_topology(Reader *r, Mesh *m) {
+    BlobTopology *bt = take(r, sizeof *bt);
+    Topology *tp = &m->topo;
+    const int64_t fi = (int64_t)sizeof(fem_idx);
+    if (!bt || bt->nvertices < 0 || bt->nvertices > m->nnodes || bt->nedges < 0 ||
+        bt->nedges > r->left / (2 * fi) || bt->nfaces < 0 || bt->nboundary_facets < 0) {
+        free(bt);
+        r->bad = 1;
+        return;
+    }
+    tp->nvertices = bt->nvertices, tp->nedges = bt->nedges, tp->nfaces = bt->nfaces;
+    tp->nboundary_facets = bt->nboundary_facets;
+    free(bt);
+    tp->vertex_of_node = take(r, fi * m->nnodes);
+    tp->edges = take(r, 2 * fi * tp->nedges);
+    int ok = !r->bad && in_range(tp->vertex_of_node, m->nnodes, -1, tp->nvertices) &&
+             in_range(tp->edges, 2 * tp->nedges, 0, tp->nvertices);
+    for (int b = 0; b < m->ncell_blocks && ok; b++) {
+        const MeshBlock *k = &m->cells[b];
+        tp->cell_edges[b] = take(r, fi * cell_edge_count(k));
+        tp->cell_faces[b] = m->dim == 3 ? take(r, fi * cell_face_count(m->dim, k)) : NULL;
+        ok = !r->bad && in_range(tp->cell_edges[b], cell_edge_count(k), 0, tp->nedges) &&
+             (m->dim != 3 || in_range(tp->cell_faces[b], cell_face_count(m->dim, k), 0, tp->nfaces));
+    }
+    for (int b = 0; b < m->nfacet_blocks && ok; b++) {
+        const FacetCell *fc = tp->facet_cell[b] = take(r, (int64_t)sizeof(FacetCell) * m->facets[b].count);
+        ok = !r->bad;
+        for (int64_t c = 0; c < m->facets[b].count && ok; c++)
+            ok = fc[c].block >= 0 && fc[c].block < m->ncell_blocks && fc[c].cell >= 0 &&
+                 fc[c].cell < m->cells[fc[c].block].count && fc[c].facet >= 0 &&
+                 fc[c].facet < shape_nfacets(m->cells[fc[c].block].shape);
+    }
+    r->bad |= !ok;
+    m->has_topology = !r->bad;
+}
+
 /* Every element's nodes are nodes of the mesh. */
 static int nodes_in_range(const Mesh *m) {
     for (int b = 0; b < m->ncell_blocks + m->nfacet_blocks; b++) {
@@ -237,6 +327,7 @@ int mesh_blob_read(int fd, int64_t bytes, Mesh *m) {
                    h.count[b]);
     m->ngroups = r.bad ? 0 : h.ngroups;
     if (!r.bad) read_groups(&r, m);
+    if (!r.bad && h.has_topology) read_topology(&r, m);
     wrong = r.bad || r.left != 0          ? "it is truncated or its sizes are inconsistent"
             : h.has_crc && r.crc != h.crc ? "its checksum does not match its contents"
             : !nodes_in_range(m)          ? "an element refers to a node that it does not hold"

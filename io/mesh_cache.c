@@ -246,7 +246,7 @@ int mesh_cache_prepare(const char *geo, const MeshReadOptions *opt, MeshCacheEnt
     memset(e, 0, sizeof *e);
     note[0] = '\0';
     Text key = {NULL, 0, 0, 0};
-    text_printf(&key, "femto mesh cache 1\n");
+    text_printf(&key, "femto mesh cache 2\n"); /* 2: records carry the topology (mesh_blob.c) */
     key_gmsh(&key);
     text_printf(&key, "options: size %.17g, order %d, refine %d, 3D algorithm %s\n", opt->size, opt->order,
                 opt->refine, opt->threads > 0 ? "HXT unless the script chooses" : "Gmsh's default");
@@ -365,7 +365,7 @@ void mesh_cache_store(const MeshCacheEntry *e, const Mesh *m, char *note, size_t
          write(fd, &key_bytes, sizeof key_bytes) != (ssize_t)sizeof key_bytes ||
          write(fd, e->key, e->key_bytes) != (ssize_t)e->key_bytes || write(fd, zeros, pad) != (ssize_t)pad))
         err = errno ? errno : EIO;
-    if (!err && mesh_blob_write(fd, m, 1) != FEM_OK) err = errno ? errno : EIO;
+    if (!err && mesh_blob_write(fd, m, 1, 1) != FEM_OK) err = errno ? errno : EIO;
     if (fd >= 0 && close(fd) != 0 && !err) err = errno;
     if (!err && rename(tmp, e->entry) != 0) err = errno;
     if (err) {

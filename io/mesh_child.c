@@ -118,7 +118,7 @@ static void child_main(pid_t parent, const char *path, const MeshFileInfo *file,
     Mesh m;
     MeshGmshHooks hooks = {send_estimate, &status_fd, 1};
     int status = mesh_gmsh_read(path, file->geo, opt, &hooks, &m);
-    if (!status && mesh_blob_write(data_fd, &m, 0))
+    if (!status && mesh_blob_write(data_fd, &m, 0, 0))
         status = fem_fail(FEM_ERR_INTERNAL, "cannot hand the mesh of '%s' back to femto: %s", path,
                           fem_last_error());
     off_t bytes = status ? 0 : lseek(data_fd, 0, SEEK_CUR);

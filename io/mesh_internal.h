@@ -39,11 +39,13 @@ int mesh_gmsh_read(const char *path, int geo, const MeshReadOptions *opt, const 
                    Mesh *m);
 
 /* ---- mesh_blob.c */
-/* Writes what a reader fills in m (nodes, blocks, groups; not the topology) at fd's offset. with_crc adds a
- * CRC-32 of the record. A failure is "REASON" (errno's) for the caller's sentence. */
-int mesh_blob_write(int fd, const Mesh *m, int with_crc);
+/* Writes what a reader fills in m (nodes, blocks, groups) at fd's offset, and with_topology the topology
+ * mesh_finish built (when m has one: the cache's records). with_crc adds a CRC-32 of the record. A failure is
+ * "REASON" (errno's) for the caller's sentence. */
+int mesh_blob_write(int fd, const Mesh *m, int with_crc, int with_topology);
 /* Reads a record from fd's offset, of at most `bytes` bytes, into m (whose path the caller has set), checks
- * its structure, its node numbers and its CRC where it has one. A failure is one phrase saying what is
+ * its structure, its node numbers and its CRC where it has one; a record with a topology gives m that
+ * topology (m->has_topology), its numbers checked to be in range. A failure is one phrase saying what is
  * wrong ("it is truncated"), for the caller's sentence; m is then empty. */
 int mesh_blob_read(int fd, int64_t bytes, Mesh *m);
 

@@ -109,10 +109,12 @@ int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m) {
         snprintf(m->path, sizeof m->path, "%s", path);
     }
     if (!status && !hit) status = read_with_gmsh(path, &file, opt, m, res);
-    if (!status) status = mesh_sort_cells(m); /* (a cached mesh was stored sorted: then nothing moves) */
+    /* a cached mesh was stored sorted and finished, with its topology */
+    const int stored = hit && m->has_topology;
+    if (!status && !stored) status = mesh_sort_cells(m);
     res->seconds_read = now() - t;
     t = now();
-    if (!status) status = mesh_finish(m);
+    if (!status) status = stored ? mesh_finish_stored(m) : mesh_finish(m);
     res->seconds_finish = now() - t;
     if (!status && !hit && cache.key) mesh_cache_store(&cache, m, res->cache_note, sizeof res->cache_note);
     mesh_cache_release(&cache);

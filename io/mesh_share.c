@@ -25,7 +25,7 @@ static int move_all(int fd, char *buf, int64_t n, int writing) {
 static int record_of(const Mesh *m, char **buf, int64_t *n) {
     int fd = memfd_create("femto-mesh-share", MFD_CLOEXEC);
     if (fd < 0) return fem_fail(FEM_ERR_INTERNAL, "could not stage the mesh for the other MPI ranks (memfd)");
-    int status = mesh_blob_write(fd, m, 0);
+    int status = mesh_blob_write(fd, m, 0, 0);
     *n = status ? 0 : (int64_t)lseek(fd, 0, SEEK_END);
     *buf = status ? NULL : malloc((size_t)*n + 1);
     if (!status && !*buf) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory sharing the mesh");

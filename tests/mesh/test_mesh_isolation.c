@@ -9,11 +9,14 @@
  *   cache       a second read comes from the cache, identical; size, order, refine, the script and a file it
  *               includes each invalidate; four entries per script are kept
  *   corrupt     a truncated entry, a flipped byte and a changed key are detected and rebuilt
+ *   forged      a record with the topology reads back whole (the same arrays, has_topology); one whose
+ *               topology names an edge, a face or a cell that is not there is refused, its CRC-32 valid
  *   concurrent  four processes meshing one script into one cache at once all succeed, leave one whole entry
  *               and no temporary file */
 #include "common/femto_test.h"
 
 #include "fem/error.h"
+#include "io/mesh_internal.h"
 #include "io/mesh_read.h"
 
 #include <dirent.h>
@@ -280,6 +283,7 @@ static void case_cache(const char *unused) {
     expect_origin(base, MESH_FROM_GMSH, "first read", &fresh);
     expect_origin(base, MESH_FROM_CACHE, "second read", &cached);
     check_same_mesh(&fresh, &cached, "meshed and cached");
+    CHECK(cached.has_topology, "the cached mesh comes with its topology");
     mesh_destroy(&fresh);
     mesh_destroy(&cached);
     MeshReadOptions sized = base, ordered = base, refined = base;
@@ -369,6 +373,52 @@ static void case_concurrent(const char *unused) {
     expect_origin(mo, MESH_FROM_CACHE, "after four concurrent readers", NULL);
 }
 
+/* m written with its topology and a CRC into a scratch file and read back into *back; the read's status. */
+static int round_trip(const Mesh *m, Mesh *back) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/record", scratch);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0, "cannot open %s", path);
+    if (fd < 0) return FEM_ERR_INTERNAL;
+    CHECK_OK(mesh_blob_write(fd, m, 1, 1));
+    off_t bytes = lseek(fd, 0, SEEK_END);
+    lseek(fd, 0, SEEK_SET);
+    snprintf(back->path, sizeof back->path, "%s", path);
+    int status = mesh_blob_read(fd, (int64_t)bytes, back);
+    close(fd);
+    unlink(path);
+    return status;
+}
+
+static void case_forged(const char *unused) {
+    (void)unused;
+    MeshReadOptions mo = {.order = 2, .cache_dir = ""};
+    write_square("0.1");
+    Mesh m, back;
+    MeshReadResult res;
+    read_square(mo, &m, &res);
+    CHECK(m.has_topology && m.topo.nedges > 0, "the square has a topology");
+    CHECK(round_trip(&m, &back) == FEM_OK && back.has_topology, "a record with the topology reads back: %s",
+          fem_last_error());
+    CHECK_OK(mesh_finish_stored(&back)); /* the groups' element counts, which records do not hold */
+    check_same_mesh(&m, &back, "written and read back");
+    mesh_destroy(&back);
+    fem_idx *edge = &m.topo.cell_edges[0][0], keep = *edge;
+    *edge = (fem_idx)m.topo.nedges; /* one past the last edge */
+    CHECK(round_trip(&m, &back) == FEM_ERR_INPUT && strstr(fem_last_error(), "inconsistent"),
+          "an edge that is not there: %s", fem_last_error());
+    printf("an edge that is not there: %s\n", fem_last_error());
+    *edge = keep;
+    FacetCell *fc = &m.topo.facet_cell[0][0];
+    fem_idx cell = fc->cell;
+    fc->cell = (fem_idx)m.cells[fc->block].count;
+    CHECK(round_trip(&m, &back) == FEM_ERR_INPUT, "a facet on a cell that is not there: %s", fem_last_error());
+    fc->cell = cell;
+    CHECK(round_trip(&m, &back) == FEM_OK, "restored: %s", fem_last_error());
+    mesh_destroy(&back);
+    mesh_destroy(&m);
+}
+
 int main(int argc, char **argv) {
     static const struct {
         const char *name;
@@ -376,7 +426,8 @@ int main(int argc, char **argv) {
     } cases[] = {{"same", case_same},       {"time", case_time},
                  {"memory", case_memory},   {"estimate", case_estimate},
                  {"fifo", case_fifo},       {"cache", case_cache},
-                 {"corrupt", case_corrupt}, {"concurrent", case_concurrent}};
+                 {"corrupt", case_corrupt}, {"concurrent", case_concurrent},
+                 {"forged", case_forged}};
     if (argc < 2 || !mkdtemp(scratch)) return 2;
     size_t k = 0;
     while (k < sizeof cases / sizeof cases[0] && strcmp(cases[k].name, argv[1]) != 0) k++;
