@@ -250,6 +250,8 @@ int mesh_cache_prepare(const char *geo, const MeshReadOptions *opt, MeshCacheEnt
     key_gmsh(&key);
     text_printf(&key, "options: size %.17g, order %d, refine %d, 3D algorithm %s\n", opt->size, opt->order,
                 opt->refine, opt->threads > 0 ? "HXT unless the script chooses" : "Gmsh's default");
+    const char *order = getenv("FEMTO_CELL_ORDER"); /* entries hold the cells sorted, or in the file's order */
+    if (order && strcmp(order, "mesh") == 0) text_printf(&key, "cells in the file's order\n");
     size_t bytes = 0;
     char *script = slurp(geo, &bytes);
     Scan scan = {&key, note, note_size, 1};
