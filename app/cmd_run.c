@@ -95,8 +95,9 @@ static void print_warning(void *ctx, const char *message) {
     app_warn(ctx, "%s\n", message);
 }
 
-/* The device starts on a thread of its own while the mesh is read (a CUDA context takes about 0.2 s). */
-typedef struct {
+/* The device starts on a thread of its own while the mesh is read and the first space and model are built (a
+ * CUDA context takes about 0.2 s). */
+typedef struct DeviceStart {
     Run *r;
     pthread_t thread;
     int started, status;
@@ -121,6 +122,16 @@ static int device_join(DeviceStart *ds) {
     ds->r->have_dev = 1;
     /* the device was made on another thread: a GPU becomes this thread's current one here */
     return ds->r->dev.ops.sync ? ds->r->dev.ops.sync(&ds->r->dev) : FEM_OK;
+}
+
+int run_device_ready(Run *r) {
+    DeviceStart *ds = r->device_start;
+    if (!ds || r->have_dev) return FEM_OK;
+    double t = app_seconds();
+    int status = device_join(ds);
+    run_tick(r, PHASE_DEVICE, t); /* what the mesh read and the first space did not hide */
+    if (!status) app_say(r->o, 1, "device: %s\n", r->dev.description);
+    return status;
 }
 
 /* The problem file with the command line's overrides. */
@@ -262,11 +273,7 @@ int app_run(const AppOptions *o) {
     Run r;
     DeviceStart ds = {0};
     int status = setup(o, &r, &ds);
-    double t = app_seconds();
-    int joined = device_join(&ds); /* also after a failed setup: the thread must end */
-    if (!status) status = joined;
-    if (!status && r.have_dev) app_say(o, 1, "device: %s\n", r.dev.description);
-    run_tick(&r, PHASE_DEVICE, t); /* what the mesh read did not hide */
+    r.device_start = &ds; /* joined by the first physics once its space and model are built */
     /* the series a run may write: NAME, and NAME_<physics> for every physics but the first */
     char names[PHYSICS_MAX_FIELDS][PROBLEM_NAME_MAX];
     const char *series[PHYSICS_MAX_FIELDS + 1] = {""};
@@ -277,6 +284,8 @@ int app_run(const AppOptions *o) {
     int writes = comm_rank() == 0; /* over MPI ranks rank 0 writes the results (and prints) */
     if (!status && writes) status = resultset_begin(&r.set, r.pb.output.directory, r.base, series);
     if (!status) status = run_all(&r, 0);
+    int joined = device_join(&ds); /* also after a failed setup: the thread must end */
+    if (!status) status = joined;
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
     double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;

@@ -73,6 +73,7 @@ typedef struct {
     Mesh mesh;
     Device dev;
     int have_dev;
+    struct DeviceStart *device_start; /* run: the device starting on its thread, joined by run_device_ready */
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
     double t_phase[RUN_NPHASES];      /* finer: where setup and output go */
@@ -116,6 +117,10 @@ void run_dist_destroy(RunDist *rd);
 double app_seconds(void);
 /* Adds the seconds since t0 to phase and returns the time now (the next phase's t0). */
 double run_tick(Run *r, RunPhase phase, double t0);
+/* The device, once it has started (its thread joined, the "device:" line printed, the wait counted as the
+ * device phase): the first physics asks after its space and model, which the host builds meanwhile. FEM_OK
+ * at once when it is ready or when there is none to wait for (check). */
+int run_device_ready(Run *r);
 
 /* One physics of the run (physics/physics.h); with check_only, set up and validate everything, solve nothing.
  * series: the physics writes the series NAME_<physics> (a coupled run's later physics), else NAME. */

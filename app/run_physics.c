@@ -425,6 +425,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     p.t = t;
     int split = comm_size() > 1;
     int status = prepare(&p);
+    if (!status && !check_only) status = run_device_ready(r); /* started while the host built the above */
     if (split) status = comm_agree(status);
     if (status || check_only) return release(&p), status;
     char model[96];
