@@ -1,11 +1,11 @@
 /* A Mesh as one binary record: how the reading child hands its arrays back (through a memfd), how rank 0
  * shares it over MPI ranks and how the mesh cache keeps a .geo's mesh. What a reader fills is stored (nodes,
- * element blocks, physical groups); a record from the child or another rank is finished (oriented, checked,
- * its topology built) by mesh_finish like a fresh mesh, so that one Gmsh may have damaged is checked before
- * anything uses it. The cache's records are written after mesh_finish, with the topology it built (the
- * flag with_topology): a record read back with a topology, whose CRC-32 matched, is the mesh as femto
- * finished it, and mesh_finish_stored counts its groups' elements only. Its topology's numbers are checked to
- * lie in range (a hand-made record must not make femto read outside an array).
+ * element blocks, physical groups); the child's record is finished (oriented, checked, its topology built) by
+ * mesh_finish like a fresh mesh, so that one Gmsh may have damaged is checked before anything uses it. Rank
+ * 0's and the cache's records are written after mesh_finish, with the topology it built (the flag
+ * with_topology): such a record read back (the cache's with its CRC-32 matched) is the mesh as femto finished
+ * it, and mesh_finish_stored counts its groups' elements only. Its topology's numbers are checked to lie in
+ * range (a hand-made record must not make femto read outside an array).
  *
  * Layout, in native byte order (a record never leaves the machine that wrote it; a foreign one is refused by
  * its byte-order mark): BlobHeader; x [nnodes][3] double; node_tag [nnodes] int64; per block, cells then

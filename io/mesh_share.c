@@ -1,5 +1,6 @@
 /* Rank 0's mesh on every rank of an MPI run (see mesh_read.h): the record the reading child hands back
- * (mesh_blob.c), broadcast, and checked and finished on the receiving ranks like a freshly read mesh. */
+ * (mesh_blob.c), with the topology rank 0's mesh_finish built, broadcast; the receiving ranks take the mesh as
+ * rank 0 finished it. */
 #define _GNU_SOURCE /* memfd_create */
 #include "mesh_internal.h"
 
@@ -25,7 +26,7 @@ static int move_all(int fd, char *buf, int64_t n, int writing) {
 static int record_of(const Mesh *m, char **buf, int64_t *n) {
     int fd = memfd_create("femto-mesh-share", MFD_CLOEXEC);
     if (fd < 0) return fem_fail(FEM_ERR_INTERNAL, "could not stage the mesh for the other MPI ranks (memfd)");
-    int status = mesh_blob_write(fd, m, 0, 0);
+    int status = mesh_blob_write(fd, m, 0, 1); /* finished: with its topology */
     *n = status ? 0 : (int64_t)lseek(fd, 0, SEEK_END);
     *buf = status ? NULL : malloc((size_t)*n + 1);
     if (!status && !*buf) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory sharing the mesh");
@@ -36,7 +37,8 @@ static int record_of(const Mesh *m, char **buf, int64_t *n) {
     return status;
 }
 
-/* The other ranks: the record back into a mesh, finished (orientation, checks, topology). */
+/* The other ranks: the record back into a mesh, as rank 0 finished it (with its topology: only the groups'
+ * counts are made again). */
 static int mesh_of(char *buf, int64_t n, Mesh *m) {
     int fd = memfd_create("femto-mesh-share", MFD_CLOEXEC);
     if (fd < 0) return fem_fail(FEM_ERR_INTERNAL, "could not receive the mesh from MPI rank 0 (memfd)");
@@ -45,7 +47,7 @@ static int mesh_of(char *buf, int64_t n, Mesh *m) {
         status = fem_fail(FEM_ERR_INTERNAL, "could not receive the mesh");
     if (!status) status = mesh_blob_read(fd, n, m);
     close(fd);
-    return status ? status : mesh_finish(m);
+    return status ? status : m->has_topology ? mesh_finish_stored(m) : mesh_finish(m);
 }
 
 int mesh_share(Mesh *m, int status) {
