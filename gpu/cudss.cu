@@ -57,39 +57,48 @@ static int dss_check(cudssStatus_t s, const char *what) {
     return fem_fail(FEM_ERR_DEVICE, "cuDSS failed while %s (%s)", what, status_name(s));
 }
 
-/* The upper triangle of A (columns >= row) with 32-bit indices, uploaded to the device. */
-static int upload_upper(Dss *s, const CsrMatrix *A) {
-    int64_t nnz = 0;
+/* The upper triangle of A (columns >= row) with 32-bit indices, on the host: rows rp, columns ci, values v
+ * (malloc'ed), *nnz entries and *key, the hash of the pattern (the reordering cache's key). */
+static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, int64_t *nnz, uint64_t *key) {
+    *nnz = 0;
     for (int64_t r = 0; r < A->nrows; r++)
-        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) nnz += A->cols[k] >= r;
-    if (nnz > INT32_MAX)
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) *nnz += A->cols[k] >= r;
+    if (*nnz > INT32_MAX)
         return fem_fail(FEM_ERR_USAGE,
                         "the coarse matrix's upper triangle has %lld nonzeros, beyond the 32-bit "
                         "indices femto hands to cuDSS",
-                        (long long)nnz);
-    int *rp = (int *)malloc(sizeof(int) * (size_t)(A->nrows + 1));
-    int *ci = (int *)malloc(sizeof(int) * (size_t)(nnz + 1));
-    double *v = (double *)malloc(sizeof(double) * (size_t)(nnz + 1));
-    int status =
-        rp && ci && v ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of memory (coarse matrix for cuDSS)");
-    if (!status) {
-        int64_t q = 0;
-        rp[0] = 0;
-        for (int64_t r = 0; r < A->nrows; r++) {
-            for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
-                if (A->cols[k] >= r) ci[q] = A->cols[k], v[q++] = A->vals[k];
-            rp[r + 1] = (int)q;
-        }
-        s->nnz = nnz;
-        char tag[64];
-        const char *alg = getenv("FEMTO_CUDSS_REORDERING");
-        snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
-        s->key = order_cache_key(A->nrows, nnz, tag, rp, sizeof(int) * (size_t)(A->nrows + 1), ci,
-                                 sizeof(int) * (size_t)nnz);
-        status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
+                        (long long)*nnz);
+    *rp = (int *)malloc(sizeof(int) * (size_t)(A->nrows + 1));
+    *ci = (int *)malloc(sizeof(int) * (size_t)(*nnz + 1));
+    *v = (double *)malloc(sizeof(double) * (size_t)(*nnz + 1));
+    if (!*rp || !*ci || !*v) {
+        free(*rp), free(*ci), free(*v);
+        *rp = *ci = NULL, *v = NULL;
+        return fem_fail(FEM_ERR_INTERNAL, "out of memory (coarse matrix for cuDSS)");
     }
-    if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)nnz);
-    if (!status) status = device_alloc_copy(s->dev, (void **)&s->vals, v, sizeof(double) * (size_t)nnz);
+    int64_t q = 0;
+    (*rp)[0] = 0;
+    for (int64_t r = 0; r < A->nrows; r++) {
+        for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
+            if (A->cols[k] >= r) (*ci)[q] = A->cols[k], (*v)[q++] = A->vals[k];
+        (*rp)[r + 1] = (int)q;
+    }
+    char tag[64];
+    const char *alg = getenv("FEMTO_CUDSS_REORDERING");
+    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
+    *key = order_cache_key(A->nrows, *nnz, tag, *rp, sizeof(int) * (size_t)(A->nrows + 1), *ci,
+                           sizeof(int) * (size_t)*nnz);
+    return FEM_OK;
+}
+
+/* The upper triangle of A uploaded to the device. */
+static int upload_upper(Dss *s, const CsrMatrix *A) {
+    int *rp = NULL, *ci = NULL;
+    double *v = NULL;
+    int status = upper_triangle(A, &rp, &ci, &v, &s->nnz, &s->key);
+    if (!status) status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
+    if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)s->nnz);
+    if (!status) status = device_alloc_copy(s->dev, (void **)&s->vals, v, sizeof(double) * (size_t)s->nnz);
     free(rp), free(ci), free(v);
     return status;
 }
@@ -180,18 +189,12 @@ static int analyse(Dss *s, int *cache) {
     return status;
 }
 
-static int factorize(Dss *s, char *description, size_t len) {
-    double t0 = omp_get_wtime();
-    int cache = 0;
-    FEM_TRY(analyse(s, &cache));
-    int64_t est[16];
-    FEM_TRY(check_memory(s, est));
-    double t1 = omp_get_wtime();
+/* The numeric factorisation of the values in s->vals, with the analysis done. */
+static int numeric(Dss *s) {
     FEM_TRY(
         dss_check(cudssExecute(s->handle, CUDSS_PHASE_FACTORIZATION, s->config, s->data, s->A, s->x, s->b),
                   "factorising the coarse matrix"));
     GPU_CHECK(cudaDeviceSynchronize());
-    double t2 = omp_get_wtime();
     int info = 0;
     size_t written = 0;
     FEM_TRY(dss_check(cudssDataGet(s->handle, s->data, CUDSS_DATA_INFO, &info, sizeof info, &written),
@@ -201,6 +204,19 @@ static int factorize(Dss *s, char *description, size_t len) {
                         "cuDSS's Cholesky factorisation of the %lld-row coarse matrix failed "
                         "(info %d): the matrix is not positive definite",
                         (long long)s->n, info);
+    return FEM_OK;
+}
+
+static int factorize(Dss *s, char *description, size_t len) {
+    double t0 = omp_get_wtime();
+    int cache = 0;
+    FEM_TRY(analyse(s, &cache));
+    int64_t est[16];
+    FEM_TRY(check_memory(s, est));
+    double t1 = omp_get_wtime();
+    FEM_TRY(numeric(s));
+    double t2 = omp_get_wtime();
+    size_t written = 0;
     int64_t lu_nnz = 0;
     if (cudssDataGet(s->handle, s->data, CUDSS_DATA_LU_NNZ, &lu_nnz, sizeof lu_nnz, &written) !=
         CUDSS_STATUS_SUCCESS)
@@ -221,6 +237,25 @@ static int dss_apply(void *impl, const double *b, double *x) {
     FEM_TRY(dss_check(cudssMatrixSetValues(s->x, x), "taking a solution vector"));
     return dss_check(cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b),
                      "solving with the factorised coarse matrix");
+}
+
+/* New values of the same pattern (a later Newton step): the analysis kept, the values uploaded in place and
+ * factorised again. Another pattern: *done = 0, nothing changed. */
+static int dss_refactor(void *impl, const CsrMatrix *A, int *done) {
+    Dss *s = (Dss *)impl;
+    int *rp = NULL, *ci = NULL;
+    double *v = NULL;
+    int64_t nnz = 0;
+    uint64_t key = 0;
+    *done = 0;
+    int status = A->nrows == s->n ? upper_triangle(A, &rp, &ci, &v, &nnz, &key) : FEM_OK;
+    if (!status && A->nrows == s->n && nnz == s->nnz && key == s->key) {
+        status = s->dev->ops.upload(s->dev, s->vals, v, sizeof(double) * (size_t)nnz);
+        if (!status) status = numeric(s);
+        *done = !status;
+    }
+    free(rp), free(ci), free(v);
+    return status;
 }
 
 static void dss_destroy(void *impl) {
@@ -254,7 +289,9 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     if (!status) status = upload_upper(s, A);
     if (!status) status = create_objects(s);
     if (!status) status = factorize(s, out->description, sizeof out->description);
-    return coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
+    status = coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
+    if (!status) out->refactor = dss_refactor;
+    return status;
 }
 
 #endif /* FEMTO_HAVE_CUDSS */

@@ -27,6 +27,7 @@ typedef struct {
     cholmod_dense *X, *Y, *E; /* the solves' result and workspace, kept from one application to the next */
     int64_t n;
     int cache; /* the ordering: 0 computed, 1 from the cache (order_cache.h), 2 computed and stored there */
+    uint64_t key; /* the lower triangle's pattern (order_cache_key), for coarse_refactor */
 } Direct;
 
 /* CHOLMOD's status after a failed call as one sentence (its status code included), and femto's status; `what`
@@ -89,12 +90,18 @@ static const char *ordering_name(int ordering) {
 
 /* The symbolic analysis: with the ordering of this pattern from cache_dir when it holds one (CHOLMOD then
  * orders by it alone), else CHOLMOD's own, stored there for the next run (cache_dir NULL: none). */
-static void analyse(Direct *d, cholmod_sparse *S, const char *cache_dir) {
-    int64_t n = d->n, nnz = ((SuiteSparse_long *)S->p)[n];
+/* The key of S's pattern. */
+static uint64_t pattern_key(const cholmod_sparse *S, int64_t n) {
+    int64_t nnz = ((SuiteSparse_long *)S->p)[n];
     char tag[64];
     snprintf(tag, sizeof tag, "CHOLMOD %d.%d lower", CHOLMOD_MAIN_VERSION, CHOLMOD_SUB_VERSION);
-    uint64_t key = order_cache_key(n, nnz, tag, S->p, sizeof(SuiteSparse_long) * (size_t)(n + 1), S->i,
-                                   sizeof(SuiteSparse_long) * (size_t)nnz);
+    return order_cache_key(n, nnz, tag, S->p, sizeof(SuiteSparse_long) * (size_t)(n + 1), S->i,
+                           sizeof(SuiteSparse_long) * (size_t)nnz);
+}
+
+static void analyse(Direct *d, cholmod_sparse *S, const char *cache_dir) {
+    int64_t n = d->n;
+    uint64_t key = d->key = pattern_key(S, n);
     int *perm = cache_dir ? malloc(sizeof(int) * (size_t)n) : NULL;
     SuiteSparse_long *given = perm ? malloc(sizeof(SuiteSparse_long) * (size_t)n) : NULL;
     if (given && order_cache_load(cache_dir, key, n, perm)) {
@@ -131,20 +138,37 @@ static int cholmod_threads(void) {
     return n < 1 ? 1 : n > 4 ? 4 : n;
 }
 
+/* The numeric factorisation of S into d->L, whose analysis is done. DSMALL (a tiny pivot) is a warning: the
+ * factor is complete and the solve well defined. */
+static int numeric(Direct *d, cholmod_sparse *S) {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(cholmod_threads());
+    int ok = cholmod_l_factorize(S, d->L, &d->c) && (d->c.status == CHOLMOD_OK || d->c.status == CHOLMOD_DSMALL);
+    omp_set_num_threads(threads);
+    return ok;
+}
+
 static int factorise(Direct *d, const CsrMatrix *A, const char *cache_dir) {
     cholmod_sparse *S = lower_triangle(A, d);
     if (!S) return failure(d, "receiving the coarse matrix");
     analyse(d, S, cache_dir);
-    int ok = d->L != NULL;
-    /* DSMALL (a tiny pivot) is a warning: the factor is complete and the solve well defined */
-    const int threads = omp_get_max_threads();
-    omp_set_num_threads(cholmod_threads());
-    if (ok)
-        ok = cholmod_l_factorize(S, d->L, &d->c) &&
-             (d->c.status == CHOLMOD_OK || d->c.status == CHOLMOD_DSMALL);
-    omp_set_num_threads(threads);
+    int ok = d->L != NULL && numeric(d, S);
     cholmod_l_free_sparse(&S, &d->c);
     return ok ? FEM_OK : failure(d, d->L ? "factorising the coarse matrix" : "ordering the coarse matrix");
+}
+
+/* New values of the same pattern (a later Newton step): the symbolic factor kept, the numeric one made again.
+ * Another pattern: *done = 0, nothing changed. */
+static int direct_refactor(void *impl, const CsrMatrix *A, int *done) {
+    Direct *d = impl;
+    *done = 0;
+    if (A->nrows != d->n) return FEM_OK;
+    cholmod_sparse *S = lower_triangle(A, d);
+    if (!S) return failure(d, "receiving the coarse matrix");
+    int same = pattern_key(S, d->n) == d->key, ok = !same || numeric(d, S);
+    cholmod_l_free_sparse(&S, &d->c);
+    *done = same && ok;
+    return ok ? FEM_OK : failure(d, "factorising the coarse matrix");
 }
 
 static void describe(const Direct *d, char *out, size_t len) {
@@ -191,7 +215,9 @@ int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, CoarseBacke
     d->c.print = 0; /* errors become femto's sentences, never CHOLMOD's lines on the terminal */
     int status = factorise(d, A, cache_dir);
     if (!status) describe(d, out->description, sizeof out->description);
-    return coarse_backend_finish(out, status, d, 0, direct_apply, direct_destroy);
+    status = coarse_backend_finish(out, status, d, 0, direct_apply, direct_destroy);
+    if (!status) out->refactor = direct_refactor;
+    return status;
 }
 
 #endif /* FEMTO_HAVE_CHOLMOD */

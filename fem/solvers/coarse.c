@@ -203,6 +203,15 @@ int coarse_apply(CoarseSolver *cs, const double *b, double *x) {
     return FEM_OK;
 }
 
+int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done) {
+    *done = 0;
+    if (!cs || !cs->be.refactor || A->nrows != cs->n) return FEM_OK;
+    double t0 = omp_get_wtime();
+    FEM_TRY(cs->be.refactor(cs->be.impl, A, done));
+    if (*done) cs->st.setup_seconds += omp_get_wtime() - t0;
+    return FEM_OK;
+}
+
 const char *coarse_describe(const CoarseSolver *cs) {
     return cs ? cs->description : "";
 }

@@ -76,6 +76,13 @@ int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
  * (BoomerAMG, CHOLMOD) on a CUDA device downloads b, solves on the host and uploads x. */
 int coarse_apply(CoarseSolver *cs, const double *b, double *x);
 
+/* The solver made for A again with A's new values, where A has the pattern of the matrix it was made for and
+ * the solver keeps what depends on the pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor): *done = 1,
+ * and only the numeric factorisation runs. Otherwise (another pattern, BoomerAMG, a solver over MPI ranks)
+ * *done = 0, cs is unchanged, and the caller makes a new solver. Newton's steps change the values, never the
+ * pattern. */
+int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done);
+
 /* One line for the run log, e.g. "BoomerAMG (HMIS, 7 levels, operator complexity 1.62, 3 functions, nodal,
  * 3 rotations as interpolation vectors)", "CHOLMOD (supernodal Cholesky, METIS ordering, nnz(L) = 4.1e+06,
  * 41 MB)" or "cuDSS (Cholesky, nnz(L) = 1.2e8, 1.9 GB on the GPU)"; a fallback says why ("... instead of
@@ -84,7 +91,7 @@ const char *coarse_describe(const CoarseSolver *cs);
 
 typedef struct {
     CoarseType type;         /* the solver chosen (never AUTO) */
-    double setup_seconds;    /* coarse_create: the library's setup or factorisation */
+    double setup_seconds;    /* coarse_create and coarse_refactor: the library's setup or factorisations */
     int applications;        /* coarse_apply calls */
     double apply_seconds;    /* their total time, transfers included */
     double transfer_seconds; /* of which host <-> device copies (a host solver on a CUDA device) */
@@ -101,6 +108,9 @@ typedef struct {
     int device_vectors; /* 1: apply takes dev's vectors; 0: host arrays (coarse.c copies when dev is a GPU) */
     int (*apply)(void *impl, const double *b, double *x);
     void (*destroy)(void *impl);
+    /* Optional (coarse_refactor): A's values factorised with the analysis of the matrix impl was made for,
+     * *done = 1; *done = 0 and nothing changed when A's pattern is another one. */
+    int (*refactor)(void *impl, const CsrMatrix *A, int *done);
     char description[256];
 } CoarseBackend;
 

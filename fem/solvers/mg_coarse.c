@@ -48,8 +48,11 @@ int mg_coarse_matrix(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **g
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set) {
     (void)diag;
     c->op = op;
+    /* a later setup (Newton's next step) keeps the solver when it can factorise the new values with its
+     * analysis of the pattern (one process: coarse_refactor); else the old solver goes before the new one is
+     * made, so that the two are never in memory together */
     CoarseSolver *old = c->solver;
-    if (old) coarse_destroy(&old);
+    if (old && op->halo) coarse_destroy(&old);
     c->solver = NULL;
     const Space *sp = op->space;
     CoarseOptions opt = {.type = (CoarseType)set->coarse,
@@ -64,7 +67,12 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     int status = mg_coarse_matrix(op, &A, &opt, &global);
     double t1 = now();
     CoarseSolver *cs = NULL;
-    if (!status) status = coarse_create(op->dev, &A, &opt, &cs);
+    int kept = 0;
+    if (!status && old && coarse_refactor(old, &A, &kept) != FEM_OK) /* not factorised: a new solver, with */
+        fem_clear_error(), kept = 0;                                  /* AUTO's fallbacks */
+    if (kept) cs = old, old = NULL;
+    coarse_destroy(&old);
+    if (!status && !kept) status = coarse_create(op->dev, &A, &opt, &cs);
     free(global);
     csr_destroy(&A);
     c->assembly_seconds = t1 - t0;

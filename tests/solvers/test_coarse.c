@@ -316,6 +316,33 @@ static void laplacian_1d(int64_t n, CsrMatrix *A) {
     A->rowptr[n] = k;
 }
 
+/* coarse_refactor on p's matrix with its diagonal 10% larger (same pattern, still positive definite):
+ * kept (done), and a solve of the new matrix with backward error <= tol (x, work: host arrays; apply: the
+ * solve on the host's vectors); then on a matrix of another pattern: not kept, nothing changed. The diagonal
+ * is put back. */
+static void check_refactor(CoarseSolver *cs, BoxProblem *p, int (*apply)(void *, const double *, double *),
+                           void *ctx, double *x, double *work, double tol) {
+    for (int64_t r = 0; r < p->A.nrows; r++)
+        for (int64_t k = p->A.rowptr[r]; k < p->A.rowptr[r + 1]; k++)
+            if (p->A.cols[k] == r) p->A.vals[k] *= 1.1;
+    int done = 0;
+    CHECK_OK(coarse_refactor(cs, &p->A, &done));
+    CHECK(done, "the same pattern with new values is refactorised, not refused");
+    CHECK_OK(apply(ctx, p->b, x));
+    double omega = backward_error(&p->A, p->b, x, work);
+    printf("refactorised with new values: backward error %.2e\n", omega);
+    CHECK(omega <= tol, "solve after the refactorisation: backward error %.2e, expected <= %.0e", omega, tol);
+    for (int64_t r = 0; r < p->A.nrows; r++)
+        for (int64_t k = p->A.rowptr[r]; k < p->A.rowptr[r + 1]; k++)
+            if (p->A.cols[k] == r) p->A.vals[k] /= 1.1;
+    CsrMatrix other;
+    laplacian_1d(p->A.nrows, &other);
+    done = 1;
+    CHECK_OK(coarse_refactor(cs, &other, &done));
+    CHECK(!done, "another pattern is refused (the caller makes a new solver)");
+    csr_destroy(&other);
+}
+
 static CoarseType auto_choice(Device *cpu, const CsrMatrix *A, int block_size) {
     CoarseOptions o = {.type = COARSE_AUTO, .block_size = block_size};
     CoarseSolver *cs;
@@ -385,6 +412,7 @@ static void test_direct(Device *cpu) {
         coarse_stats(cs, &st);
         CHECK(st.type == COARSE_CHOLMOD && st.applications == 3, "stats: %s, %d applications",
               coarse_type_name(st.type), st.applications);
+        check_refactor(cs, &p, apply_host, cs, x, work, 1e-15);
         free(x), free(work);
         coarse_destroy(&cs);
         box_destroy(&p);
@@ -456,6 +484,7 @@ static int test_gpu_cudss(void) {
     double relres = true_residual(&p.A, p.b, x, work);
     printf("cuDSS direct solve: relative residual %.2e; %s\n", relres, coarse_describe(g.cs));
     CHECK(relres <= 1e-10, "cuDSS solve: relative residual %.2e, expected <= 1e-10", relres);
+    check_refactor(g.cs, &p, apply_gpu, &g, x, work, 1e-14);
     coarse_destroy(&g.cs);
     CgRun run = gpu_cg(&g, &p, COARSE_CUDSS, 1e-8, "CG + cuDSS:");
     CHECK(run.iterations <= 1, "CG preconditioned by cuDSS took %d iterations, expected 1", run.iterations);
