@@ -121,49 +121,29 @@ void plot_use_helper(const char *exe) {
     snprintf(helper, sizeof helper, "%s", exe ? exe : "");
 }
 
-/* A request, as the helper reads it from its stdin: "FPL1", the image's temporary path and the spec. */
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int fail;
-} Buf;
-
-static void put(Buf *b, const void *src, size_t n) {
-    if (b->fail || !n) return;
-    if (b->n + n > b->cap) {
-        size_t cap = 2 * (b->n + n);
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->fail = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-
-static void put_int(Buf *b, int v) {
+/* A request, as the helper reads it from its stdin: "FPL1", the image's temporary path and the spec, written
+ * into a memory stream (open_memstream). */
+static void put_int(FILE *f, int v) {
     int32_t w = v;
-    put(b, &w, sizeof w);
+    fwrite(&w, sizeof w, 1, f);
 }
 
-static void put_str(Buf *b, const char *str) {
+static void put_str(FILE *f, const char *str) {
     int len = str ? (int)strlen(str) : -1;
-    put_int(b, len);
-    if (len > 0) put(b, str, (size_t)len);
+    put_int(f, len);
+    if (len > 0) fwrite(str, 1, (size_t)len, f);
 }
 
-static void request(Buf *b, const char *tmp, const PlotSpec *p) {
-    put(b, "FPL1", 4);
-    put_str(b, tmp);
+static void request(FILE *f, const char *tmp, const PlotSpec *p) {
+    fwrite("FPL1", 1, 4, f);
+    put_str(f, tmp);
     int ints[] = {p->logy, p->width, p->height, p->npoints, p->ncurves, p->legend != NULL};
-    for (int i = 0; i < 6; i++) put_int(b, ints[i]);
+    for (int i = 0; i < 6; i++) put_int(f, ints[i]);
     const char *text[] = {p->title, p->xlabel, p->ylabel};
-    for (int i = 0; i < 3; i++) put_str(b, text[i]);
-    put(b, p->x, sizeof(double) * (size_t)p->npoints);
-    for (int c = 0; c < p->ncurves; c++) put(b, p->y[c], sizeof(double) * (size_t)p->npoints);
-    for (int c = 0; c < p->ncurves && p->legend; c++) put_str(b, p->legend[c]);
+    for (int i = 0; i < 3; i++) put_str(f, text[i]);
+    fwrite(p->x, sizeof(double), (size_t)p->npoints, f);
+    for (int c = 0; c < p->ncurves; c++) fwrite(p->y[c], sizeof(double), (size_t)p->npoints, f);
+    for (int c = 0; c < p->ncurves && p->legend; c++) put_str(f, p->legend[c]);
 }
 
 /* Reading a request back: each take fails (NULL) past its end. */
@@ -205,22 +185,25 @@ int plot_helper_main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     pid_t parent = argc > 2 ? (pid_t)atol(argv[2]) : 0;
     if (!parent || getppid() != parent) return 3;
-    Buf in = {0};
-    char chunk[65536];
-    for (;;) {
+    char *data = NULL, chunk[65536];
+    size_t bytes = 0;
+    FILE *in = open_memstream(&data, &bytes);
+    while (in) {
         ssize_t k = read(0, chunk, sizeof chunk);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) break;
-        put(&in, chunk, (size_t)k);
+        fwrite(chunk, 1, (size_t)k, in);
     }
+    int failed = !in || ferror(in);
+    if (in) fclose(in); /* data and bytes are final now */
     child_begin(parent); /* from here as a forked child: default signals, /dev/null, no core */
     alarm(60);
-    Reader r = {in.p, in.n, 0};
+    Reader r = {data, bytes, 0};
     PlotSpec p = {0};
     char *tmp = NULL, *text[3] = {NULL};
     int has_legend = 0;
     int *ints[] = {&p.logy, &p.width, &p.height, &p.npoints, &p.ncurves, &has_legend};
-    int ok = !in.fail && in.n >= 4 && memcmp(in.p, "FPL1", 4) == 0 && take(&r, 4) && take_str(&r, &tmp) && tmp;
+    int ok = !failed && bytes >= 4 && memcmp(data, "FPL1", 4) == 0 && take(&r, 4) && take_str(&r, &tmp) && tmp;
     for (int i = 0; i < 6 && ok; i++) ok = take_int(&r, ints[i]);
     for (int i = 0; i < 3 && ok; i++) ok = take_str(&r, &text[i]);
     ok = ok && p.npoints > 0 && p.ncurves >= 0 && p.ncurves <= 4096;
@@ -247,12 +230,16 @@ int plot_helper_main(int argc, char **argv) {
 
 /* Starts the helper on a request for this plot; -1 when it cannot (the caller forks instead). */
 static pid_t spawn_helper(const char *tmp, const PlotSpec *p) {
-    Buf b = {0};
-    request(&b, tmp, p);
+    char *req = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&req, &bytes);
+    if (f) request(f, tmp, p);
+    int failed = !f || ferror(f);
+    if (f) fclose(f); /* req and bytes are final now */
     int sv[2] = {-1, -1};
     pid_t pid = -1;
-    if (b.fail || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        free(b.p);
+    if (failed || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        free(req);
         return -1;
     }
     posix_spawn_file_actions_t fa;
@@ -277,8 +264,8 @@ static pid_t spawn_helper(const char *tmp, const PlotSpec *p) {
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(sv[1]);
-    for (size_t sent = 0; rc == 0 && sent < b.n;) { /* MSG_NOSIGNAL: a helper gone is an error, not SIGPIPE */
-        ssize_t k = send(sv[0], b.p + sent, b.n - sent, MSG_NOSIGNAL);
+    for (size_t sent = 0; rc == 0 && sent < bytes;) { /* MSG_NOSIGNAL: a helper gone is an error, not SIGPIPE */
+        ssize_t k = send(sv[0], req + sent, bytes - sent, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             kill(pid, SIGKILL);
@@ -289,7 +276,7 @@ static pid_t spawn_helper(const char *tmp, const PlotSpec *p) {
         }
     }
     close(sv[0]);
-    free(b.p);
+    free(req);
     return rc == 0 ? pid : -1;
 }
 
