@@ -60,7 +60,8 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
     const int dim = op->space->mesh->dim, nq = gnq, n = qf_geo_doubles(qd->layout, dim);
     const int64_t npts = b->nelem * nq;
     b->qdata_per_elem = qdata_per_elem(op, b, bi);
-    if (nq == 1 && !b->qdata_per_elem) return fem_fail(FEM_ERR_INTERNAL, "q-point data of curved cells from one point");
+    if (nq == 1 && !b->qdata_per_elem)
+        return fem_fail(FEM_ERR_INTERNAL, "q-point data of curved cells from one point");
     double *D = malloc(sizeof(double) * (size_t)(npts * n + 1));
     if (!D) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for q-point data");
     QfArgs a = {.n = npts,
@@ -126,10 +127,11 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
                           const int32_t *tags) {
     const Mesh *m = op->space->mesh;
     const Quadrature *q = &b->basis.tables.quad;
-    if (!facet && b->nelem > 0 && (!qdata_form(op) || qdata_per_elem(op, b, mesh_block))) {
+    const int qdata = !facet && qdata_form(op) != NULL;
+    if (!facet && b->nelem > 0 && (!qdata || qdata_per_elem(op, b, mesh_block))) {
         double bad = 0.0;
         FEM_TRY(cells_geometry_device(op, b, mesh_block, want_x, &bad));
-        if (bad == 0.0 && !qdata_form(op)) return FEM_OK;
+        if (bad == 0.0 && !qdata) return FEM_OK;
         if (bad == 0.0) { /* the data kept per element: the host's geometry at q-point 0 alone */
             Quadrature q0 = {.shape = q->shape, .degree = 0, .npts = 1, .xi = q->xi, .w = q->w};
             double *geo0 = malloc(sizeof(double) * (size_t)(b->nelem * GEO_STRIDE(m->dim) + 1));
