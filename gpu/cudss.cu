@@ -29,11 +29,6 @@ typedef struct {
     int host_threads; /* host threads of cuDSS's reordering (1 without its threading layer) */
     const char *cache_dir; /* where the reordering is cached (fem/solvers/order_cache.h), or NULL; setup only */
     uint64_t key;          /* the pattern's key there */
-    /* for the description: the analysis's and the last factorisation's seconds (< 0: none yet), the reordering
-     * cache (0 none, 1 the reordering came from it, 2 stored there), the factor's entries and GPU bytes */
-    double analysis_seconds, factor_seconds;
-    int cache;
-    int64_t lu_nnz, gpu_bytes;
 } Dss;
 
 static const char *status_name(cudssStatus_t s) {
@@ -63,8 +58,7 @@ static int dss_check(cudssStatus_t s, const char *what) {
 }
 
 /* The upper triangle of A (columns >= row) with 32-bit indices, on the host: rows rp, columns ci, values v
- * (malloc'ed; zero when A has none: its pattern only), *nnz entries and *key, the hash of the pattern (the
- * reordering cache's key). */
+ * (malloc'ed), *nnz entries and *key, the hash of the pattern (the reordering cache's key). */
 static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, int64_t *nnz, uint64_t *key) {
     *nnz = 0;
     for (int64_t r = 0; r < A->nrows; r++)
@@ -86,7 +80,7 @@ static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, in
     (*rp)[0] = 0;
     for (int64_t r = 0; r < A->nrows; r++) {
         for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
-            if (A->cols[k] >= r) (*ci)[q] = A->cols[k], (*v)[q++] = A->vals ? A->vals[k] : 0.0;
+            if (A->cols[k] >= r) (*ci)[q] = A->cols[k], (*v)[q++] = A->vals[k];
         (*rp)[r + 1] = (int)q;
     }
     char tag[64];
@@ -213,38 +207,27 @@ static int numeric(Dss *s) {
     return FEM_OK;
 }
 
-static void dss_describe(void *impl, char *description, size_t len) {
-    const Dss *s = (const Dss *)impl;
-    int k = snprintf(description, len, "cuDSS (Cholesky of %lld rows", (long long)s->n);
-    if (s->lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)s->lu_nnz);
-    if (s->gpu_bytes > 0)
-        k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)s->gpu_bytes / 1e9);
-    k += snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s%s", s->analysis_seconds,
-                  s->host_threads, s->host_threads == 1 ? "" : "s",
-                  s->cache == 1 ? " with the cached reordering" : s->cache == 2 ? ", reordering cached" : "");
-    if (s->factor_seconds >= 0)
-        snprintf(description + k, len - (size_t)k, ", factorisation %.2f s)", s->factor_seconds);
-    else
-        snprintf(description + k, len - (size_t)k, ", not factorised yet)");
-}
-
-/* The analysis, then the factorisation of the values in s->vals unless the solver is made for the pattern
- * alone (coarse_start: the first refactorisation factorises). */
-static int factorize(Dss *s, int pattern_only) {
+static int factorize(Dss *s, char *description, size_t len) {
     double t0 = omp_get_wtime();
-    FEM_TRY(analyse(s, &s->cache));
+    int cache = 0;
+    FEM_TRY(analyse(s, &cache));
     int64_t est[16];
     FEM_TRY(check_memory(s, est));
-    s->gpu_bytes = est[0];
-    size_t written = 0;
-    if (cudssDataGet(s->handle, s->data, CUDSS_DATA_LU_NNZ, &s->lu_nnz, sizeof s->lu_nnz, &written) !=
-        CUDSS_STATUS_SUCCESS)
-        s->lu_nnz = -1; /* for the description only */
     double t1 = omp_get_wtime();
-    s->analysis_seconds = t1 - t0;
-    if (pattern_only) return FEM_OK;
     FEM_TRY(numeric(s));
-    s->factor_seconds = omp_get_wtime() - t1;
+    double t2 = omp_get_wtime();
+    size_t written = 0;
+    int64_t lu_nnz = 0;
+    if (cudssDataGet(s->handle, s->data, CUDSS_DATA_LU_NNZ, &lu_nnz, sizeof lu_nnz, &written) !=
+        CUDSS_STATUS_SUCCESS)
+        lu_nnz = -1; /* for the description only */
+    int k = snprintf(description, len, "cuDSS (Cholesky of %lld rows", (long long)s->n);
+    if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
+    if (est[0] > 0)
+        k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
+    snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s%s, factorisation %.2f s)",
+             t1 - t0, s->host_threads, s->host_threads == 1 ? "" : "s",
+             cache == 1 ? " with the cached reordering" : cache == 2 ? ", reordering cached" : "", t2 - t1);
     return FEM_OK;
 }
 
@@ -267,10 +250,8 @@ static int dss_refactor(void *impl, const CsrMatrix *A, int *done) {
     *done = 0;
     int status = A->nrows == s->n ? upper_triangle(A, &rp, &ci, &v, &nnz, &key) : FEM_OK;
     if (!status && A->nrows == s->n && nnz == s->nnz && key == s->key) {
-        double t0 = omp_get_wtime();
         status = s->dev->ops.upload(s->dev, s->vals, v, sizeof(double) * (size_t)nnz);
         if (!status) status = numeric(s);
-        if (!status) s->factor_seconds = omp_get_wtime() - t0;
         *done = !status;
     }
     free(rp), free(ci), free(v);
@@ -304,14 +285,12 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     s->dev = d;
     s->n = A->nrows;
     s->cache_dir = opt ? opt->cache_dir : NULL;
-    s->factor_seconds = -1.0;
     int status = gpu_cudss_load();
     if (!status) status = upload_upper(s, A);
     if (!status) status = create_objects(s);
-    if (!status) status = factorize(s, opt && opt->pattern_only);
-    if (!status) dss_describe(s, out->description, sizeof out->description);
+    if (!status) status = factorize(s, out->description, sizeof out->description);
     status = coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
-    if (!status) out->refactor = dss_refactor, out->describe = dss_describe;
+    if (!status) out->refactor = dss_refactor;
     return status;
 }
 

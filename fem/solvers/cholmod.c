@@ -27,7 +27,6 @@ typedef struct {
     cholmod_dense *X, *Y, *E; /* the solves' result and workspace, kept from one application to the next */
     int64_t n;
     int cache; /* the ordering: 0 computed, 1 from the cache (order_cache.h), 2 computed and stored there */
-    int factorised; /* 0: the symbolic factor only (made for a pattern) */
     uint64_t key; /* the lower triangle's pattern (order_cache_key), for coarse_refactor */
 } Direct;
 
@@ -66,7 +65,7 @@ static cholmod_sparse *lower_triangle(const CsrMatrix *A, Direct *d) {
     p[0] = 0;
     for (int64_t r = 0; r < n; r++) {
         for (int64_t k = A->rowptr[r]; k < A->rowptr[r + 1]; k++)
-            if (A->cols[k] >= r) i[q] = A->cols[k], x[q++] = A->vals ? A->vals[k] : 0.0;
+            if (A->cols[k] >= r) i[q] = A->cols[k], x[q++] = A->vals[k];
         p[r + 1] = q;
     }
     return S;
@@ -149,12 +148,11 @@ static int numeric(Direct *d, cholmod_sparse *S) {
     return ok;
 }
 
-static int factorise(Direct *d, const CsrMatrix *A, const char *cache_dir, int pattern_only) {
+static int factorise(Direct *d, const CsrMatrix *A, const char *cache_dir) {
     cholmod_sparse *S = lower_triangle(A, d);
     if (!S) return failure(d, "receiving the coarse matrix");
     analyse(d, S, cache_dir);
-    int ok = d->L != NULL && (pattern_only || numeric(d, S));
-    d->factorised = ok && !pattern_only;
+    int ok = d->L != NULL && numeric(d, S);
     cholmod_l_free_sparse(&S, &d->c);
     return ok ? FEM_OK : failure(d, d->L ? "factorising the coarse matrix" : "ordering the coarse matrix");
 }
@@ -170,18 +168,15 @@ static int direct_refactor(void *impl, const CsrMatrix *A, int *done) {
     int same = pattern_key(S, d->n) == d->key, ok = !same || numeric(d, S);
     cholmod_l_free_sparse(&S, &d->c);
     *done = same && ok;
-    d->factorised |= *done;
     return ok ? FEM_OK : failure(d, "factorising the coarse matrix");
 }
 
-static void describe(void *impl, char *out, size_t len) {
-    const Direct *d = impl;
+static void describe(const Direct *d, char *out, size_t len) {
     const cholmod_factor *L = d->L;
     double entries = L->is_super ? (double)L->xsize : (double)L->nzmax;
-    snprintf(out, len, "CHOLMOD (%s Cholesky, %s ordering%s, nnz(L) = %.2g, %.0f MB%s)",
+    snprintf(out, len, "CHOLMOD (%s Cholesky, %s ordering%s, nnz(L) = %.2g, %.0f MB)",
              L->is_super ? "supernodal" : "simplicial", ordering_name(L->ordering),
-             d->cache == 2 ? ", ordering cached" : "", entries, (double)d->c.memory_inuse / 1e6,
-             d->factorised ? "" : ", not factorised yet");
+             d->cache == 2 ? ", ordering cached" : "", entries, (double)d->c.memory_inuse / 1e6);
 }
 
 static int direct_apply(void *impl, const double *b, double *x) {
@@ -211,17 +206,17 @@ static void direct_destroy(void *impl) {
     free(d);
 }
 
-int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, int pattern_only, CoarseBackend *out) {
+int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, CoarseBackend *out) {
     memset(out, 0, sizeof *out);
     Direct *d = fem_calloc(1, sizeof *d, "the CHOLMOD solver");
     if (!d) return FEM_ERR_INTERNAL;
     d->n = A->nrows;
     cholmod_l_start(&d->c);
     d->c.print = 0; /* errors become femto's sentences, never CHOLMOD's lines on the terminal */
-    int status = factorise(d, A, cache_dir, pattern_only);
+    int status = factorise(d, A, cache_dir);
     if (!status) describe(d, out->description, sizeof out->description);
     status = coarse_backend_finish(out, status, d, 0, direct_apply, direct_destroy);
-    if (!status) out->refactor = direct_refactor, out->describe = describe;
+    if (!status) out->refactor = direct_refactor;
     return status;
 }
 

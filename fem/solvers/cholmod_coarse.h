@@ -7,8 +7,7 @@
 
 /* Factorises A (symmetric positive definite; only its upper triangle is read) as P A P^T = L L^T with a
  * fill-reducing ordering (from cache_dir when it holds this pattern's, else stored there; NULL: no cache,
- * order_cache.h); the backend applies x = A^-1 b (two triangular solves) to host arrays. pattern_only: the
- * symbolic factor of A's pattern only (A's values are not read); the backend's refactor factorises. */
-int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, int pattern_only, CoarseBackend *out);
+ * order_cache.h); the backend applies x = A^-1 b (two triangular solves) to host arrays. */
+int cholmod_coarse_create(const CsrMatrix *A, const char *cache_dir, CoarseBackend *out);
 
 #endif

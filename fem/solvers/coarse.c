@@ -8,7 +8,6 @@
 #include "fem/error.h"
 
 #include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,6 @@ struct CoarseSolver {
     CoarseBackend be;
     double *hb, *hx; /* host copies of b and x: a host backend on a GPU device */
     CoarseStats st;
-    int factorised; /* 0: made for a pattern (coarse_start), not yet given values by coarse_refactor */
     char why_not[400]; /* AUTO fell back: "instead of SOLVER: REASON" for each solver that failed */
     char description[700];
 };
@@ -67,9 +65,6 @@ static int resolve_options(const CsrMatrix *A, const CoarseOptions *in, CoarseOp
                         (long long)A->nrows, o->block_size);
     if (o->dim != 2 && o->dim != 3)
         return fem_fail(FEM_ERR_USAGE, "the coarse solver's space dimension must be 2 or 3, not %d", o->dim);
-    if (o->pattern_only && o->global)
-        return fem_fail(FEM_ERR_USAGE, "a coarse solver over MPI ranks is made from the matrix's values, "
-                                       "not from its pattern alone");
     return FEM_OK;
 }
 
@@ -87,14 +82,12 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
     }
     if (type == COARSE_CHOLMOD) {
 #ifdef FEMTO_HAVE_CHOLMOD
-        return cholmod_coarse_create(A, o->cache_dir, o->pattern_only, be);
+        return cholmod_coarse_create(A, o->cache_dir, be);
 #else
         return fem_fail(FEM_ERR_USAGE, "the CHOLMOD coarse solver is not built in (femto was built without "
                                        "SuiteSparse: on Debian, apt-get install libsuitesparse-dev)");
 #endif
     }
-    if (o->pattern_only)
-        return fem_fail(FEM_ERR_USAGE, "BoomerAMG's setup needs the coarse matrix's values, not its pattern alone");
 #ifdef FEMTO_HAVE_HYPRE
     return boomeramg_create(A, o, be);
 #else
@@ -168,7 +161,6 @@ static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
         FEM_TRY(create_backend(dev, A, &o, o.type, &cs->be));
     }
     cs->st.setup_seconds = omp_get_wtime() - t0;
-    cs->factorised = !o.pattern_only;
     snprintf(cs->description, sizeof cs->description, "%s%s", cs->be.description, cs->why_not);
     if (!cs->be.device_vectors && dev->kind != DEV_CPU) {
         FEM_ALLOC(cs->hb, cs->n, "the coarse solver's host right-hand side");
@@ -193,8 +185,6 @@ int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
 }
 
 int coarse_apply(CoarseSolver *cs, const double *b, double *x) {
-    if (!cs->factorised)
-        return fem_fail(FEM_ERR_INTERNAL, "the coarse solver was applied before it was given the matrix's values");
     double t0 = omp_get_wtime();
     if (cs->hb) {
         Device *d = cs->dev;
@@ -218,65 +208,8 @@ int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done) {
     if (!cs || !cs->be.refactor || A->nrows != cs->n) return FEM_OK;
     double t0 = omp_get_wtime();
     FEM_TRY(cs->be.refactor(cs->be.impl, A, done));
-    if (!*done) return FEM_OK;
-    cs->st.setup_seconds += omp_get_wtime() - t0;
-    cs->factorised = 1;
-    if (cs->be.describe) {
-        cs->be.describe(cs->be.impl, cs->be.description, sizeof cs->be.description);
-        snprintf(cs->description, sizeof cs->description, "%s%s", cs->be.description, cs->why_not);
-    }
+    if (*done) cs->st.setup_seconds += omp_get_wtime() - t0;
     return FEM_OK;
-}
-
-struct CoarseStart {
-    pthread_t thread;
-    Device *dev;
-    CsrMatrix pattern; /* the caller's rows and columns; no values */
-    CoarseOptions opt;
-    int threads; /* the caller's OpenMP threads: a new thread starts with OpenMP's default */
-    CoarseSolver *cs;
-    double seconds;
-};
-
-static void *start_thread(void *arg) {
-    CoarseStart *s = arg;
-    double t0 = omp_get_wtime();
-    omp_set_num_threads(s->threads);
-    /* a GPU is current per thread: sync makes the device's GPU this thread's */
-    if ((s->dev->ops.sync && s->dev->ops.sync(s->dev) != FEM_OK) ||
-        coarse_create(s->dev, &s->pattern, &s->opt, &s->cs) != FEM_OK) {
-        s->cs = NULL;
-        fem_clear_error(); /* coarse_create with the values says it again, where it counts */
-    }
-    s->seconds = omp_get_wtime() - t0;
-    return NULL;
-}
-
-CoarseStart *coarse_start(Device *dev, const CsrMatrix *pattern, const CoarseOptions *opt) {
-    if (opt && (opt->global || opt->type == COARSE_BOOMERAMG)) return NULL;
-    CoarseStart *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->dev = dev;
-    s->pattern = *pattern;
-    s->pattern.vals = NULL;
-    if (opt) s->opt = *opt;
-    s->opt.pattern_only = 1;
-    s->threads = omp_get_max_threads();
-    if (pthread_create(&s->thread, NULL, start_thread, s) != 0) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-CoarseSolver *coarse_wait(CoarseStart *s, double *seconds) {
-    *seconds = 0.0;
-    if (!s) return NULL;
-    pthread_join(s->thread, NULL);
-    CoarseSolver *cs = s->cs;
-    *seconds = s->seconds;
-    free(s);
-    return cs;
 }
 
 const char *coarse_describe(const CoarseSolver *cs) {

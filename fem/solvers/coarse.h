@@ -60,9 +60,6 @@ typedef struct {
     /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the same
      * mesh (cuDSS's reordering: fem/solvers/order_cache.h); NULL: nothing is kept. */
     const char *cache_dir;
-    /* Set by coarse_start: the solver does what depends on A's pattern alone and never reads A's values; its
-     * first coarse_refactor factorises. A solver that cannot (BoomerAMG, one over MPI ranks) refuses. */
-    int pattern_only;
 } CoarseOptions;
 
 typedef struct CoarseSolver CoarseSolver;
@@ -78,20 +75,6 @@ int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
  * so CG may use it as a preconditioner; it is A^-1 to rounding for cuDSS and CHOLMOD. A host solver
  * (BoomerAMG, CHOLMOD) on a CUDA device downloads b, solves on the host and uploads x. */
 int coarse_apply(CoarseSolver *cs, const double *b, double *x);
-
-/* coarse_create's work on A's pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor), started on a thread
- * of its own, for a caller with other work to do before A's values are known (multigrid's smoothers and the
- * element matrices). pattern: A's rows and columns (its values are not read); they, and what opt points to,
- * must stay unchanged until coarse_wait. One process only (opt->global NULL). Returns NULL when nothing was
- * started: BoomerAMG named, over MPI ranks, or no thread. */
-typedef struct CoarseStart CoarseStart;
-CoarseStart *coarse_start(Device *dev, const CsrMatrix *pattern, const CoarseOptions *opt);
-
-/* Waits for s and frees it. Returns the solver made for the pattern, which only coarse_refactor with A's values
- * makes usable; or NULL when none could be made this way (BoomerAMG was AUTO's only choice, a library failed),
- * which is not an error: coarse_create then makes the solver and says what failed. *seconds: the thread's
- * time. */
-CoarseSolver *coarse_wait(CoarseStart *s, double *seconds);
 
 /* The solver made for A again with A's new values, where A has the pattern of the matrix it was made for and
  * the solver keeps what depends on the pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor): *done = 1,
@@ -128,8 +111,6 @@ typedef struct {
     /* Optional (coarse_refactor): A's values factorised with the analysis of the matrix impl was made for,
      * *done = 1; *done = 0 and nothing changed when A's pattern is another one. */
     int (*refactor)(void *impl, const CsrMatrix *A, int *done);
-    /* Optional: the description again, after a refactorisation (its time, the factor's size) */
-    void (*describe)(void *impl, char *out, size_t len);
     char description[256];
 } CoarseBackend;
 

@@ -4,12 +4,7 @@
  * Over MPI ranks (the level's operator has a halo) each rank assembles the rows of its local dofs from its
  * own cells (a ghost's row is a partial sum), numbers its dofs rank-contiguously through the halo, and
  * BoomerAMG sums the partial rows into their owners' rows. A constrained dof is constrained on every rank
- * that holds it (multigrid.c sees to it): its identity row is kept on the owner only.
- *
- * In one process the first setup gets a head start (mg_coarse_start): the matrix's pattern is known once the
- * level's space and constrained dofs are, so the solver's work on the pattern (cuDSS's analysis, CHOLMOD's
- * symbolic factor) runs on a thread of its own while multigrid sets up the smoothers and the element matrices
- * are computed; mg_coarse_setup then adds the values and factorises them (coarse_refactor). */
+ * that holds it (multigrid.c sees to it): its identity row is kept on the owner only. */
 #include "multigrid.h"
 
 #include "assemble.h"
@@ -50,39 +45,6 @@ int mg_coarse_matrix(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **g
     return op->halo ? distribute(op, A, opt, global) : FEM_OK;
 }
 
-static CoarseOptions coarse_options(const Operator *op, const PcSettings *set) {
-    const Space *sp = op->space;
-    return (CoarseOptions){.type = (CoarseType)set->coarse,
-                           .block_size = sp->ncomp,
-                           .coords = sp->ncomp > 1 ? sp->node_x : NULL,
-                           .dim = sp->mesh->dim,
-                           .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3,
-                           .cache_dir = set->cache_dir};
-}
-
-/* The head start's pieces gone: the analysis waited for (its solver returned, or NULL), plan and pattern freed. */
-static CoarseSolver *finish_start(MgCoarse *c, double *beside) {
-    CoarseSolver *cs = coarse_wait(c->start, beside);
-    c->start = NULL;
-    OpAssembly *plan = c->plan;
-    op_assembly_destroy(&plan);
-    c->plan = NULL;
-    csr_destroy(&c->pattern);
-    return cs;
-}
-
-int mg_coarse_start(MgCoarse *c, Operator *op, const PcSettings *set) {
-    CoarseOptions opt = coarse_options(op, set);
-    if (c->solver || c->plan || op->halo || opt.type == COARSE_BOOMERAMG) return FEM_OK;
-    double t0 = now();
-    OpAssembly *plan = NULL;
-    FEM_TRY(op_assembly_pattern(op, &c->pattern, &plan));
-    c->plan = plan;
-    c->start = coarse_start(op->dev, &c->pattern, &opt);
-    c->pattern_seconds = now() - t0;
-    return FEM_OK;
-}
-
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set) {
     (void)diag;
     c->op = op;
@@ -92,23 +54,17 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     CoarseSolver *old = c->solver;
     if (old && op->halo) coarse_destroy(&old);
     c->solver = NULL;
-    CoarseOptions opt = coarse_options(op, set);
-    CsrMatrix A = {0};
+    const Space *sp = op->space;
+    CoarseOptions opt = {.type = (CoarseType)set->coarse,
+                         .block_size = sp->ncomp,
+                         .coords = sp->ncomp > 1 ? sp->node_x : NULL,
+                         .dim = sp->mesh->dim,
+                         .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3,
+                         .cache_dir = set->cache_dir};
+    CsrMatrix A;
     int64_t *global = NULL;
-    double t0 = now(), waited = 0.0, beside = 0.0;
-    int status;
-    if (c->plan) { /* mg_coarse_start's head start: the values into its pattern, then its analysis */
-        status = op_assembly_values(op, c->plan, &c->pattern);
-        A = c->pattern;
-        memset(&c->pattern, 0, sizeof c->pattern); /* A's now */
-        double t = now();
-        CoarseSolver *started = finish_start(c, &beside);
-        waited = now() - t;
-        if (old) coarse_destroy(&old);
-        old = started;
-    } else {
-        status = mg_coarse_matrix(op, &A, &opt, &global);
-    }
+    double t0 = now();
+    int status = mg_coarse_matrix(op, &A, &opt, &global);
     double t1 = now();
     CoarseSolver *cs = NULL;
     int kept = 0;
@@ -119,10 +75,8 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     if (!status && !kept) status = coarse_create(op->dev, &A, &opt, &cs);
     free(global);
     csr_destroy(&A);
-    c->assembly_seconds = c->pattern_seconds + (t1 - t0 - waited);
-    c->solver_seconds = now() - t1 + waited;
-    c->beside_seconds = beside;
-    c->pattern_seconds = 0.0;
+    c->assembly_seconds = t1 - t0;
+    c->solver_seconds = now() - t1;
     FEM_TRY(status);
     c->solver = cs;
     snprintf(c->description, sizeof c->description, "%s", coarse_describe(cs));
@@ -138,10 +92,7 @@ const char *mg_coarse_describe(const MgCoarse *c) {
 }
 
 void mg_coarse_destroy(MgCoarse *c) {
-    double beside;
-    CoarseSolver *cs = c->plan ? finish_start(c, &beside) : NULL; /* a head start never finished */
-    if (cs) coarse_destroy(&cs);
-    cs = c->solver;
+    CoarseSolver *cs = c->solver;
     if (cs) coarse_destroy(&cs);
     memset(c, 0, sizeof *c);
 }

@@ -218,16 +218,12 @@ static void describe(Multigrid *mg, double t_levels, double t_smooth) {
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
                         mg->L[l].op->space->order);
     if (len < (int)sizeof mg->description)
-        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
-                        "), Chebyshev(%d) smoothing, coarse: %s; setup %.2f s (levels %.2f s, smoothers %.2f s, "
-                        "coarse assembly %.2f s, coarse solver %.2f s",
-                        mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse),
-                        t_levels + t_smooth + mg->coarse.assembly_seconds + mg->coarse.solver_seconds, t_levels,
-                        t_smooth, mg->coarse.assembly_seconds, mg->coarse.solver_seconds);
-    if (len < (int)sizeof mg->description)
-        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
-                        mg->coarse.beside_seconds > 0 ? "; its analysis %.2f s beside the smoothers)" : ")",
-                        mg->coarse.beside_seconds);
+        snprintf(mg->description + len, sizeof mg->description - (size_t)len,
+                 "), Chebyshev(%d) smoothing, coarse: %s; setup %.2f s (levels %.2f s, smoothers %.2f s, coarse "
+                 "assembly %.2f s, coarse solver %.2f s)",
+                 mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse),
+                 t_levels + t_smooth + mg->coarse.assembly_seconds + mg->coarse.solver_seconds, t_levels, t_smooth,
+                 mg->coarse.assembly_seconds, mg->coarse.solver_seconds);
 }
 
 static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
@@ -238,7 +234,6 @@ static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
         mg = pc->data = calloc(1, sizeof *mg);
         if (!mg) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for multigrid");
         FEM_TRY(mg_build(mg, op, &pc->set));
-        FEM_TRY(mg_coarse_start(&mg->coarse, mg->L[mg->n - 1].op, &pc->set));
     }
     for (int l = 0; l < mg->n; l++) {
         MgLevel *L = &mg->L[l];

@@ -17,14 +17,7 @@ typedef struct {
     Operator *op;
     void *solver; /* CoarseSolver */
     char description[256];
-    /* the last setup's: assembly (pattern and values), the solver on the setup's path (its wait for the
-     * analysis, the factorisation), and the analysis's own time on its thread (0: not on a thread) */
-    double assembly_seconds, solver_seconds, beside_seconds;
-    /* between mg_coarse_start and mg_coarse_setup: the matrix's pattern, its assembly plan (OpAssembly), the
-     * analysis under way (CoarseStart) and the pattern's time */
-    CsrMatrix pattern;
-    void *plan, *start;
-    double pattern_seconds;
+    double assembly_seconds, solver_seconds; /* the last setup's */
 } MgCoarse;
 
 /* The coarsest level's matrix as its solver receives it: op assembled; over MPI ranks (op has a halo) this
@@ -32,11 +25,6 @@ typedef struct {
  * NULL in one process), opt's global, nowned and first set. */
 int mg_coarse_matrix(Operator *op, CsrMatrix *A, CoarseOptions *opt, int64_t **global);
 
-/* The first setup's head start, in one process: op's pattern assembled, and the coarse solver's work on it
- * (cuDSS's analysis, CHOLMOD's symbolic factor: coarse_start) begun on a thread of its own while the caller
- * sets up the smoothers; mg_coarse_setup finishes it. Nothing is started over MPI ranks, for BoomerAMG, or
- * when a solver is already made (it is kept: coarse_refactor). */
-int mg_coarse_start(MgCoarse *c, Operator *op, const PcSettings *set);
 int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings *set);
 int mg_coarse_apply(MgCoarse *c, const Vec *b, Vec *x);
 const char *mg_coarse_describe(const MgCoarse *c);

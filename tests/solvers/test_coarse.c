@@ -343,41 +343,6 @@ static void check_refactor(CoarseSolver *cs, BoxProblem *p, int (*apply)(void *,
     csr_destroy(&other);
 }
 
-/* coarse_start on p's pattern (a thread of its own), coarse_wait, and the first coarse_refactor with p's values:
- * the solver is unusable before the values come, then solves with backward error <= tol, as one made whole.
- * *out: the solver (apply: the solve on the host's vectors, through ctx, which holds *out). */
-static void check_started(Device *dev, BoxProblem *p, CoarseType type, CoarseSolver **out,
-                          int (*apply)(void *, const double *, double *), void *ctx, double *x, double *work,
-                          double tol) {
-    CoarseOptions o = options(p, type);
-    CoarseStart *start = coarse_start(dev, &p->A, &o);
-    CHECK(start != NULL, "%s: coarse_start began the analysis", coarse_type_name(type));
-    double seconds = -1.0;
-    CoarseSolver *cs = *out = coarse_wait(start, &seconds);
-    CHECK(cs != NULL && seconds >= 0.0, "%s: the pattern's analysis made a solver", coarse_type_name(type));
-    if (!cs) return;
-    printf("%s made from the pattern in %.3f s: %s\n", coarse_type_name(type), seconds, coarse_describe(cs));
-    CHECK(strstr(coarse_describe(cs), "not factorised yet") != NULL, "description \"%s\"", coarse_describe(cs));
-    expect_failure(apply(ctx, p->b, x), FEM_ERR_INTERNAL, "before it was given the matrix's values",
-                   "applied before its values");
-    int done = 0;
-    CHECK_OK(coarse_refactor(cs, &p->A, &done));
-    CHECK(done, "%s: the first refactorisation factorises the pattern's solver", coarse_type_name(type));
-    CHECK_OK(apply(ctx, p->b, x));
-    double omega = backward_error(&p->A, p->b, x, work);
-    printf("then factorised: backward error %.2e; %s\n", omega, coarse_describe(cs));
-    CHECK(omega <= tol, "%s made from the pattern: backward error %.2e, expected <= %.0e", coarse_type_name(type),
-          omega, tol);
-    CHECK(!strstr(coarse_describe(cs), "not factorised yet"), "description \"%s\"", coarse_describe(cs));
-    /* nothing is started where values are needed from the start */
-    o = options(p, COARSE_BOOMERAMG);
-    CHECK(coarse_start(dev, &p->A, &o) == NULL, "coarse_start with BoomerAMG named starts nothing");
-    int64_t global = 0;
-    o = options(p, type);
-    o.global = &global;
-    CHECK(coarse_start(dev, &p->A, &o) == NULL, "coarse_start over MPI ranks starts nothing");
-}
-
 static CoarseType auto_choice(Device *cpu, const CsrMatrix *A, int block_size) {
     CoarseOptions o = {.type = COARSE_AUTO, .block_size = block_size};
     CoarseSolver *cs;
@@ -420,11 +385,6 @@ static void test_auto(Device *cpu) {
           coarse_type_name(above), coarse_type_name(above_expected));
 }
 
-/* apply_host for a solver that check_started makes: ctx is where it puts it */
-static int apply_started(void *ctx, const double *r, double *z) {
-    return coarse_apply(*(CoarseSolver **)ctx, r, z);
-}
-
 /* CHOLMOD: one application is a solve to rounding, so CG preconditioned by it takes one iteration. */
 static void test_direct(Device *cpu) {
     for (int beam = 0; beam < 2; beam++) {
@@ -453,11 +413,8 @@ static void test_direct(Device *cpu) {
         CHECK(st.type == COARSE_CHOLMOD && st.applications == 3, "stats: %s, %d applications",
               coarse_type_name(st.type), st.applications);
         check_refactor(cs, &p, apply_host, cs, x, work, 1e-15);
-        coarse_destroy(&cs);
-        CoarseSolver *started = NULL;
-        check_started(cpu, &p, COARSE_CHOLMOD, &started, apply_started, &started, x, work, 1e-15);
-        coarse_destroy(&started);
         free(x), free(work);
+        coarse_destroy(&cs);
         box_destroy(&p);
     }
 }
@@ -528,8 +485,6 @@ static int test_gpu_cudss(void) {
     printf("cuDSS direct solve: relative residual %.2e; %s\n", relres, coarse_describe(g.cs));
     CHECK(relres <= 1e-10, "cuDSS solve: relative residual %.2e, expected <= 1e-10", relres);
     check_refactor(g.cs, &p, apply_gpu, &g, x, work, 1e-14);
-    coarse_destroy(&g.cs);
-    check_started(&gpu, &p, COARSE_CUDSS, &g.cs, apply_gpu, &g, x, work, 1e-14);
     coarse_destroy(&g.cs);
     CgRun run = gpu_cg(&g, &p, COARSE_CUDSS, 1e-8, "CG + cuDSS:");
     CHECK(run.iterations <= 1, "CG preconditioned by cuDSS took %d iterations, expected 1", run.iterations);
