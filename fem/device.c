@@ -3,7 +3,6 @@
 
 #include "error.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,7 @@ int device_available(DevKind kind) {
     return kind > DEV_AUTO && kind < DEV_NKINDS && factories[kind] != NULL;
 }
 
-static int create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
+int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
     if (kind == DEV_AUTO) {
         if (device_available(DEV_CUDA) && factories[DEV_CUDA](d, threads, assembly) == FEM_OK) return FEM_OK;
         fem_clear_error();
@@ -35,42 +34,14 @@ static int create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
     return factories[kind](d, threads, assembly);
 }
 
-
 /* The sizes of a device's live allocations by address: device_free is given only the address, and a GPU
  * pointer has no host-readable header to keep the size in. Open addressing with linear probing; deletion
- * shifts the following entries back, so no tombstones accumulate over a run's allocate/free cycles. A device
- * made by device_create has its table from the start, and its lock lets several threads allocate (a coarse
- * solver's analysis runs on a thread of its own: fem/solvers/coarse.h); one made otherwise (a test's) gets
- * the table at its first allocation. */
+ * shifts the following entries back, so no tombstones accumulate over a run's allocate/free cycles. */
 typedef struct DeviceAllocs {
     size_t cap, count; /* cap: a power of two, or 0 */
     uintptr_t *addr;   /* 0: empty slot */
     size_t *bytes;
-    pthread_mutex_t lock; /* the table and the device's byte counts */
 } DeviceAllocs;
-
-static DeviceAllocs *allocs_new(void) {
-    DeviceAllocs *t = calloc(1, sizeof *t);
-    if (t && pthread_mutex_init(&t->lock, NULL) != 0) free(t), t = NULL;
-    return t;
-}
-
-static void allocs_lock(Device *d) {
-    if (d->allocs) pthread_mutex_lock(&d->allocs->lock);
-}
-
-static void allocs_unlock(Device *d) {
-    if (d->allocs) pthread_mutex_unlock(&d->allocs->lock);
-}
-
-int device_create(Device *d, DevKind kind, int threads, AssembleKind assembly) {
-    FEM_TRY(create(d, kind, threads, assembly));
-    if (!d->allocs && !(d->allocs = allocs_new())) {
-        device_destroy(d);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory recording the device's allocations");
-    }
-    return FEM_OK;
-}
 
 static size_t allocs_home(const DeviceAllocs *t, uintptr_t a) {
     uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing: addresses are multiples of 16 */
@@ -85,7 +56,7 @@ static size_t allocs_slot(const DeviceAllocs *t, uintptr_t a) {
 }
 
 static int allocs_grow(DeviceAllocs *t) {
-    DeviceAllocs n = {.cap = t->cap ? 2 * t->cap : 256, .count = t->count}; /* (its lock is not used) */
+    DeviceAllocs n = {t->cap ? 2 * t->cap : 256, t->count, NULL, NULL};
     n.addr = calloc(n.cap, sizeof *n.addr);
     n.bytes = malloc(n.cap * sizeof *n.bytes);
     if (!n.addr || !n.bytes) {
@@ -98,11 +69,13 @@ static int allocs_grow(DeviceAllocs *t) {
             n.addr[s] = t->addr[i], n.bytes[s] = t->bytes[i];
         }
     free(t->addr), free(t->bytes);
-    t->cap = n.cap, t->addr = n.addr, t->bytes = n.bytes;
+    *t = n;
     return FEM_OK;
 }
 
 static int allocs_put(Device *d, const void *p, size_t bytes) {
+    if (!d->allocs && !(d->allocs = calloc(1, sizeof *d->allocs)))
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory recording the device's allocations");
     DeviceAllocs *t = d->allocs;
     if (2 * (t->count + 1) > t->cap) FEM_TRY(allocs_grow(t));
     size_t s = allocs_slot(t, (uintptr_t)p);
@@ -137,38 +110,26 @@ static size_t allocs_take(DeviceAllocs *t, const void *p) {
 void device_destroy(Device *d) {
     if (!d) return;
     if (d->ops.destroy) d->ops.destroy(d);
-    if (d->allocs) {
-        pthread_mutex_destroy(&d->allocs->lock);
-        free(d->allocs->addr), free(d->allocs->bytes), free(d->allocs);
-    }
+    if (d->allocs) free(d->allocs->addr), free(d->allocs->bytes), free(d->allocs);
     d->allocs = NULL;
-}
-
-static void count_bytes(Device *d, int64_t bytes) {
-    d->bytes_in_use += bytes;
-    if (d->bytes_in_use > d->bytes_peak) d->bytes_peak = d->bytes_in_use;
 }
 
 int device_alloc(Device *d, void **p, size_t bytes) {
     if (!bytes) bytes = 8;
-    if (!d->allocs && !(d->allocs = allocs_new()))
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory recording the device's allocations");
     FEM_TRY(d->ops.alloc(d, p, bytes));
-    allocs_lock(d);
     int status = allocs_put(d, *p, bytes);
-    if (!status) count_bytes(d, (int64_t)bytes);
-    allocs_unlock(d);
     if (status) {
         d->ops.free(d, *p);
         *p = NULL;
+        return status;
     }
-    return status;
+    device_count_bytes(d, (int64_t)bytes);
+    return FEM_OK;
 }
 
 void device_count_bytes(Device *d, int64_t bytes) {
-    allocs_lock(d);
-    count_bytes(d, bytes);
-    allocs_unlock(d);
+    d->bytes_in_use += bytes;
+    if (d->bytes_in_use > d->bytes_peak) d->bytes_peak = d->bytes_in_use;
 }
 
 int device_host_alloc(Device *d, void **p, size_t bytes) {
@@ -194,9 +155,7 @@ int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes) {
 
 void device_free(Device *d, void *p) {
     if (!p) return;
-    allocs_lock(d);
-    count_bytes(d, -(int64_t)allocs_take(d->allocs, p));
-    allocs_unlock(d);
+    device_count_bytes(d, -(int64_t)allocs_take(d->allocs, p));
     d->ops.free(d, p);
 }
 

@@ -124,8 +124,7 @@ void device_destroy(Device *d);
 QfFn device_qfunction(const Device *d, int id);
 
 /* Memory: these count the bytes in use and their peak (bytes_in_use, bytes_peak); allocate and free through
- * them rather than through d->ops so that the counts hold. On a device made by device_create they may be
- * called from several threads at once. */
+ * them rather than through d->ops so that the counts hold. */
 int device_alloc(Device *d, void **p, size_t bytes);
 int device_alloc_copy(Device *d, void **p, const void *host, size_t bytes); /* alloc + upload */
 void device_free(Device *d, void *p);

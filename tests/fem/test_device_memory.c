@@ -7,12 +7,10 @@
  * step bytes_in_use equals the exact sum of the live sizes, bytes_peak equals the largest sum seen; a
  * zero-byte request counts as 8 bytes (what device_alloc allocates); freeing NULL changes nothing; at the end
  * bytes_in_use is 0 and the peak stays; device_count_bytes (a library's own allocations) moves both the same
- * way. Then four threads allocate and free at once (a coarse solver's analysis allocates on a thread of its
- * own beside the main thread): every buffer is counted once, and at the end nothing is in use. */
+ * way. */
 #include "common/femto_test.h"
 #include "fem/error.h"
 
-#include <pthread.h>
 #include <string.h>
 
 enum { NBUF = 3000 };
@@ -36,46 +34,6 @@ static void free_some(Device *d, void **p, int step, int rest) {
             return;
         }
     }
-}
-
-enum { NTHREADS = 4, PER_THREAD = 2000 };
-
-typedef struct {
-    Device *d;
-    int failures;
-} Worker;
-
-/* Allocates PER_THREAD buffers of 16 (i + 1) bytes, freeing every other one as it goes, then the rest. */
-static void *worker(void *arg) {
-    Worker *w = arg;
-    static _Thread_local void *p[PER_THREAD];
-    for (int i = 0; i < PER_THREAD; i++) {
-        w->failures += device_alloc(w->d, &p[i], 16 * (size_t)(i + 1)) != FEM_OK;
-        if (i % 2) device_free(w->d, p[i - 1]), p[i - 1] = NULL;
-    }
-    for (int i = 0; i < PER_THREAD; i++) device_free(w->d, p[i]), p[i] = NULL;
-    return NULL;
-}
-
-static void concurrent(Device *d) {
-    pthread_t t[NTHREADS];
-    Worker w[NTHREADS];
-    int64_t peak = d->bytes_peak;
-    for (int k = 0; k < NTHREADS; k++) {
-        w[k] = (Worker){.d = d};
-        CHECK(pthread_create(&t[k], NULL, worker, &w[k]) == 0, "starting thread %d", k);
-    }
-    int failures = 0;
-    for (int k = 0; k < NTHREADS; k++) pthread_join(t[k], NULL), failures += w[k].failures;
-    CHECK(failures == 0, "%d allocations failed on the threads", failures);
-    CHECK(d->bytes_in_use == 0, "after %d threads allocated and freed at once: %lld bytes in use, expected 0",
-          NTHREADS, (long long)d->bytes_in_use);
-    /* each thread holds at most PER_THREAD / 2 + 1 buffers; all of them together, at most the sum */
-    int64_t bound = NTHREADS * 16LL * PER_THREAD * (PER_THREAD + 1) / 2;
-    CHECK(d->bytes_peak >= peak && d->bytes_peak <= peak + bound, "peak %lld after the threads (before %lld)",
-          (long long)d->bytes_peak, (long long)peak);
-    printf("%d threads, %d allocations each at once: nothing in use after, peak %lld bytes\n", NTHREADS,
-           PER_THREAD, (long long)d->bytes_peak);
 }
 
 int main(int argc, char **argv) {
@@ -113,7 +71,6 @@ int main(int argc, char **argv) {
     CHECK(d.bytes_in_use == 0 && d.bytes_peak == full + 1000,
           "after a library's allocation and free of %lld bytes: in use %lld, peak %lld",
           (long long)(full + 1000), (long long)d.bytes_in_use, (long long)d.bytes_peak);
-    concurrent(&d);
     device_destroy(&d);
     return test_result("test_device_memory");
 }
