@@ -52,7 +52,7 @@ static const OpBlock *op_block(const Operator *op, int k) {
     return k < op->ncells ? &op->cells[k] : &op->facets[k - op->ncells];
 }
 
-/* Element counts and offsets, and the element nodes. */
+/* Element counts and offsets, the element nodes, and every block's element matrices. */
 static int gather_elements(Operator *op, Elements *E) {
     const Space *sp = op->space;
     int nblocks = op->ncells + op->nfacets;
@@ -70,6 +70,8 @@ static int gather_elements(Operator *op, Elements *E) {
         }
     }
     FEM_ALLOC(E->node, E->eoff[E->nelem] + 1, "element nodes for assembly");
+    E->K = fem_malloc(sizeof(double) * (size_t)(E->koff[E->nelem] + 1), "element matrices");
+    if (!E->K) return FEM_ERR_INTERNAL;
     g = 0;
     for (int k = 0; k < nblocks; k++) {
         const OpBlock *b = op_block(op, k);
@@ -78,20 +80,6 @@ static int gather_elements(Operator *op, Elements *E) {
         const SpaceBlock *sb = facet ? &sp->facets[bi] : &sp->cells[bi];
         for (int64_t e = 0; e < b->nelem; e++)
             memcpy(E->node + E->eoff[g + e], &sb->dofs[(facet ? b->list[e] : e) * nd], sizeof(fem_idx) * nd);
-        g += b->nelem;
-    }
-    return FEM_OK;
-}
-
-/* Every block's element matrices, at the state of the operator's last residual. */
-static int element_matrices(Operator *op, Elements *E) {
-    if (!E->K) E->K = fem_malloc(sizeof(double) * (size_t)(E->koff[E->nelem] + 1), "element matrices");
-    if (!E->K) return FEM_ERR_INTERNAL;
-    int64_t g = 0;
-    for (int k = 0; k < op->ncells + op->nfacets; k++) {
-        const OpBlock *b = op_block(op, k);
-        int facet = k >= op->ncells, bi = facet ? k - op->ncells : k;
-        if (b->nelem == 0) continue;
         FEM_TRY(op->ops.element_matrices(op, facet, bi, E->K + E->koff[g]));
         g += b->nelem;
     }
@@ -212,44 +200,27 @@ static int row_starts(const Elements *E, const Pattern *P, CsrMatrix *A) {
         return fem_fail(FEM_ERR_INTERNAL, "a sparse matrix of %lld rows: too many for 32-bit columns",
                         (long long)A->nrows);
     A->cols = fem_malloc(sizeof *A->cols * (size_t)(A->nnz + 1), "a sparse matrix's columns");
-    A->vals = fem_calloc((size_t)A->nnz + 1, sizeof *A->vals, "a sparse matrix's values");
+    A->vals = fem_malloc(sizeof *A->vals * (size_t)(A->nnz + 1), "a sparse matrix's values");
     return A->cols && A->vals ? FEM_OK : FEM_ERR_INTERNAL;
 }
 
-/* The offset of each neighbour's first free dof within the rows of node i, in where[] (a thread's scratch). */
-static void neighbour_offsets(const Pattern *P, int64_t i, int64_t *where) {
+/* The rows of node i: columns, then the sum of its elements' entries, element by element. where[j] is the
+ * thread's scratch: the offset of node j's first free dof within the rows of node i. */
+static void node_rows(const Elements *E, const Pattern *P, int64_t i, int64_t *where, CsrMatrix *A) {
+    int nc = E->nc;
     int64_t off = 0;
     for (int64_t q = P->adj_off[i]; q < P->adj_off[i + 1]; q++)
         where[P->adj[q]] = off, off += P->nfree[P->adj[q]];
-}
-
-/* The columns of node i's rows: a constrained dof's diagonal, a free dof's neighbours' free dofs. */
-static void node_columns(const Elements *E, const Pattern *P, int64_t i, CsrMatrix *A) {
-    int nc = E->nc;
     for (int a = 0; a < nc; a++) {
-        int64_t r = i * nc + a, k = A->rowptr[r];
+        int64_t r = i * nc + a, base = A->rowptr[r];
         if (P->free_index[r] < 0) {
-            A->cols[k] = (int32_t)r;
+            A->cols[base] = (int32_t)r, A->vals[base] = 1.0;
             continue;
         }
-        for (int64_t q = P->adj_off[i]; q < P->adj_off[i + 1]; q++)
+        for (int64_t q = P->adj_off[i], k = base; q < P->adj_off[i + 1]; q++)
             for (int b = 0; b < nc; b++)
-                if (P->free_index[P->adj[q] * nc + b] >= 0) A->cols[k++] = (int32_t)(P->adj[q] * nc + b);
-    }
-}
-
-/* The values of node i's rows: a constrained dof's 1, a free dof's sum of its elements' entries, element by
- * element. */
-static void node_values(const Elements *E, const Pattern *P, int64_t i, int64_t *where, CsrMatrix *A) {
-    int nc = E->nc;
-    neighbour_offsets(P, i, where);
-    for (int a = 0; a < nc; a++) {
-        int64_t r = i * nc + a;
-        double *row = A->vals + A->rowptr[r];
-        if (P->free_index[r] < 0)
-            row[0] = 1.0;
-        else
-            memset(row, 0, sizeof *row * (size_t)(A->rowptr[r + 1] - A->rowptr[r]));
+                if (P->free_index[P->adj[q] * nc + b] >= 0)
+                    A->cols[k] = (int32_t)(P->adj[q] * nc + b), A->vals[k++] = 0.0;
     }
     for (int64_t p = E->inc_off[i]; p < E->inc_off[i + 1]; p++) {
         int64_t g = E->inc_elem[p], nd = E->eoff[g + 1] - E->eoff[g], m = nd * nc;
@@ -270,68 +241,36 @@ static void node_values(const Elements *E, const Pattern *P, int64_t i, int64_t 
     }
 }
 
-/* Pass 0 writes every row's columns, pass 1 its values (parallel over nodes). */
-static int fill_rows(const Elements *E, const Pattern *P, int pass, CsrMatrix *A) {
+static int fill_rows(const Elements *E, const Pattern *P, CsrMatrix *A) {
     int status = FEM_OK;
 #pragma omp parallel
     {
-        int64_t *where = pass ? malloc(sizeof *where * (size_t)(E->nnodes + 1)) : NULL;
-        if (pass && !where) {
+        int64_t *where = malloc(sizeof *where * (size_t)(E->nnodes + 1));
+        if (!where) {
 #pragma omp atomic write
             status = FEM_ERR_INTERNAL;
         }
 #pragma omp for schedule(dynamic, 256)
-        for (int64_t i = 0; i < E->nnodes; i++) {
-            if (!pass)
-                node_columns(E, P, i, A);
-            else if (where)
-                node_values(E, P, i, where, A);
-        }
+        for (int64_t i = 0; i < E->nnodes; i++)
+            if (where) node_rows(E, P, i, where, A);
         free(where);
     }
     if (status) return fem_fail(status, "out of host memory assembling a matrix (node offsets per thread)");
     return FEM_OK;
 }
 
-struct OpAssembly {
-    Elements E;
-    Pattern P;
-};
-
-void op_assembly_destroy(OpAssembly **plan) {
-    if (!plan || !*plan) return;
-    elements_destroy(&(*plan)->E);
-    pattern_destroy(&(*plan)->P);
-    free(*plan);
-    *plan = NULL;
-}
-
-int op_assembly_pattern(Operator *op, CsrMatrix *A, OpAssembly **plan) {
-    memset(A, 0, sizeof *A);
-    *plan = fem_calloc(1, sizeof **plan, "an assembly plan");
-    if (!*plan) return FEM_ERR_INTERNAL;
-    Elements *E = &(*plan)->E;
-    Pattern *P = &(*plan)->P;
-    int status = gather_elements(op, E);
-    if (!status) status = transpose(E);
-    if (!status) status = node_pattern(E, P);
-    if (!status) status = free_dofs(op, E->nc, E->nnodes, P);
-    if (!status) status = row_starts(E, P, A);
-    if (!status) status = fill_rows(E, P, 0, A);
-    if (status) op_assembly_destroy(plan), csr_destroy(A);
-    return status;
-}
-
-int op_assembly_values(Operator *op, OpAssembly *plan, CsrMatrix *A) {
-    FEM_TRY(element_matrices(op, &plan->E));
-    return fill_rows(&plan->E, &plan->P, 1, A);
-}
-
 int op_assemble(Operator *op, CsrMatrix *A) {
-    OpAssembly *plan = NULL;
-    FEM_TRY(op_assembly_pattern(op, A, &plan));
-    int status = op_assembly_values(op, plan, A);
-    op_assembly_destroy(&plan);
+    memset(A, 0, sizeof *A);
+    Elements E = {0};
+    Pattern P = {0};
+    int status = gather_elements(op, &E);
+    if (!status) status = transpose(&E);
+    if (!status) status = node_pattern(&E, &P);
+    if (!status) status = free_dofs(op, E.nc, E.nnodes, &P);
+    if (!status) status = row_starts(&E, &P, A);
+    if (!status) status = fill_rows(&E, &P, A);
+    elements_destroy(&E);
+    pattern_destroy(&P);
     if (status) csr_destroy(A);
     return status;
 }

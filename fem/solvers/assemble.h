@@ -12,15 +12,6 @@ FEM_EXTERN_C_BEGIN
 
 int op_assemble(Operator *op, CsrMatrix *A);
 
-/* op_assemble in two steps, for a caller that hands the pattern to a solver's analysis before the values are
- * known: op_assembly_pattern makes A's rows and columns (values zero) from the element connectivity and the
- * constrained dofs, and the plan that op_assembly_values fills A's values with (the same matrix, bitwise, as
- * op_assemble's), as often as op's state changes; op_assembly_destroy frees the plan (A is the caller's). */
-typedef struct OpAssembly OpAssembly;
-int op_assembly_pattern(Operator *op, CsrMatrix *A, OpAssembly **plan);
-int op_assembly_values(Operator *op, OpAssembly *plan, CsrMatrix *A);
-void op_assembly_destroy(OpAssembly **plan);
-
 FEM_EXTERN_C_END
 
 #endif

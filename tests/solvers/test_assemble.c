@@ -2,8 +2,7 @@
  * matrices of every block (op->ops.element_matrices) as (row, column, value) triplets, constrained rows and
  * columns left out and a 1 on each constrained diagonal, summed by csr_from_triplets in triplet order (cell
  * blocks, then facet blocks, elements in order). op_assemble must give that matrix bitwise (same rows,
- * columns and values, compared with ==), with 1 and 3 threads alike, and so must op_assembly_pattern followed by
- * op_assembly_values (twice over one plan).
+ * columns and values, compared with ==), with 1 and 3 threads alike.
  *
  * usage: test_assemble check              elasticity (clamped beam, traction facets) and heat (a fixed
  *                                          temperature, convection facets), orders 1 and 2, tetrahedra
@@ -93,20 +92,7 @@ static void compare_assembly(Operator *op, const Model *md, const char *what) {
           (long long)R.nnz);
     expect_same(&A1, &R, "1 thread");
     expect_same(&A2, &R, "3 threads");
-    /* in two steps: the pattern first (values zero), then the values, twice over the same plan */
-    CsrMatrix P;
-    OpAssembly *plan = NULL;
-    CHECK_OK(op_assembly_pattern(op, &P, &plan));
-    int64_t nonzero = 0;
-    for (int64_t k = 0; k < P.nnz; k++) nonzero += P.vals[k] != 0.0;
-    CHECK(nonzero == 0, "%s: the pattern alone has %lld nonzero values", what, (long long)nonzero);
-    for (int pass = 0; pass < 2; pass++) {
-        CHECK_OK(op_assembly_values(op, plan, &P));
-        expect_same(&P, &R, pass ? "pattern, then values twice" : "pattern, then values");
-    }
-    op_assembly_destroy(&plan);
-    CHECK(plan == NULL, "op_assembly_destroy clears the plan");
-    csr_destroy(&R), csr_destroy(&A1), csr_destroy(&A2), csr_destroy(&P);
+    csr_destroy(&R), csr_destroy(&A1), csr_destroy(&A2);
 }
 
 /* The CHOLMOD coarse solver on op's assembled matrix: b = A x for a known x, then x back from b. x is smooth
