@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu wall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -198,6 +198,24 @@ for step in $steps; do
     done
     s=$(date +%s.%N); for i in 1 2 3 4 5; do ./femto-app --version > /dev/null; done
     echo "femto-app --version: $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", (b - a) / 5}') s" ;;
+  abwall) # issue 14: whole runs from the cached mesh, output off, alternating builds or settings in one call;
+    # AB_VARIANTS="LABEL:COMMAND ..." (commas for spaces, e.g. "base:./femto-app-base new:./femto-app
+    # nowarm:env,FEMTO_CUDSS_WARMUP=0,./femto-app"), AB_RUNS rounds, AB_PROBLEMS (cantilever-tet heat-cube)
+    o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
+    variants=${AB_VARIANTS:-"new:./femto-app"}
+    for xml in ${AB_PROBLEMS:-cantilever-tet heat-cube}; do
+      ./femto-app run $o/$xml.xml --device cuda > /dev/null 2>&1 # meshes once, or finds the cache
+      for i in $(seq 1 "${AB_RUNS:-4}"); do
+        for v in $variants; do
+          label=${v%%:*}; cmd=${v#*:}; cmd=${cmd//,/ }
+          s=$(date +%s.%N)
+          $cmd run $o/$xml.xml --device cuda -v > $o/ab.log 2>&1
+          wall=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
+          echo "== $xml $label $i: process $wall s; $(grep -E '^time:' $o/ab.log)"
+          grep -E "preconditioner:|^phases:" $o/ab.log | sed 's/^ */   /'
+        done
+      done
+    done ;;
   esac
   echo "== step $step took $(( $(date +%s) - t0 )) s"
 done
