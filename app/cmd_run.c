@@ -292,6 +292,7 @@ int app_run(const AppOptions *o) {
     if (!status) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
+        summary_add(&r.summary, "preconditioner_setups", r.pc_setups, "");
         summary_add(&r.summary, "linear_solves_capped", r.capped, "");
         summary_add(&r.summary, "warnings", r.warnings.count, "");
         summary_add(&r.summary, "plots", r.plots, "");

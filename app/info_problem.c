@@ -119,10 +119,9 @@ static void print_solver(const SolverSettings *s) {
                           : s->precond == PRECOND_CHEBYSHEV ? "Chebyshev-Jacobi"
                                                             : "none";
     printf("  solver: Newton rtol %g (of the residual's scale), atol %g, stol %g, at most %d iterations, "
-           "line search "
-           "%s, %d load step%s\n",
+           "line search %s, %d load step%s, preconditioner %s\n",
            s->rtol, s->atol, s->stol, s->max_iterations, on_off(s->line_search), s->load_steps,
-           s->load_steps == 1 ? "" : "s");
+           s->load_steps == 1 ? "" : "s", s->reuse_pc ? "reused while it serves" : "set up every iteration");
     printf("          linear: %s, preconditioner %s, rtol %g, at most %d iterations, GMRES restart %d\n",
            krylov[s->krylov], precond, s->linear_rtol, s->linear_max_iterations, s->restart);
     if (s->precond != PRECOND_MULTIGRID) return;

@@ -77,7 +77,7 @@ typedef struct {
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
     double t_phase[RUN_NPHASES];      /* finer: where setup and output go */
-    int newton_its, linear_its, capped; /* over every solve of the run, for the summary */
+    int newton_its, linear_its, capped, pc_setups; /* over every solve of the run, for the summary */
     double pc_seconds;                  /* preconditioner setups, part of the solve time */
     int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
     double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */

@@ -344,8 +344,12 @@ static void summary(PhysicsRun *p, const char *model) {
     PhysicsState s = state_of(p);
     if (p->t->summary(&s, &rep)) app_say(r->o, 1, "  (summary not available: %s)\n", fem_last_error());
     fem_clear_error();
-    app_say(r->o, 1, "  solver: %d step%s (%d cut back), %d Newton iterations, %d linear iterations\n", st->steps,
-            st->steps == 1 ? "" : "s", st->cutbacks, st->newton_iterations, st->linear_iterations);
+    app_say(r->o, 1,
+            "  solver: %d step%s (%d cut back), %d Newton iteration%s, %d linear iteration%s, %d preconditioner "
+            "setup%s\n",
+            st->steps, st->steps == 1 ? "" : "s", st->cutbacks, st->newton_iterations,
+            st->newton_iterations == 1 ? "" : "s", st->linear_iterations, st->linear_iterations == 1 ? "" : "s",
+            st->pc_setups, st->pc_setups == 1 ? "" : "s");
     app_say(r->o, 1, "  preconditioner: %s; operator: %s\n", pc_describe(&p->nw.pc), p->op.implementation);
     char key[PROBLEM_NAME_MAX];
     snprintf(key, sizeof key, "%s_newton_iterations", p->t->name);

@@ -38,6 +38,7 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                             .stol = s->stol,
                             .max_iterations = s->max_iterations,
                             .line_search = s->line_search,
+                            .rebuild_pc = !s->reuse_pc,
                             .linear = linear,
                             .pc = {.type = pc,
                                    .cheb_degree = s->smoothing_degree,
@@ -64,6 +65,7 @@ void run_report(void *ctx, const NewtonStep *st) {
 void run_account(Run *r, const NewtonResult *res, const NewtonSettings *ns) {
     r->newton_its += res->iterations;
     r->linear_its += res->linear_iterations;
+    r->pc_setups += res->pc_setups;
     r->capped += res->capped;
     /* the preconditioner's setup is setup, not solve (multigrid assembles and factorises its coarse level) */
     r->pc_seconds += res->pc_seconds;

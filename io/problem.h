@@ -145,6 +145,8 @@ typedef struct {
     double stol;        /* ...or when a converged linear solve corrects u by at most stol ||u||; 1e-10 */
     int max_iterations; /* default 25 */
     int line_search;    /* 1 (default): backtracking on ||R|| */
+    int reuse_pc;       /* 1 (default): a nonlinear problem's Newton iterations keep the preconditioner while it
+                         * serves (fem/solvers/newton.h); 0: a new one every iteration */
     int load_steps;     /* >= 1 (default 1): load increments for nonlinear problems, cut back on failure */
     KrylovKind krylov;  /* default auto: CG when the Jacobian is symmetric, else GMRES */
     PrecondKind precond; /* default Jacobi */

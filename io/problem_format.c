@@ -269,6 +269,7 @@ const ProblemElementSpec problem_format[] = {
       INT("max-iterations", SolverSettings, max_iterations, .range = &newton_iterations,
           .dflt = NEWTON_DEFAULT_MAX_ITERATIONS),
       BOOL("line-search", SolverSettings, line_search, 1),
+      BOOL("reuse-preconditioner", SolverSettings, reuse_pc, 1),
       INT("load-steps", SolverSettings, load_steps, .range = &load_steps, .dflt = 1)},
      IN_PROBLEM(solver)},
     {"femto/solver/linear",

@@ -81,6 +81,7 @@ static int solve(Stepper *s, const Vec *extra, StepReport *rep) {
     s->newton_iterations += s->last.iterations;
     s->linear_iterations += s->last.linear_iterations;
     s->capped += s->last.capped;
+    s->pc_setups += s->last.pc_setups;
     if (status == FEM_OK) report(s, rep);
     return status;
 }

@@ -62,7 +62,7 @@ typedef struct {
     double a, theta;   /* the time discretisation the preconditioner was set up for */
     NewtonResult last; /* the last solve's */
     /* totals over the stepper's solves */
-    int solves, steps, cutbacks, newton_iterations, linear_iterations, capped;
+    int solves, steps, cutbacks, newton_iterations, linear_iterations, capped, pc_setups;
     double solve_seconds;
 } Stepper;
 

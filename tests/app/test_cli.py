@@ -235,7 +235,7 @@ case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
     "    every other boundary: traction-free\n",
     "  time: steady (no <time>)\n",
     "  solver: Newton rtol 1e-08 (of the residual's scale), atol 0, stol 1e-10, at most 25 iterations, line search "
-    "on, 1 load step\n",
+    "on, 1 load step, preconditioner reused while it serves\n",
     "preconditioner p-multigrid, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
     "          multigrid: levels down to order 1, Chebyshev smoothing of degree 3, coarse solver auto (cuDSS on a GPU "
     "when built in, else CHOLMOD when small, else BoomerAMG), 3 AMG cycles per coarse solve\n",

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Newton keeping the preconditioner of a nonlinear problem (fem/solvers/newton.h, <newton reuse-preconditioner>)
+against a new one at every Newton iteration, through femto-app on two samples:
+  - the neo-Hookean cantilever (20 load steps, p = 2, multigrid with CG; 143 Newton iterations): the same Newton
+    iterations and tip displacement (1e-6 relative, the sample's own regression tolerance) either way; with the
+    default, at most a quarter as many preconditioner setups as Newton iterations and at most 1.3 times the
+    linear iterations; without it, one setup per Newton iteration;
+  - the k(T) heat bar (one steady solve, GMRES, 4 Newton iterations): a kept preconditioner that stops serving
+    is replaced within the solve, so the default takes at most twice the linear iterations of a new setup every
+    iteration (a kept one left to run took 542 against 28), and the same temperatures (1e-8 relative);
+  - the default run twice: the same linear iterations and setups (the rule counts iterations, not seconds; on
+    a GPU, whose atomic assembly rounds differently from run to run, within 5%).
+usage: test_pc_reuse_app.py FEMTO_APP INPUTS_DIR WORK_DIR [--device cpu|cuda]   (exit 77: no such device)
+Standard library only."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+app, inputs, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what)
+    failures += not ok
+
+
+def summary(folder, base):
+    values = {}
+    with open(os.path.join(folder, f"{base}_summary.txt")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and not line.startswith("#"):
+                try:
+                    values[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+    return values
+
+
+def run(sample, xml, base, reuse, tag):
+    """The sample's problem with <newton reuse-preconditioner> set (None: the file's own), in a copy."""
+    folder = os.path.join(work, f"{sample}-{tag}")
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(os.path.join(inputs, sample), folder)
+    path = os.path.join(folder, xml)
+    text = open(path).read()
+    if reuse is not None:
+        attr = f' reuse-preconditioner="{"true" if reuse else "false"}"'
+        if "<newton" in text:
+            text = re.sub(r"<newton\b", "<newton" + attr, text, count=1)
+        elif "<solver>" in text:
+            text = text.replace("<solver>", f"<solver><newton{attr}/>", 1)
+        else:
+            text = text.replace("</femto>", f"  <solver><newton{attr}/></solver>\n</femto>")
+        open(path, "w").write(text)
+    r = subprocess.run([app, "run", path, "--device", device, "--output-dir", os.path.join(folder, "out"), "-q"],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode == 4 and device == "cuda":
+        print(f"skipped: {r.stderr.strip()}")
+        sys.exit(77)
+    check(r.returncode == 0, f"{sample} ({tag}) runs: exit {r.returncode} {r.stderr.strip()}")
+    return summary(os.path.join(folder, "out"), base) if r.returncode == 0 else {}
+
+
+def close(a, b, rel):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+os.makedirs(work, exist_ok=True)
+
+keep = run("cantilever-neohookean", "beam.xml", "beam", None, "default")
+new = run("cantilever-neohookean", "beam.xml", "beam", False, "every")
+again = run("cantilever-neohookean", "beam.xml", "beam", None, "again")
+if keep and new and again:
+    n_keep, n_new = keep["newton_iterations"], new["newton_iterations"]
+    print(f"neo-Hookean beam: kept {keep['preconditioner_setups']:g} setups, {keep['linear_iterations']:g} linear "
+          f"iterations, {n_keep:g} Newton; every iteration {new['preconditioner_setups']:g} setups, "
+          f"{new['linear_iterations']:g} linear, {n_new:g} Newton")
+    check(n_keep == n_new, f"the same Newton iterations either way ({n_keep:g}, {n_new:g})")
+    check(close(keep["displacement_z@tip"], new["displacement_z@tip"], 1e-6),
+          f"the same tip deflection ({keep['displacement_z@tip']:.9g}, {new['displacement_z@tip']:.9g} m)")
+    check(new["preconditioner_setups"] == n_new, "reuse-preconditioner=\"false\": one setup per Newton iteration")
+    check(keep["preconditioner_setups"] <= 0.25 * n_keep,
+          f"kept: {keep['preconditioner_setups']:g} setups for {n_keep:g} Newton iterations (at most a quarter)")
+    check(keep["linear_iterations"] <= 1.3 * new["linear_iterations"],
+          f"kept: {keep['linear_iterations']:g} linear iterations, at most 1.3 x {new['linear_iterations']:g}")
+    # the CPU's gather assembly is the same to the bit from run to run; the GPU's atomics are not, and a count
+    # may then move by an iteration or two
+    same = (keep["linear_iterations"] == again["linear_iterations"] and
+            keep["preconditioner_setups"] == again["preconditioner_setups"]) if device == "cpu" else \
+        close(keep["linear_iterations"], again["linear_iterations"], 0.05)
+    check(same, f"the same choices on a second run ({again['linear_iterations']:g} linear iterations, "
+          f"{again['preconditioner_setups']:g} setups)")
+
+keep = run("heat-kt-bar", "bar.xml", "bar", None, "default")
+new = run("heat-kt-bar", "bar.xml", "bar", False, "every")
+if keep and new:
+    print(f"k(T) bar: kept {keep['preconditioner_setups']:g} setups, {keep['linear_iterations']:g} linear "
+          f"iterations; every iteration {new['preconditioner_setups']:g} setups, {new['linear_iterations']:g}")
+    check(keep["newton_iterations"] == new["newton_iterations"], "the same Newton iterations either way")
+    check(keep["linear_iterations"] <= 2 * new["linear_iterations"],
+          f"a kept preconditioner that stops serving is replaced within the solve: {keep['linear_iterations']:g} "
+          f"linear iterations, at most 2 x {new['linear_iterations']:g}")
+    check(keep["preconditioner_setups"] < new["preconditioner_setups"], "fewer setups when kept")
+    keys = [k for k in keep if k.startswith("heat_in:") or k.startswith("temperature@")]
+    check(keys and all(close(keep[k], new[k], 1e-7) for k in keys),
+          "the same heat flows and probe temperatures to 1e-7 (" +
+          ", ".join(f"{k} {keep[k]:.10g} / {new.get(k, float('nan')):.10g}" for k in keys) + ")")
+
+print("test_pc_reuse_app: " + ("all checks passed" if not failures else f"{failures} check(s) failed"))
+sys.exit(1 if failures else 0)
