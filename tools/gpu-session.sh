@@ -202,6 +202,11 @@ for step in $steps; do
     # AB_VARIANTS="LABEL:COMMAND ..." (commas for spaces, e.g. "base:./femto-app-base new:./femto-app
     # nowarm:env,FEMTO_CUDSS_WARMUP=0,./femto-app"), AB_RUNS rounds, AB_PROBLEMS (cantilever-tet heat-cube)
     o=overheads; mkdir -p $o && cp "$src"/bench/problems/*.geo "$src"/bench/problems/*.xml $o/
+    # cantilever-neo: the same beam neo-Hookean under 1e6 Pa (19 Newton steps); -every: a new preconditioner at
+    # every Newton step (<newton reuse-preconditioner="false">)
+    sed 's/model="linear"/model="neo-hookean"/; s/z="-1e5"/z="-1e6"/' $o/cantilever-tet.xml > $o/cantilever-neo.xml
+    sed 's|</elasticity>|</elasticity>\n  <solver><newton reuse-preconditioner="false"/></solver>|' \
+      $o/cantilever-neo.xml > $o/cantilever-neo-every.xml
     variants=${AB_VARIANTS:-"new:./femto-app"}
     for xml in ${AB_PROBLEMS:-cantilever-tet heat-cube}; do
       ./femto-app run $o/$xml.xml --device cuda > /dev/null 2>&1 # meshes once, or finds the cache
@@ -212,7 +217,7 @@ for step in $steps; do
           $cmd run $o/$xml.xml --device cuda -v > $o/ab.log 2>&1
           wall=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
           echo "== $xml $label $i: process $wall s; $(grep -E '^time:' $o/ab.log)"
-          grep -E "preconditioner:|^phases:" $o/ab.log | sed 's/^ */   /'
+          grep -E "preconditioner:|^phases:|solver:|^load" $o/ab.log | sed 's/^ */   /'
         done
       done
     done ;;
