@@ -9,21 +9,8 @@ import xml.etree.ElementTree as ET
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkIOXML import vtkXMLGenericDataObjectReader
 
-
-class Checks:
-    """check(cond, what) prints ok/FAIL and counts failures; check.exit() ends the test with its status."""
-
-    def __init__(self):
-        self.failures = 0
-
-    def __call__(self, cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        self.failures += not cond
-        return cond
-
-    def exit(self):
-        print(f"{self.failures} failure(s)")
-        sys.exit(1 if self.failures else 0)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from app_checks import Checks  # noqa: E402,F401  (the checks' tally, shared with the standard-library tests)
 
 
 def empty_folder(path):

@@ -16,6 +16,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from app_checks import Checks  # noqa: E402
+
 app, problems, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -24,13 +27,7 @@ text = open(os.path.join(problems, "cantilever-tet.xml")).read()
 xml = os.path.join(work, "beam.xml")
 open(xml, "w").write(re.sub(r'size="[0-9.e-]+"', 'size="0.02"', text, count=1))
 cache = os.path.join(work, "cache")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
+check = Checks()
 
 
 def run(name, cache_env):
@@ -71,4 +68,4 @@ check(r3.returncode == 0 and "ordering cached" in line3 and os.path.getsize(entr
 check(same(v1, v3), "the same answers after the damaged entry")
 r4, line4, v4 = run("off", "off")
 check(r4.returncode == 0 and "cached" not in line4 and same(v1, v4), f"no cache: {line4.strip()[:200]}")
-sys.exit(1 if failures else 0)
+check.exit("test_order_cache_app")

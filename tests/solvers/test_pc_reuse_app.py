@@ -18,28 +18,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from app_checks import Checks, summary  # noqa: E402
+
 app, inputs, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
 device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
-
-
-def summary(folder, base):
-    values = {}
-    with open(os.path.join(folder, f"{base}_summary.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 2 and not line.startswith("#"):
-                try:
-                    values[parts[0]] = float(parts[1])
-                except ValueError:
-                    pass
-    return values
+check = Checks()
 
 
 def run(sample, xml, base, reuse, tag):
@@ -112,5 +96,4 @@ if keep and new:
           "the same heat flows and probe temperatures to 1e-7 (" +
           ", ".join(f"{k} {keep[k]:.10g} / {new.get(k, float('nan')):.10g}" for k in keys) + ")")
 
-print("test_pc_reuse_app: " + ("all checks passed" if not failures else f"{failures} check(s) failed"))
-sys.exit(1 if failures else 0)
+check.exit("test_pc_reuse_app")
