@@ -38,6 +38,7 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                             .stol = s->stol,
                             .max_iterations = s->max_iterations,
                             .line_search = s->line_search,
+                            .symmetric = symmetric,
                             .rebuild_pc = !s->reuse_pc,
                             .linear = linear,
                             .pc = {.type = pc,

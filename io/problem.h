@@ -144,7 +144,7 @@ typedef struct {
                          * ||R|| <= atol; defaults 1e-8, 0 (off) */
     double stol;        /* ...or when a converged linear solve corrects u by at most stol ||u||; 1e-10 */
     int max_iterations; /* default 25 */
-    int line_search;    /* 1 (default): backtracking on ||R|| */
+    int line_search;    /* 1 (default): a line search (on the energy's slope, or backtracking on ||R||) */
     int reuse_pc;       /* 1 (default): a nonlinear problem's Newton iterations keep the preconditioner while it
                          * serves (fem/solvers/newton.h); 0: a new one every iteration */
     int load_steps;     /* >= 1 (default 1): load increments for nonlinear problems, cut back on failure */

@@ -4,6 +4,7 @@
 #include "fem/error.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -169,9 +170,16 @@ static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr
 /* Backtracking on |R| (sufficient decrease) along du: trial = u + step du, rtrial = R(trial). An affine problem
  * always takes the full step: with an exact Jacobian a truncated CG correction still lowers the error in the
  * energy norm, though not always |R|, and a shortened step would only slow the restarted solve down. */
+static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *step, double *tnorm, double *internal,
+                         int *accepted);
+
 static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm, double *step, double *tnorm,
                        double *internal, int *accepted) {
     int search = nw->set.line_search && !nw->set.linear;
+    if (search && nw->set.symmetric && !getenv("FEMTO_NORM_SEARCH")) {
+        FEM_TRY(energy_search(nw, u, extra, step, tnorm, internal, accepted));
+        if (*accepted) return FEM_OK;
+    }
     *step = 1.0;
     *accepted = 0;
     for (int ls = 0; ls < (search ? 12 : 1); ls++) {
@@ -183,6 +191,48 @@ static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm,
             return FEM_OK;
         }
         *step *= 0.5;
+    }
+    return FEM_OK;
+}
+
+/* The line search of a problem with an energy (a symmetric Jacobian: R is the energy's gradient): along du the
+ * energy's slope is g(s) = du . R(u + s du), negative at s = 0 for a descent direction. A step is accepted
+ * where the slope has shrunk to at most 0.8 of |g(0)| (the energy then fell by a fair share of what the
+ * direction offers). From s = 1: past the minimum (g > 0), the secant's zero between the last step below it and
+ * s; short of it (g < 0), the secant's zero beyond s, at most 4 s and at most 4; a NaN or infinite residual (an
+ * inverted cell), half of s; at most 8 tries, every new step at least 0.1 of the last. The residual norm, which
+ * a large rotation can raise on the way to the energy's minimum, is not asked to fall. Returns *accepted = 0
+ * when no try was accepted (the caller then searches on |R|). */
+static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *step, double *tnorm, double *internal,
+                         int *accepted) {
+    double g0;
+    FEM_TRY(vec_dot(&nw->du, &nw->r, &g0));
+    *step = 1.0;
+    *accepted = 0;
+    if (!(g0 < 0.0)) return FEM_OK; /* not a descent direction */
+    double s = 1.0, lo = 0.0, glo = g0; /* lo: the longest step tried whose slope is still negative */
+    for (int ls = 0; ls < 8; ls++) {
+        FEM_TRY(vec_copy(&nw->trial, u));
+        FEM_TRY(vec_axpby(s, &nw->du, 1.0, &nw->trial));
+        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
+        double g = NAN;
+        if (isfinite(*tnorm)) FEM_TRY(vec_dot(&nw->du, &nw->rtrial, &g));
+        if (isfinite(g) && fabs(g) <= 0.8 * fabs(g0)) {
+            *step = s;
+            *accepted = 1;
+            return FEM_OK;
+        }
+        double next;
+        if (!isfinite(g)) {
+            next = lo + 0.5 * (s - lo);
+        } else if (g > 0.0) { /* past the minimum: between lo and s */
+            next = lo + (s - lo) * glo / (glo - g);
+        } else { /* short of it: beyond s */
+            next = g > glo ? lo + (s - lo) * glo / (glo - g) : 2.0 * s;
+            next = fmin(fmin(next, 4.0 * s), 4.0);
+            lo = s, glo = g;
+        }
+        s = fmax(next, 0.1 * s);
     }
     return FEM_OK;
 }

@@ -1,5 +1,6 @@
-/* Newton's method on an Operator: matrix-free Krylov for each correction, backtracking line search, and a
- * report per iteration. A failure says why (diverged, stagnated, NaN, iteration limit) and returns
+/* Newton's method on an Operator: matrix-free Krylov for each correction, a line search (on the energy's slope
+ * for a symmetric Jacobian, else backtracking on |R|: line_search in newton.c), and a report per iteration.
+ * A failure says why (diverged, stagnated, NaN, iteration limit) and returns
  * FEM_ERR_SOLVER; it is never a silent "done".
  *
  * Convergence is judged in floating point, against the problem's own scale. R(u) = F_int(u) - F_ext, and the
@@ -28,6 +29,8 @@ typedef struct {
     double stol; /* relative correction |du| / |u| after a converged linear solve; 0: not used */
     int max_iterations;
     int line_search;
+    int symmetric;   /* the Jacobian is symmetric: R is the gradient of an energy, which the line search
+                        follows (see line_search in newton.c) */
     int linear;      /* the residual is affine: one step, solved to the linear tolerance */
     int rebuild_pc;  /* nonlinear: 1 sets the preconditioner up at every Newton iteration; 0 (the default)
                         keeps it while it serves (see Newton) */

@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Newton keeping the preconditioner of a nonlinear problem (fem/solvers/newton.h, <newton reuse-preconditioner>)
-against a new one at every Newton iteration, through femto-app on two samples:
-  - the neo-Hookean cantilever (20 load steps, p = 2, multigrid with CG; 143 Newton iterations): the same Newton
+"""Newton's choices on nonlinear problems, through femto-app on two samples.
+
+Its line search on a problem with an energy (a symmetric Jacobian) follows the energy's slope along the
+correction (fem/solvers/newton.c; FEMTO_NORM_SEARCH=1 searches on the residual norm instead, as before): on the
+neo-Hookean cantilever it needs at most 60% of the Newton iterations of the norm search, cuts no load step back
+(the norm search cuts two), and gives the same tip displacement (1e-6 relative).
+
+It keeps the preconditioner of a nonlinear problem (fem/solvers/newton.h, <newton reuse-preconditioner>) rather
+than setting up a new one at every Newton iteration:
+  - the neo-Hookean cantilever (20 load steps, p = 2, multigrid with CG; 75 Newton iterations): the same Newton
     iterations and tip displacement (1e-6 relative, the sample's own regression tolerance) either way; with the
-    default, at most a quarter as many preconditioner setups as Newton iterations and at most 1.3 times the
-    linear iterations; without it, one setup per Newton iteration;
+    default, at most a quarter as many preconditioner setups as Newton iterations and at most 1.5 times the
+    linear iterations (the rule spends at most one solve's worth beyond the first solve of each setup; 823
+    against 639 here); without it, one setup per Newton iteration;
   - the k(T) heat bar (one steady solve, GMRES, 4 Newton iterations): a kept preconditioner that stops serving
     is replaced within the solve, so the default takes at most twice the linear iterations of a new setup every
     iteration (a kept one left to run took 542 against 28), and the same temperatures (1e-8 relative);
   - the default run twice: the same linear iterations and setups (the rule counts iterations, not seconds; on
     a GPU, whose atomic assembly rounds differently from run to run, within 5%).
-usage: test_pc_reuse_app.py FEMTO_APP INPUTS_DIR WORK_DIR [--device cpu|cuda]   (exit 77: no such device)
+usage: test_newton_app.py FEMTO_APP INPUTS_DIR WORK_DIR [--device cpu|cuda]   (exit 77: no such device)
 Standard library only."""
 import os
 import re
@@ -26,8 +34,9 @@ device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else
 check = Checks()
 
 
-def run(sample, xml, base, reuse, tag):
-    """The sample's problem with <newton reuse-preconditioner> set (None: the file's own), in a copy."""
+def run(sample, xml, base, reuse, tag, env=None):
+    """The sample's problem with <newton reuse-preconditioner> set (None: the file's own), in a copy; env: more
+    environment."""
     folder = os.path.join(work, f"{sample}-{tag}")
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(os.path.join(inputs, sample), folder)
@@ -42,13 +51,17 @@ def run(sample, xml, base, reuse, tag):
         else:
             text = text.replace("</femto>", f"  <solver><newton{attr}/></solver>\n</femto>")
         open(path, "w").write(text)
-    r = subprocess.run([app, "run", path, "--device", device, "--output-dir", os.path.join(folder, "out"), "-q"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([app, "run", path, "--device", device, "--output-dir", os.path.join(folder, "out"), "-v"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     if r.returncode == 4 and device == "cuda":
         print(f"skipped: {r.stderr.strip()}")
         sys.exit(77)
     check(r.returncode == 0, f"{sample} ({tag}) runs: exit {r.returncode} {r.stderr.strip()}")
-    return summary(os.path.join(folder, "out"), base) if r.returncode == 0 else {}
+    if r.returncode:
+        return {}
+    values = summary(os.path.join(folder, "out"), base)
+    values["cut back"] = len(re.findall(r"cutting the increment", r.stdout))
+    return values
 
 
 def close(a, b, rel):
@@ -71,8 +84,8 @@ if keep and new and again:
     check(new["preconditioner_setups"] == n_new, "reuse-preconditioner=\"false\": one setup per Newton iteration")
     check(keep["preconditioner_setups"] <= 0.25 * n_keep,
           f"kept: {keep['preconditioner_setups']:g} setups for {n_keep:g} Newton iterations (at most a quarter)")
-    check(keep["linear_iterations"] <= 1.3 * new["linear_iterations"],
-          f"kept: {keep['linear_iterations']:g} linear iterations, at most 1.3 x {new['linear_iterations']:g}")
+    check(keep["linear_iterations"] <= 1.5 * new["linear_iterations"],
+          f"kept: {keep['linear_iterations']:g} linear iterations, at most 1.5 x {new['linear_iterations']:g}")
     # the CPU's gather assembly is the same to the bit from run to run; the GPU's atomics are not, and a count
     # may then move by an iteration or two
     same = (keep["linear_iterations"] == again["linear_iterations"] and
@@ -80,6 +93,18 @@ if keep and new and again:
         close(keep["linear_iterations"], again["linear_iterations"], 0.05)
     check(same, f"the same choices on a second run ({again['linear_iterations']:g} linear iterations, "
           f"{again['preconditioner_setups']:g} setups)")
+
+norm = run("cantilever-neohookean", "beam.xml", "beam", None, "norm", {"FEMTO_NORM_SEARCH": "1"})
+energy = again
+if norm and energy:
+    print(f"neo-Hookean beam: line search on the energy's slope {energy['newton_iterations']:g} Newton iterations, "
+          f"{energy['cut back']} cut back; on |R| {norm['newton_iterations']:g}, {norm['cut back']} cut back")
+    check(energy["newton_iterations"] <= 0.6 * norm["newton_iterations"],
+          f"the energy's slope: {energy['newton_iterations']:g} Newton iterations, at most 0.6 x "
+          f"{norm['newton_iterations']:g}")
+    check(energy["cut back"] == 0 and norm["cut back"] > 0, "no load step cut back, where the norm search cuts")
+    check(close(energy["displacement_z@tip"], norm["displacement_z@tip"], 1e-6),
+          f"the same tip deflection ({energy['displacement_z@tip']:.9g}, {norm['displacement_z@tip']:.9g} m)")
 
 keep = run("heat-kt-bar", "bar.xml", "bar", None, "default")
 new = run("heat-kt-bar", "bar.xml", "bar", False, "every")
@@ -96,4 +121,4 @@ if keep and new:
           "the same heat flows and probe temperatures to 1e-7 (" +
           ", ".join(f"{k} {keep[k]:.10g} / {new.get(k, float('nan')):.10g}" for k in keys) + ")")
 
-check.exit("test_pc_reuse_app")
+check.exit("test_newton_app")
