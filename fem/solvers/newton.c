@@ -77,7 +77,7 @@ static int start(Newton *nw, const Vec *u, const Vec *extra, NewtonResult *res) 
     FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->r_zero, &load, NULL));
     FEM_TRY(evaluate(nw, u, extra, &nw->r, &rnorm, &internal));
     res->rnorm0 = res->rnorm = rnorm;
-    res->scale = fmax(rnorm, fmax(load, internal));
+    res->scale0 = res->scale = fmax(rnorm, fmax(load, internal));
     res->history[res->nhistory++] = rnorm;
     return FEM_OK;
 }
@@ -280,7 +280,9 @@ static int iterate(Newton *nw, Vec *u, const Vec *extra, NewtonResult *res, Newt
     nw->r = nw->rtrial;
     nw->rtrial = tmp;
     res->rnorm = tnorm;
-    res->scale = fmax(res->scale, internal);
+    /* the internal forces of the current iterate, not the largest met: a full step that overshoots (the energy
+     * search takes them) has large internal forces, and the tolerance must not keep them once they are gone */
+    res->scale = fmax(res->scale0, internal);
     res->iterations++;
     if (res->nhistory < 64) res->history[res->nhistory++] = tnorm;
     *st = (NewtonStep){res->iterations, tnorm, res->scale, kr.iterations, kr.converged, step, 0.0};

@@ -60,7 +60,8 @@ typedef struct {
     int capped; /* linear solves that stopped at their iteration cap */
     double pc_seconds; /* spent setting the preconditioner up */
     int pc_setups;     /* times it was set up */
-    double rnorm0, rnorm, scale;
+    double rnorm0, rnorm, scale; /* scale: S at the current iterate */
+    double scale0;               /* S at u_0, the least S can be: max(|R(u_0)|, |R(0)|, |R(u_0) - R(0)|) */
     int converged;
     NewtonHow how;   /* why it stopped, when converged */
     char reason[256]; /* why it failed, when not converged */
