@@ -4,8 +4,8 @@
 #include "fem/error.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -149,7 +149,8 @@ static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr
      * no more: past that a new one is cheaper (a k(T) heat problem's second solve took 500 iterations with the
      * first's preconditioner, and 7 with its own) */
     const int cap = nw->ksp.set.max_iterations, kept = !fresh && !nw->set.linear;
-    if (kept && 2 * nw->pc_first_its - nw->pc_extra_its < cap) nw->ksp.set.max_iterations = 2 * nw->pc_first_its - nw->pc_extra_its;
+    const int budget = 2 * nw->pc_first_its - nw->pc_extra_its;
+    if (kept && budget < cap) nw->ksp.set.max_iterations = budget;
     int status = krylov(nw, kr);
     nw->ksp.set.max_iterations = cap;
     FEM_TRY(status);
@@ -164,34 +165,6 @@ static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr
         nw->pc_first_its = kr->iterations;
     else
         nw->pc_extra_its += kr->iterations > nw->pc_first_its ? kr->iterations - nw->pc_first_its : 0;
-    return FEM_OK;
-}
-
-/* Backtracking on |R| (sufficient decrease) along du: trial = u + step du, rtrial = R(trial). An affine problem
- * always takes the full step: with an exact Jacobian a truncated CG correction still lowers the error in the
- * energy norm, though not always |R|, and a shortened step would only slow the restarted solve down. */
-static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *step, double *tnorm, double *internal,
-                         int *accepted);
-
-static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm, double *step, double *tnorm,
-                       double *internal, int *accepted) {
-    int search = nw->set.line_search && !nw->set.linear;
-    if (search && nw->set.symmetric && !getenv("FEMTO_NORM_SEARCH")) {
-        FEM_TRY(energy_search(nw, u, extra, step, tnorm, internal, accepted));
-        if (*accepted) return FEM_OK;
-    }
-    *step = 1.0;
-    *accepted = 0;
-    for (int ls = 0; ls < (search ? 12 : 1); ls++) {
-        FEM_TRY(vec_copy(&nw->trial, u));
-        FEM_TRY(vec_axpby(*step, &nw->du, 1.0, &nw->trial));
-        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
-        if (!search || (isfinite(*tnorm) && *tnorm <= (1.0 - 1e-4 * *step) * rnorm)) {
-            *accepted = 1;
-            return FEM_OK;
-        }
-        *step *= 0.5;
-    }
     return FEM_OK;
 }
 
@@ -233,6 +206,33 @@ static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *ste
             lo = s, glo = g;
         }
         s = fmax(next, 0.1 * s);
+    }
+    return FEM_OK;
+}
+
+/* The step along du: trial = u + step du, rtrial = R(trial). With an energy (settings.symmetric) on its slope
+ * (energy_search; FEMTO_NORM_SEARCH=1 skips it, for comparisons), else, or where that accepts no step,
+ * backtracking on |R| (sufficient decrease). An affine problem always takes the full step: with an exact
+ * Jacobian a truncated CG correction still lowers the error in the energy norm, though not always |R|, and a
+ * shortened step would only slow the restarted solve down. */
+static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm, double *step, double *tnorm,
+                       double *internal, int *accepted) {
+    int search = nw->set.line_search && !nw->set.linear;
+    if (search && nw->set.symmetric && !getenv("FEMTO_NORM_SEARCH")) {
+        FEM_TRY(energy_search(nw, u, extra, step, tnorm, internal, accepted));
+        if (*accepted) return FEM_OK;
+    }
+    *step = 1.0;
+    *accepted = 0;
+    for (int ls = 0; ls < (search ? 12 : 1); ls++) {
+        FEM_TRY(vec_copy(&nw->trial, u));
+        FEM_TRY(vec_axpby(*step, &nw->du, 1.0, &nw->trial));
+        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
+        if (!search || (isfinite(*tnorm) && *tnorm <= (1.0 - 1e-4 * *step) * rnorm)) {
+            *accepted = 1;
+            return FEM_OK;
+        }
+        *step *= 0.5;
     }
     return FEM_OK;
 }
