@@ -4,7 +4,8 @@
 Its line search on a problem with an energy (a symmetric Jacobian) follows the energy's slope along the
 correction (fem/solvers/newton.c; FEMTO_NORM_SEARCH=1 searches on the residual norm instead, as before): on the
 neo-Hookean cantilever it needs at most 60% of the Newton iterations of the norm search, cuts no load step back
-(the norm search cuts two), and gives the same tip displacement (1e-6 relative).
+(the norm search cuts two), and gives the same tip displacement (1e-6 relative); the whole load in one load step
+converges without a cut-back too (17 Newton iterations; the norm search cut back 6 times and took 222).
 
 It keeps the preconditioner of a nonlinear problem (fem/solvers/newton.h, <newton reuse-preconditioner>) rather
 than setting up a new one at every Newton iteration:
@@ -34,14 +35,16 @@ device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else
 check = Checks()
 
 
-def run(sample, xml, base, reuse, tag, env=None):
+def run(sample, xml, base, reuse, tag, env=None, edit=None):
     """The sample's problem with <newton reuse-preconditioner> set (None: the file's own), in a copy; env: more
-    environment."""
+    environment; edit: (old, new) text of the file replaced."""
     folder = os.path.join(work, f"{sample}-{tag}")
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(os.path.join(inputs, sample), folder)
     path = os.path.join(folder, xml)
     text = open(path).read()
+    if edit:
+        text = text.replace(*edit)
     if reuse is not None:
         attr = f' reuse-preconditioner="{"true" if reuse else "false"}"'
         if "<newton" in text:
@@ -50,7 +53,7 @@ def run(sample, xml, base, reuse, tag, env=None):
             text = text.replace("<solver>", f"<solver><newton{attr}/>", 1)
         else:
             text = text.replace("</femto>", f"  <solver><newton{attr}/></solver>\n</femto>")
-        open(path, "w").write(text)
+    open(path, "w").write(text)
     r = subprocess.run([app, "run", path, "--device", device, "--output-dir", os.path.join(folder, "out"), "-v"],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     if r.returncode == 4 and device == "cuda":
@@ -105,6 +108,14 @@ if norm and energy:
     check(energy["cut back"] == 0 and norm["cut back"] > 0, "no load step cut back, where the norm search cuts")
     check(close(energy["displacement_z@tip"], norm["displacement_z@tip"], 1e-6),
           f"the same tip deflection ({energy['displacement_z@tip']:.9g}, {norm['displacement_z@tip']:.9g} m)")
+one = run("cantilever-neohookean", "beam.xml", "beam", None, "one-step", edit=('load-steps="20"', 'load-steps="1"'))
+if one and energy:
+    print(f"neo-Hookean beam, the whole load in one step: {one['newton_iterations']:g} Newton iterations, "
+          f"{one['cut back']} cut back")
+    check(one["cut back"] == 0 and one["newton_iterations"] <= 25,
+          "the whole load in one step converges without a cut-back (the search on |R| cut back 6 times)")
+    check(close(one["displacement_z@tip"], energy["displacement_z@tip"], 1e-6),
+          f"the same tip deflection in one step ({one['displacement_z@tip']:.9g} m)")
 
 keep = run("heat-kt-bar", "bar.xml", "bar", None, "default")
 new = run("heat-kt-bar", "bar.xml", "bar", False, "every")
