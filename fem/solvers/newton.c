@@ -168,12 +168,20 @@ static int correction(Newton *nw, const Vec *u, NewtonResult *res, KspResult *kr
     return FEM_OK;
 }
 
+/* A trial step of the line search: trial = u + step du, rtrial = R(trial) + extra, its norm and internal size. */
+static int try_step(Newton *nw, const Vec *u, const Vec *extra, double step, double *tnorm, double *internal) {
+    FEM_TRY(vec_copy(&nw->trial, u));
+    FEM_TRY(vec_axpby(step, &nw->du, 1.0, &nw->trial));
+    return evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal);
+}
+
 /* The line search of a problem with an energy (a symmetric Jacobian: R is the energy's gradient): along du the
  * energy's slope is g(s) = du . R(u + s du), negative at s = 0 for a descent direction. A step is accepted
  * where the slope has shrunk to at most 0.8 of |g(0)| (the energy then fell by a fair share of what the
  * direction offers). From s = 1: past the minimum (g > 0), the secant's zero between the last step below it and
  * s; short of it (g < 0), the secant's zero beyond s, at most 4 s and at most 4; a NaN or infinite residual (an
- * inverted cell), half of s; at most 8 tries, every new step at least 0.1 of the last. The residual norm, which
+ * inverted cell), halfway back to that last step short of it (from s = 1: half of s); at most 8 tries, every new
+ * step at least 0.1 of the last. The residual norm, which
  * a large rotation can raise on the way to the energy's minimum, is not asked to fall. Returns *accepted = 0
  * when no try was accepted (the caller then searches on |R|). */
 static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *step, double *tnorm, double *internal,
@@ -185,9 +193,7 @@ static int energy_search(Newton *nw, const Vec *u, const Vec *extra, double *ste
     if (!(g0 < 0.0)) return FEM_OK; /* not a descent direction */
     double s = 1.0, lo = 0.0, glo = g0; /* lo: the longest step tried whose slope is still negative */
     for (int ls = 0; ls < 8; ls++) {
-        FEM_TRY(vec_copy(&nw->trial, u));
-        FEM_TRY(vec_axpby(s, &nw->du, 1.0, &nw->trial));
-        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
+        FEM_TRY(try_step(nw, u, extra, s, tnorm, internal));
         double g = NAN;
         if (isfinite(*tnorm)) FEM_TRY(vec_dot(&nw->du, &nw->rtrial, &g));
         if (isfinite(g) && fabs(g) <= 0.8 * fabs(g0)) {
@@ -225,9 +231,7 @@ static int line_search(Newton *nw, const Vec *u, const Vec *extra, double rnorm,
     *step = 1.0;
     *accepted = 0;
     for (int ls = 0; ls < (search ? 12 : 1); ls++) {
-        FEM_TRY(vec_copy(&nw->trial, u));
-        FEM_TRY(vec_axpby(*step, &nw->du, 1.0, &nw->trial));
-        FEM_TRY(evaluate(nw, &nw->trial, extra, &nw->rtrial, tnorm, internal));
+        FEM_TRY(try_step(nw, u, extra, *step, tnorm, internal));
         if (!search || (isfinite(*tnorm) && *tnorm <= (1.0 - 1e-4 * *step) * rnorm)) {
             *accepted = 1;
             return FEM_OK;
