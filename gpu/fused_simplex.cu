@@ -597,7 +597,9 @@ static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     const ElementTables *t = &b->basis.tables;
     const int D = b->view.dim, nd = b->view.ndof, nq = b->view.nq;
     const int order = simplex_order(D, nd);
-    if (!g->const_tables || (D != 2 && D != 3) || !order || nq != patch_nq(D, order) || t->ndof != nd || t->nq != nq) return false;
+    if (!g->const_tables || (D != 2 && D != 3) || !order || nq != patch_nq(D, order) || t->ndof != nd ||
+        t->nq != nq)
+        return false;
     const int n = nq * nd * 4;
     double *canon = g->patch_rows[D - 2][order - 1];
     int *held = &g->patch_rows_n[D - 2][order - 1];

@@ -88,8 +88,6 @@ static const char *ordering_name(int ordering) {
     }
 }
 
-/* The symbolic analysis: with the ordering of this pattern from cache_dir when it holds one (CHOLMOD then
- * orders by it alone), else CHOLMOD's own, stored there for the next run (cache_dir NULL: none). */
 /* The key of S's pattern. */
 static uint64_t pattern_key(const cholmod_sparse *S, int64_t n) {
     int64_t nnz = ((SuiteSparse_long *)S->p)[n];
@@ -99,6 +97,8 @@ static uint64_t pattern_key(const cholmod_sparse *S, int64_t n) {
                            sizeof(SuiteSparse_long) * (size_t)nnz);
 }
 
+/* The symbolic analysis: with the ordering of this pattern from cache_dir when it holds one (CHOLMOD then
+ * orders by it alone), else CHOLMOD's own, stored there for the next run (cache_dir NULL: none). */
 static void analyse(Direct *d, cholmod_sparse *S, const char *cache_dir) {
     int64_t n = d->n;
     uint64_t key = d->key = pattern_key(S, n);
