@@ -21,7 +21,13 @@ typedef struct {
     Device *dev;
     int64_t n, nnz;         /* rows, nonzeros of the upper triangle */
     int *rowptr, *cols;     /* device: the upper triangle in CSR, 32-bit indices */
-    double *vals, *scratch; /* device: its values; two vectors for the setup phases */
+    void *vals, *scratch;   /* device: its values; b and x (double, or float for a single-precision factor) */
+    int single;             /* the factor in single precision (FEMTO_CUDSS_SINGLE=1): half the bytes */
+    /* the solve phase as a CUDA graph (FEMTO_CUDSS_GRAPH=1): 0 not yet, 1 captured, -1 not used; solves so far */
+    int graph;
+    long solves;
+    cudaStream_t gstream;
+    cudaGraphExec_t gexec;
     cudssHandle_t handle;
     cudssConfig_t config;
     cudssData_t data;
@@ -85,10 +91,28 @@ static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, in
     }
     char tag[64];
     const char *alg = getenv("FEMTO_CUDSS_REORDERING");
-    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
+    const char *nd = getenv("FEMTO_CUDSS_ND_LEVELS");
+    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s%s%s", CUDSS_VERSION, alg && alg[0] ? alg : "default",
+             nd && nd[0] ? ", nd levels " : "", nd && nd[0] ? nd : "");
     *key = order_cache_key(A->nrows, *nnz, tag, *rp, sizeof(int) * (size_t)(A->nrows + 1), *ci,
                            sizeof(int) * (size_t)*nnz);
     return FEM_OK;
+}
+
+/* The values v of the upper triangle to the device, as the factor's precision wants them; alloc: first time. */
+static int upload_values(Dss *s, const double *v, int alloc) {
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    float *f = NULL;
+    if (s->single) {
+        f = (float *)malloc(sizeof(float) * (size_t)(s->nnz + 1));
+        if (!f) return fem_fail(FEM_ERR_INTERNAL, "out of memory (coarse matrix for cuDSS)");
+        for (int64_t k = 0; k < s->nnz; k++) f[k] = (float)v[k];
+    }
+    const void *src = s->single ? (const void *)f : (const void *)v;
+    int status = alloc ? device_alloc_copy(s->dev, &s->vals, src, size * (size_t)s->nnz)
+                       : s->dev->ops.upload(s->dev, s->vals, src, size * (size_t)s->nnz);
+    free(f);
+    return status;
 }
 
 /* The upper triangle of A uploaded to the device. */
@@ -98,7 +122,7 @@ static int upload_upper(Dss *s, const CsrMatrix *A) {
     int status = upper_triangle(A, &rp, &ci, &v, &s->nnz, &s->key);
     if (!status) status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
     if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)s->nnz);
-    if (!status) status = device_alloc_copy(s->dev, (void **)&s->vals, v, sizeof(double) * (size_t)s->nnz);
+    if (!status) status = upload_values(s, v, 1);
     free(rp), free(ci), free(v);
     return status;
 }
@@ -129,6 +153,25 @@ static void configure_host_side(Dss *s) {
         cudssAlgType_t a = (cudssAlgType_t)(alg[0] - '0');
         cudssConfigSet(s->config, CUDSS_CONFIG_REORDERING_ALG, &a, sizeof a);
     }
+    /* measurement knobs (docs/PERFORMANCE.md): the factorisation's and the solve's algorithm, superpanels,
+     * nested dissection's levels */
+    const struct {
+        const char *env;
+        cudssConfigParam_t param;
+        int is_alg;
+    } knobs[] = {{"FEMTO_CUDSS_FACTOR_ALG", CUDSS_CONFIG_FACTORIZATION_ALG, 1},
+                 {"FEMTO_CUDSS_SOLVE_ALG", CUDSS_CONFIG_SOLVE_ALG, 1},
+                 {"FEMTO_CUDSS_SUPERPANELS", CUDSS_CONFIG_USE_SUPERPANELS, 0},
+                 {"FEMTO_CUDSS_ND_LEVELS", CUDSS_CONFIG_ND_NLEVELS, 0}};
+    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
+        const char *e = getenv(knobs[k].env);
+        if (!e || !e[0]) continue;
+        int v = atoi(e);
+        cudssAlgType_t a = (cudssAlgType_t)v;
+        cudssStatus_t st = knobs[k].is_alg ? cudssConfigSet(s->config, knobs[k].param, &a, sizeof a)
+                                           : cudssConfigSet(s->config, knobs[k].param, &v, sizeof v);
+        if (st != CUDSS_STATUS_SUCCESS) fprintf(stderr, "femto: cuDSS refused %s=%s\n", knobs[k].env, e);
+    }
 }
 
 static int create_objects(Dss *s) {
@@ -137,16 +180,18 @@ static int create_objects(Dss *s) {
     FEM_TRY(dss_check(cudssConfigCreate(&s->config), "creating its configuration"));
     configure_host_side(s);
     FEM_TRY(dss_check(cudssDataCreate(s->handle, &s->data), "creating its data"));
+    cudaDataType_t type = s->single ? CUDA_R_32F : CUDA_R_64F;
+    size_t size = s->single ? sizeof(float) : sizeof(double);
     FEM_TRY(dss_check(cudssMatrixCreateCsr(&s->A, s->n, s->n, s->nnz, s->rowptr, NULL, s->cols, s->vals,
-                                           CUDA_R_32I, CUDA_R_64F, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER,
+                                           CUDA_R_32I, type, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER,
                                            CUDSS_BASE_ZERO),
                       "wrapping the coarse matrix"));
-    FEM_TRY(device_alloc(s->dev, (void **)&s->scratch, sizeof(double) * 2 * (size_t)s->n));
-    FEM_TRY(
-        dss_check(cudssMatrixCreateDn(&s->b, s->n, 1, s->n, s->scratch, CUDA_R_64F, CUDSS_LAYOUT_COL_MAJOR),
-                  "wrapping a right-hand side"));
+    FEM_TRY(device_alloc(s->dev, &s->scratch, size * 2 * (size_t)s->n));
+    char *scratch = (char *)s->scratch;
+    FEM_TRY(dss_check(cudssMatrixCreateDn(&s->b, s->n, 1, s->n, scratch, type, CUDSS_LAYOUT_COL_MAJOR),
+                      "wrapping a right-hand side"));
     FEM_TRY(dss_check(
-        cudssMatrixCreateDn(&s->x, s->n, 1, s->n, s->scratch + s->n, CUDA_R_64F, CUDSS_LAYOUT_COL_MAJOR),
+        cudssMatrixCreateDn(&s->x, s->n, 1, s->n, scratch + size * (size_t)s->n, type, CUDSS_LAYOUT_COL_MAJOR),
         "wrapping a solution"));
     return FEM_OK;
 }
@@ -221,7 +266,8 @@ static int factorize(Dss *s, char *description, size_t len) {
     if (cudssDataGet(s->handle, s->data, CUDSS_DATA_LU_NNZ, &lu_nnz, sizeof lu_nnz, &written) !=
         CUDSS_STATUS_SUCCESS)
         lu_nnz = -1; /* for the description only */
-    int k = snprintf(description, len, "cuDSS (Cholesky of %lld rows", (long long)s->n);
+    int k = snprintf(description, len, "cuDSS (%sCholesky of %lld rows", s->single ? "single-precision " : "",
+                     (long long)s->n);
     if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
     if (est[0] > 0)
         k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
@@ -231,8 +277,81 @@ static int factorize(Dss *s, char *description, size_t len) {
     return FEM_OK;
 }
 
+__global__ void to_float(const double *__restrict__ a, float *__restrict__ b, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        b[i] = (float)a[i];
+}
+
+__global__ void to_double(const float *__restrict__ a, double *__restrict__ b, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        b[i] = a[i];
+}
+
+/* The solve phase captured into a CUDA graph on a stream of its own (blocking, so it keeps its order with
+ * the default stream's work), with b and x in the scratch vectors; replayed by dss_apply. *ok = 0 where cuDSS's
+ * solve cannot be captured (then it is solved as before). */
+static int capture_solve(Dss *s, int *ok) {
+    *ok = 0;
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    char *scratch = (char *)s->scratch;
+    if (!s->gstream && cudaStreamCreate(&s->gstream) != cudaSuccess) return cudaGetLastError(), FEM_OK;
+    cudssSetStream(s->handle, s->gstream);
+    FEM_TRY(dss_check(cudssMatrixSetValues(s->b, scratch), "taking a right-hand side"));
+    FEM_TRY(dss_check(cudssMatrixSetValues(s->x, scratch + size * (size_t)s->n), "taking a solution vector"));
+    cudaGraph_t graph = NULL;
+    if (cudaStreamBeginCapture(s->gstream, cudaStreamCaptureModeRelaxed) != cudaSuccess) return cudaGetLastError(), FEM_OK;
+    cudssStatus_t st = cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b);
+    cudaError_t e = cudaStreamEndCapture(s->gstream, &graph);
+    if (st == CUDSS_STATUS_SUCCESS && e == cudaSuccess && graph &&
+        cudaGraphInstantiate(&s->gexec, graph, 0) == cudaSuccess)
+        *ok = 1;
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (!*ok) fprintf(stderr, "femto: cuDSS's solve could not be captured into a CUDA graph (%s, %s)\n",
+                      status_name(st), cudaGetErrorString(e));
+    return FEM_OK;
+}
+
 static int dss_apply(void *impl, const double *b, double *x) {
     Dss *s = (Dss *)impl;
+    s->solves++;
+    if (s->graph == 0 && s->solves >= 2) {
+        const char *g = getenv("FEMTO_CUDSS_GRAPH");
+        int ok = 0;
+        if (g && g[0] == '1') FEM_TRY(capture_solve(s, &ok));
+        s->graph = ok ? 1 : -1;
+    }
+    if (s->graph == 1) {
+        char *scratch = (char *)s->scratch;
+        if (s->single) {
+            unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
+            to_float<<<blocks, GPU_VEC_THREADS>>>(b, (float *)scratch, s->n);
+            GPU_LAUNCHED("to_float");
+        } else
+            GPU_CHECK(cudaMemcpyAsync(scratch, b, sizeof(double) * (size_t)s->n, cudaMemcpyDeviceToDevice, 0));
+        GPU_CHECK(cudaGraphLaunch(s->gexec, s->gstream));
+        if (s->single) {
+            unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
+            to_double<<<blocks, GPU_VEC_THREADS>>>((const float *)scratch + s->n, x, s->n);
+            GPU_LAUNCHED("to_double");
+        } else
+            GPU_CHECK(cudaMemcpyAsync(x, scratch + sizeof(double) * (size_t)s->n, sizeof(double) * (size_t)s->n,
+                                      cudaMemcpyDeviceToDevice, 0));
+        return FEM_OK;
+    }
+    if (s->single) { /* b and x through the float scratch vectors */
+        float *fb = (float *)s->scratch, *fx = fb + s->n;
+        unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
+        to_float<<<blocks, GPU_VEC_THREADS>>>(b, fb, s->n);
+        GPU_LAUNCHED("to_float");
+        FEM_TRY(dss_check(cudssMatrixSetValues(s->b, fb), "taking a right-hand side"));
+        FEM_TRY(dss_check(cudssMatrixSetValues(s->x, fx), "taking a solution vector"));
+        FEM_TRY(dss_check(cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b),
+                          "solving with the factorised coarse matrix"));
+        to_double<<<blocks, GPU_VEC_THREADS>>>(fx, x, s->n);
+        GPU_LAUNCHED("to_double");
+        return FEM_OK;
+    }
     FEM_TRY(dss_check(cudssMatrixSetValues(s->b, (void *)b), "taking a right-hand side"));
     FEM_TRY(dss_check(cudssMatrixSetValues(s->x, x), "taking a solution vector"));
     return dss_check(cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b),
@@ -250,7 +369,13 @@ static int dss_refactor(void *impl, const CsrMatrix *A, int *done) {
     *done = 0;
     int status = A->nrows == s->n ? upper_triangle(A, &rp, &ci, &v, &nnz, &key) : FEM_OK;
     if (!status && A->nrows == s->n && nnz == s->nnz && key == s->key) {
-        status = s->dev->ops.upload(s->dev, s->vals, v, sizeof(double) * (size_t)nnz);
+        status = upload_values(s, v, 0);
+        if (s->graph == 1) { /* captured against the old factor's buffers: captured again at the next solve */
+            cudaGraphExecDestroy(s->gexec);
+            s->gexec = NULL;
+            s->graph = 0;
+            s->solves = 0;
+        }
         if (!status) status = numeric(s);
         *done = !status;
     }
@@ -262,6 +387,7 @@ static void dss_destroy(void *impl) {
     Dss *s = (Dss *)impl;
     if (!s) return;
     /* statuses ignored: nothing can be reported from here, and each object is destroyed at most once */
+    if (s->gexec) cudaGraphExecDestroy(s->gexec);
     if (s->A) cudssMatrixDestroy(s->A);
     if (s->b) cudssMatrixDestroy(s->b);
     if (s->x) cudssMatrixDestroy(s->x);
@@ -272,6 +398,7 @@ static void dss_destroy(void *impl) {
     device_free(s->dev, s->cols);
     device_free(s->dev, s->vals);
     device_free(s->dev, s->scratch);
+    if (s->gstream) cudaStreamDestroy(s->gstream);
     free(s);
 }
 
@@ -285,6 +412,8 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     s->dev = d;
     s->n = A->nrows;
     s->cache_dir = opt ? opt->cache_dir : NULL;
+    const char *single = getenv("FEMTO_CUDSS_SINGLE");
+    s->single = single && single[0] == '1';
     int status = gpu_cudss_load();
     if (!status) status = upload_upper(s, A);
     if (!status) status = create_objects(s);

@@ -207,6 +207,8 @@ for step in $steps; do
     sed 's/model="linear"/model="neo-hookean"/; s/z="-1e5"/z="-1e6"/' $o/cantilever-tet.xml > $o/cantilever-neo.xml
     sed 's|</elasticity>|</elasticity>\n  <solver><newton reuse-preconditioner="false"/></solver>|' \
       $o/cantilever-neo.xml > $o/cantilever-neo-every.xml
+    # cantilever-hex5m: the hexahedral p = 2 beam at 5,468,067 dofs (issue 15's one-GPU size)
+    sed 's/size="0.01"/size="0.00357143"/' $o/cantilever-hex.xml > $o/cantilever-hex5m.xml
     variants=${AB_VARIANTS:-"new:./femto-app"}
     for xml in ${AB_PROBLEMS:-cantilever-tet heat-cube}; do
       ./femto-app run $o/$xml.xml --device cuda > /dev/null 2>&1 # meshes once, or finds the cache
