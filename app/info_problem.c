@@ -130,9 +130,12 @@ static void print_solver(const SolverSettings *s) {
         "CHOLMOD"};
     char levels[32] = "down to order 1";
     if (s->mg_levels) snprintf(levels, sizeof levels, "at most %d", s->mg_levels);
+    static const char *precision[] = {"double precision (single where double would not fit in GPU memory)",
+                                      "double precision", "single precision"};
     printf("          multigrid: levels %s, Chebyshev smoothing of degree %d, coarse solver %s, %d AMG cycle%s per "
-           "coarse solve\n",
-           levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s");
+           "coarse solve, cuDSS's factor in %s\n",
+           levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s",
+           precision[s->coarse_precision]);
 }
 
 static void print_output(const Problem *pb) {

@@ -22,12 +22,10 @@ typedef struct {
     int64_t n, nnz;         /* rows, nonzeros of the upper triangle */
     int *rowptr, *cols;     /* device: the upper triangle in CSR, 32-bit indices */
     void *vals, *scratch;   /* device: its values; b and x (double, or float for a single-precision factor) */
-    int single;             /* the factor in single precision (FEMTO_CUDSS_SINGLE=1): half the bytes */
-    /* the solve phase as a CUDA graph (FEMTO_CUDSS_GRAPH=1): 0 not yet, 1 captured, -1 not used; solves so far */
-    int graph;
-    long solves;
-    cudaStream_t gstream;
-    cudaGraphExec_t gexec;
+    int single;             /* the factor in single precision (CoarsePrecision): half the bytes */
+    double gpu_memory;      /* CoarseOptions.gpu_memory */
+    double need, avail;     /* a factorisation refused for its memory: bytes it needed, bytes there were */
+    double peak;            /* cuDSS's estimate of the factorisation's peak GPU memory */
     cudssHandle_t handle;
     cudssConfig_t config;
     cudssData_t data;
@@ -91,9 +89,7 @@ static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, in
     }
     char tag[64];
     const char *alg = getenv("FEMTO_CUDSS_REORDERING");
-    const char *nd = getenv("FEMTO_CUDSS_ND_LEVELS");
-    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s%s%s", CUDSS_VERSION, alg && alg[0] ? alg : "default",
-             nd && nd[0] ? ", nd levels " : "", nd && nd[0] ? nd : "");
+    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
     *key = order_cache_key(A->nrows, *nnz, tag, *rp, sizeof(int) * (size_t)(A->nrows + 1), *ci,
                            sizeof(int) * (size_t)*nnz);
     return FEM_OK;
@@ -153,25 +149,6 @@ static void configure_host_side(Dss *s) {
         cudssAlgType_t a = (cudssAlgType_t)(alg[0] - '0');
         cudssConfigSet(s->config, CUDSS_CONFIG_REORDERING_ALG, &a, sizeof a);
     }
-    /* measurement knobs (docs/PERFORMANCE.md): the factorisation's and the solve's algorithm, superpanels,
-     * nested dissection's levels */
-    const struct {
-        const char *env;
-        cudssConfigParam_t param;
-        int is_alg;
-    } knobs[] = {{"FEMTO_CUDSS_FACTOR_ALG", CUDSS_CONFIG_FACTORIZATION_ALG, 1},
-                 {"FEMTO_CUDSS_SOLVE_ALG", CUDSS_CONFIG_SOLVE_ALG, 1},
-                 {"FEMTO_CUDSS_SUPERPANELS", CUDSS_CONFIG_USE_SUPERPANELS, 0},
-                 {"FEMTO_CUDSS_ND_LEVELS", CUDSS_CONFIG_ND_NLEVELS, 0}};
-    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
-        const char *e = getenv(knobs[k].env);
-        if (!e || !e[0]) continue;
-        int v = atoi(e);
-        cudssAlgType_t a = (cudssAlgType_t)v;
-        cudssStatus_t st = knobs[k].is_alg ? cudssConfigSet(s->config, knobs[k].param, &a, sizeof a)
-                                           : cudssConfigSet(s->config, knobs[k].param, &v, sizeof v);
-        if (st != CUDSS_STATUS_SUCCESS) fprintf(stderr, "femto: cuDSS refused %s=%s\n", knobs[k].env, e);
-    }
 }
 
 static int create_objects(Dss *s) {
@@ -205,11 +182,15 @@ static int check_memory(Dss *s, int64_t est[16]) {
         cudssDataGet(s->handle, s->data, CUDSS_DATA_MEMORY_ESTIMATES, est, 16 * sizeof(int64_t), &written),
         "estimating its memory"));
     GPU_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (est[1] > 0 && (double)est[1] > 0.95 * (double)free_b)
+    double avail = s->gpu_memory > 0 && s->gpu_memory < (double)free_b ? s->gpu_memory : (double)free_b;
+    s->peak = (double)est[1];
+    if (est[1] > 0 && (double)est[1] > 0.95 * avail) {
+        s->need = (double)est[1], s->avail = avail;
         return fem_fail(FEM_ERR_DEVICE,
                         "cuDSS would need %.2f GB of GPU memory to factorise the %lld-row coarse "
-                        "matrix, and %.2f GB are free",
-                        (double)est[1] / 1e9, (long long)s->n, (double)free_b / 1e9);
+                        "matrix in %s precision, and %.2f GB are free",
+                        (double)est[1] / 1e9, (long long)s->n, s->single ? "single" : "double", avail / 1e9);
+    }
     return FEM_OK;
 }
 
@@ -287,58 +268,8 @@ __global__ void to_double(const float *__restrict__ a, double *__restrict__ b, i
         b[i] = a[i];
 }
 
-/* The solve phase captured into a CUDA graph on a stream of its own (blocking, so it keeps its order with
- * the default stream's work), with b and x in the scratch vectors; replayed by dss_apply. *ok = 0 where cuDSS's
- * solve cannot be captured (then it is solved as before). */
-static int capture_solve(Dss *s, int *ok) {
-    *ok = 0;
-    size_t size = s->single ? sizeof(float) : sizeof(double);
-    char *scratch = (char *)s->scratch;
-    if (!s->gstream && cudaStreamCreate(&s->gstream) != cudaSuccess) return cudaGetLastError(), FEM_OK;
-    cudssSetStream(s->handle, s->gstream);
-    FEM_TRY(dss_check(cudssMatrixSetValues(s->b, scratch), "taking a right-hand side"));
-    FEM_TRY(dss_check(cudssMatrixSetValues(s->x, scratch + size * (size_t)s->n), "taking a solution vector"));
-    cudaGraph_t graph = NULL;
-    if (cudaStreamBeginCapture(s->gstream, cudaStreamCaptureModeRelaxed) != cudaSuccess) return cudaGetLastError(), FEM_OK;
-    cudssStatus_t st = cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, s->x, s->b);
-    cudaError_t e = cudaStreamEndCapture(s->gstream, &graph);
-    if (st == CUDSS_STATUS_SUCCESS && e == cudaSuccess && graph &&
-        cudaGraphInstantiate(&s->gexec, graph, 0) == cudaSuccess)
-        *ok = 1;
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();
-    if (!*ok) fprintf(stderr, "femto: cuDSS's solve could not be captured into a CUDA graph (%s, %s)\n",
-                      status_name(st), cudaGetErrorString(e));
-    return FEM_OK;
-}
-
 static int dss_apply(void *impl, const double *b, double *x) {
     Dss *s = (Dss *)impl;
-    s->solves++;
-    if (s->graph == 0 && s->solves >= 2) {
-        const char *g = getenv("FEMTO_CUDSS_GRAPH");
-        int ok = 0;
-        if (g && g[0] == '1') FEM_TRY(capture_solve(s, &ok));
-        s->graph = ok ? 1 : -1;
-    }
-    if (s->graph == 1) {
-        char *scratch = (char *)s->scratch;
-        if (s->single) {
-            unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
-            to_float<<<blocks, GPU_VEC_THREADS>>>(b, (float *)scratch, s->n);
-            GPU_LAUNCHED("to_float");
-        } else
-            GPU_CHECK(cudaMemcpyAsync(scratch, b, sizeof(double) * (size_t)s->n, cudaMemcpyDeviceToDevice, 0));
-        GPU_CHECK(cudaGraphLaunch(s->gexec, s->gstream));
-        if (s->single) {
-            unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
-            to_double<<<blocks, GPU_VEC_THREADS>>>((const float *)scratch + s->n, x, s->n);
-            GPU_LAUNCHED("to_double");
-        } else
-            GPU_CHECK(cudaMemcpyAsync(x, scratch + sizeof(double) * (size_t)s->n, sizeof(double) * (size_t)s->n,
-                                      cudaMemcpyDeviceToDevice, 0));
-        return FEM_OK;
-    }
     if (s->single) { /* b and x through the float scratch vectors */
         float *fb = (float *)s->scratch, *fx = fb + s->n;
         unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
@@ -370,12 +301,6 @@ static int dss_refactor(void *impl, const CsrMatrix *A, int *done) {
     int status = A->nrows == s->n ? upper_triangle(A, &rp, &ci, &v, &nnz, &key) : FEM_OK;
     if (!status && A->nrows == s->n && nnz == s->nnz && key == s->key) {
         status = upload_values(s, v, 0);
-        if (s->graph == 1) { /* captured against the old factor's buffers: captured again at the next solve */
-            cudaGraphExecDestroy(s->gexec);
-            s->gexec = NULL;
-            s->graph = 0;
-            s->solves = 0;
-        }
         if (!status) status = numeric(s);
         *done = !status;
     }
@@ -387,7 +312,6 @@ static void dss_destroy(void *impl) {
     Dss *s = (Dss *)impl;
     if (!s) return;
     /* statuses ignored: nothing can be reported from here, and each object is destroyed at most once */
-    if (s->gexec) cudaGraphExecDestroy(s->gexec);
     if (s->A) cudssMatrixDestroy(s->A);
     if (s->b) cudssMatrixDestroy(s->b);
     if (s->x) cudssMatrixDestroy(s->x);
@@ -398,8 +322,28 @@ static void dss_destroy(void *impl) {
     device_free(s->dev, s->cols);
     device_free(s->dev, s->vals);
     device_free(s->dev, s->scratch);
-    if (s->gstream) cudaStreamDestroy(s->gstream);
     free(s);
+}
+
+/* One try at a factorisation in the given precision; *need > 0 when it was refused for its memory. */
+static int dss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, int single, CoarseBackend *out,
+                      double *need, double *avail) {
+    Dss *s = (Dss *)calloc(1, sizeof *s);
+    if (!s) return fem_fail(FEM_ERR_INTERNAL, "out of memory (cuDSS solver)");
+    s->dev = d;
+    s->n = A->nrows;
+    s->cache_dir = opt ? opt->cache_dir : NULL;
+    s->gpu_memory = opt ? opt->gpu_memory : 0;
+    s->single = single;
+    int status = gpu_cudss_load();
+    if (!status) status = upload_upper(s, A);
+    if (!status) status = create_objects(s);
+    if (!status) status = factorize(s, out->description, sizeof out->description);
+    *need = s->need, *avail = s->avail;
+    double peak = s->peak;
+    status = coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
+    if (!status) out->refactor = dss_refactor, out->device_bytes = peak;
+    return status;
 }
 
 int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out) {
@@ -407,20 +351,19 @@ int gpu_cudss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, Co
     memset(out, 0, sizeof *out);
     if (d->kind != DEV_CUDA)
         return fem_fail(FEM_ERR_USAGE, "the cuDSS coarse solver needs a CUDA device, not the %s", d->name);
-    Dss *s = (Dss *)calloc(1, sizeof *s);
-    if (!s) return fem_fail(FEM_ERR_INTERNAL, "out of memory (cuDSS solver)");
-    s->dev = d;
-    s->n = A->nrows;
-    s->cache_dir = opt ? opt->cache_dir : NULL;
-    const char *single = getenv("FEMTO_CUDSS_SINGLE");
-    s->single = single && single[0] == '1';
-    int status = gpu_cudss_load();
-    if (!status) status = upload_upper(s, A);
-    if (!status) status = create_objects(s);
-    if (!status) status = factorize(s, out->description, sizeof out->description);
-    status = coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);
-    if (!status) out->refactor = dss_refactor;
-    return status;
+    CoarsePrecision precision = opt ? opt->precision : COARSE_PRECISION_AUTO;
+    double need = 0, avail = 0;
+    int status = dss_create(d, A, opt, precision == COARSE_PRECISION_SINGLE, out, &need, &avail);
+    if (status != FEM_ERR_DEVICE || need <= 0 || precision != COARSE_PRECISION_AUTO) return status;
+    /* the double-precision factor does not fit: the same in single precision, half the bytes */
+    fem_clear_error();
+    double need1 = need, avail1 = avail;
+    FEM_TRY(dss_create(d, A, opt, 1, out, &need, &avail));
+    size_t k = strlen(out->description);
+    snprintf(out->description + k, sizeof out->description - k,
+             ", in single precision as the double-precision factor would need %.2f GB of the %.2f GB free",
+             need1 / 1e9, avail1 / 1e9);
+    return FEM_OK;
 }
 
 #endif /* FEMTO_HAVE_CUDSS */

@@ -54,8 +54,7 @@
        cudaDataType_t valueType, cudssLayout_t layout),                                                      \
       (matrix, nrows, ncols, ld, values, valueType, layout))                                                 \
     X(cudssMatrixDestroy, (cudssMatrix_t matrix), (matrix))                                                 \
-    X(cudssMatrixSetValues, (cudssMatrix_t matrix, void *values), (matrix, values))                        \
-    X(cudssSetStream, (cudssHandle_t handle, cudaStream_t stream), (handle, stream))
+    X(cudssMatrixSetValues, (cudssMatrix_t matrix, void *values), (matrix, values))
 
 #define MEMBER_(name, params, args) cudssStatus_t(CUDSSAPI *name) params;
 static struct {

@@ -33,6 +33,8 @@ typedef enum {
     COARSE_SOLVER_CUDSS,
     COARSE_SOLVER_CHOLMOD
 } CoarseKind;
+/* the values of fem/solvers/coarse.h's CoarsePrecision */
+typedef enum { FACTOR_PRECISION_AUTO = 0, FACTOR_PRECISION_DOUBLE, FACTOR_PRECISION_SINGLE } FactorPrecision;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */
@@ -157,6 +159,7 @@ typedef struct {
     int mg_levels;        /* multigrid: at most this many levels, 0 (default): down to order 1 */
     CoarseKind coarse;    /* multigrid: the order-1 level's solver, default auto */
     int coarse_cycles;    /* multigrid: BoomerAMG V-cycles per coarse solve, default 3 */
+    FactorPrecision coarse_precision; /* multigrid: cuDSS's factor, default auto */
 } SolverSettings;
 
 typedef struct {

@@ -26,6 +26,8 @@ static const int time_schemes[] = {TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NI
 static const int krylovs[] = {KRYLOV_AUTO, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB};
 static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS,
                                      COARSE_SOLVER_CHOLMOD};
+static const int coarse_precisions[] = {FACTOR_PRECISION_AUTO, FACTOR_PRECISION_DOUBLE,
+                                        FACTOR_PRECISION_SINGLE};
 static const int preconditioners[] = {PRECOND_MULTIGRID, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE};
 static const int devices[] = {DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA};
 static const int assemblies[] = {ASSEMBLY_GATHER, ASSEMBLY_ATOMIC};
@@ -283,7 +285,9 @@ const ProblemElementSpec problem_format[] = {
       INT("smoothing-degree", SolverSettings, smoothing_degree, .range = &smoothing_degree, .dflt = 3),
       INT("levels", SolverSettings, mg_levels, .range = &mg_levels),
       ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
-      INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3)},
+      INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3),
+      ENUM("coarse-precision", "auto double single", coarse_precisions, SolverSettings, coarse_precision,
+           FACTOR_PRECISION_AUTO)},
      IN_PROBLEM(solver)},
     {"femto/output", "vtu? hdf5? fields? plots? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)},
      BY_HAND},

@@ -32,7 +32,7 @@ typedef enum {
     PF_COMPONENTS, /* a non-empty set of x, y, z: "x", "xz", "xyz" */
 } ProblemAttrType;
 
-enum { PROBLEM_MAX_ATTRS = 10 };
+enum { PROBLEM_MAX_ATTRS = 12 };
 
 /* A physical quantity: its unit, and the largest magnitude a value may have. A value beyond every real
  * material and load is a units slip or a typo (young="2.1e21" for 2.1e11), and values far beyond them

@@ -19,7 +19,7 @@ struct CoarseSolver {
     double *hb, *hx; /* host copies of b and x: a host backend on a GPU device */
     CoarseStats st;
     char why_not[400]; /* AUTO fell back: "instead of SOLVER: REASON" for each solver that failed */
-    char description[700];
+    char description[800];
 };
 
 static CoarseFactory cudss_factory;
@@ -161,6 +161,7 @@ static int create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
         FEM_TRY(create_backend(dev, A, &o, o.type, &cs->be));
     }
     cs->st.setup_seconds = omp_get_wtime() - t0;
+    cs->st.device_bytes = cs->be.device_bytes;
     snprintf(cs->description, sizeof cs->description, "%s%s", cs->be.description, cs->why_not);
     if (!cs->be.device_vectors && dev->kind != DEV_CPU) {
         FEM_ALLOC(cs->hb, cs->n, "the coarse solver's host right-hand side");

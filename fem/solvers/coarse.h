@@ -37,6 +37,12 @@ typedef struct {
     int print_level;         /* hypre's setup statistics on stdout (debugging only) */
 } CoarseAmgSettings;
 
+/* The precision of cuDSS's factor. AUTO: double, or single where the double-precision factor would not fit in
+ * the GPU's memory (half its bytes; inside CG the single-precision coarse solve costs at most an iteration or
+ * two: docs/solvers.md). DOUBLE: double only (a factor too large hands over to the next solver). SINGLE:
+ * single always. The host solvers work in double precision whatever this says. */
+typedef enum { COARSE_PRECISION_AUTO = 0, COARSE_PRECISION_DOUBLE = 1, COARSE_PRECISION_SINGLE = 2 } CoarsePrecision;
+
 typedef struct {
     CoarseType
         type;       /* AUTO: cuDSS on a CUDA device when built in, else CHOLMOD for a matrix of at most
@@ -60,6 +66,8 @@ typedef struct {
     /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the same
      * mesh (cuDSS's reordering: fem/solvers/order_cache.h); NULL: nothing is kept. */
     const char *cache_dir;
+    CoarsePrecision precision; /* cuDSS's factor */
+    double gpu_memory;         /* bytes of GPU memory cuDSS's factorisation may take; 0: what is free */
 } CoarseOptions;
 
 typedef struct CoarseSolver CoarseSolver;
@@ -95,6 +103,7 @@ typedef struct {
     int applications;        /* coarse_apply calls */
     double apply_seconds;    /* their total time, transfers included */
     double transfer_seconds; /* of which host <-> device copies (a host solver on a CUDA device) */
+    double device_bytes;     /* GPU memory at the factorisation's peak, where the solver says (cuDSS); else 0 */
 } CoarseStats;
 void coarse_stats(const CoarseSolver *cs, CoarseStats *st);
 
@@ -111,7 +120,8 @@ typedef struct {
     /* Optional (coarse_refactor): A's values factorised with the analysis of the matrix impl was made for,
      * *done = 1; *done = 0 and nothing changed when A's pattern is another one. */
     int (*refactor)(void *impl, const CsrMatrix *A, int *done);
-    char description[256];
+    double device_bytes; /* optional: the GPU memory the solver's factorisation takes at its peak (cuDSS) */
+    char description[400];
 } CoarseBackend;
 
 /* The end of every backend's create: on failure (status != FEM_OK) destroys impl and returns status; else

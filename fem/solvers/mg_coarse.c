@@ -60,7 +60,8 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
                          .coords = sp->ncomp > 1 ? sp->node_x : NULL,
                          .dim = sp->mesh->dim,
                          .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3,
-                         .cache_dir = set->cache_dir};
+                         .cache_dir = set->cache_dir,
+                         .precision = (CoarsePrecision)set->coarse_precision};
     CsrMatrix A;
     int64_t *global = NULL;
     double t0 = now();

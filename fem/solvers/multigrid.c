@@ -48,7 +48,7 @@ typedef struct {
     int n;
     MgLevel L[MG_MAX_LEVELS];
     MgCoarse coarse;
-    char description[320];
+    char description[1024];
 } Multigrid;
 
 static double now(void) {

@@ -16,7 +16,7 @@ int mg_next_order(int p);
 typedef struct {
     Operator *op;
     void *solver; /* CoarseSolver */
-    char description[256];
+    char description[800];
     double assembly_seconds, solver_seconds; /* the last setup's */
 } MgCoarse;
 

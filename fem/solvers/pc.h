@@ -26,6 +26,7 @@ typedef struct {
     int mg_levels;   /* multigrid: the most levels (0: down to order 1) */
     int coarse;      /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
     int coarse_cycles; /* multigrid: AMG V-cycles per coarse solve (0: 3) */
+    int coarse_precision; /* multigrid: cuDSS's factor (CoarsePrecision, fem/solvers/coarse.h); 0: automatic */
     const char *cache_dir; /* multigrid: CoarseOptions.cache_dir (NULL: none) */
 } PcSettings;
 

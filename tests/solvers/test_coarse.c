@@ -14,9 +14,11 @@
  * Poisson cube and the beam with backward error <= 1e-15, and CG preconditioned by it converges in 1
  * iteration. auto                    AUTO on the CPU: CHOLMOD up to COARSE_DIRECT_MAX_ROWS rows, BoomerAMG
  * above. errors                  what is missing or wrong is one sentence and the documented status; a matrix
- * that is not positive definite is CHOLMOD's sentence, and AUTO falls back to BoomerAMG. gpu cudss|boomeramg
- * (CUDA device; else 77) cuDSS solves the beam to 1e-10 relative residual, CG with it converges in 1
- * iteration, AUTO picks it; BoomerAMG on the GPU device (host cycles) takes the CPU's iteration count. bench
+ * that is not positive definite is CHOLMOD's sentence, and AUTO falls back to BoomerAMG.
+ * gpu cudss|cudss-precision|boomeramg (CUDA device; else 77) cuDSS solves the beam to 1e-10 relative residual, CG with it converges in 1
+ * iteration, AUTO picks it; cudss-precision: its single-precision factor takes less memory and CG 2 to 5
+ * iterations, AUTO precision picks it where double does not fit, double-only hands over and says why;
+ * BoomerAMG on the GPU device (host cycles) takes the CPU's iteration count. bench
  * poisson|beam N [THETA AGG COARSEN UNKNOWN NO_RBM CYCLES] and bench-direct poisson|beam N print the
  *                           assembly, setup and application times and the iterations of BoomerAMG or CHOLMOD
  *                           (not CTest tests). */
@@ -501,6 +503,74 @@ static int test_gpu_cudss(void) {
 }
 
 /* BoomerAMG behind a CUDA device: b comes down, x goes up, the cycle is the CPU's. */
+/* cuDSS's factor in single precision: asked for, and AUTO's choice where the double-precision factor would
+ * not fit (CoarseOptions.gpu_memory between the two factorisations' peaks); with double precision asked for,
+ * cuDSS refuses and AUTO hands over to a host solver, saying why. */
+static int test_gpu_cudss_precision(void) {
+    Device gpu;
+    if (test_device(&gpu, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
+    BoxProblem p;
+    CHECK_OK(box_beam(8, &p));
+    GpuPrecond g = {.dev = &gpu, .bytes = sizeof(double) * (size_t)p.ndofs};
+    CHECK_OK(device_alloc(&gpu, (void **)&g.dr, g.bytes));
+    CHECK_OK(device_alloc(&gpu, (void **)&g.dz, g.bytes));
+    double peak[2] = {0, 0}, *x = malloc(g.bytes);
+    int its[2] = {0, 0};
+    for (int single = 0; single < 2; single++) {
+        CoarseOptions o = options(&p, COARSE_CUDSS);
+        o.precision = single ? COARSE_PRECISION_SINGLE : COARSE_PRECISION_DOUBLE;
+        int status = coarse_create(&gpu, &p.A, &o, &g.cs);
+        if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
+            printf("skipped: %s\n", fem_last_error());
+            return TEST_SKIP;
+        }
+        CHECK_OK(status);
+        CoarseStats st;
+        coarse_stats(g.cs, &st);
+        peak[single] = st.device_bytes;
+        CgRun run = pcg(&p.A, apply_gpu, &g, p.b, x, 1e-8);
+        its[single] = run.iterations;
+        printf("%s factor of %lld rows: peak %.2f MB, CG to 1e-8 in %d iterations, true residual %.1e; %s\n",
+               single ? "single-precision" : "double-precision", (long long)p.A.nrows, peak[single] / 1e6,
+               run.iterations, run.relres, coarse_describe(g.cs));
+        CHECK(!single == !strstr(coarse_describe(g.cs), "single-precision Cholesky"),
+              "the description should say single-precision exactly when asked for: %s", coarse_describe(g.cs));
+        CHECK(run.relres <= 1e-7, "CG's true residual %.1e, expected <= 1e-7", run.relres);
+        coarse_destroy(&g.cs);
+    }
+    CHECK(its[0] <= 1, "CG with the double-precision factor took %d iterations, expected 1", its[0]);
+    CHECK(its[1] >= 2 && its[1] <= 5, "CG with the single-precision factor took %d iterations, expected 2 to 5",
+          its[1]);
+    /* the factor halves; cuDSS's workspace, a large part of the peak at this size, does not */
+    CHECK(peak[1] > 0 && peak[1] < 0.85 * peak[0], "peaks %.3g (single) and %.3g bytes (double): single "
+          "should take less than 0.85 x double", peak[1], peak[0]);
+    CoarseOptions o = options(&p, COARSE_CUDSS);
+    o.gpu_memory = 0.5 * (peak[0] + peak[1]) / 0.95;
+    CHECK_OK(coarse_create(&gpu, &p.A, &o, &g.cs));
+    printf("AUTO precision under %.2f MB: %s\n", o.gpu_memory / 1e6, coarse_describe(g.cs));
+    char said[96];
+    snprintf(said, sizeof said, "as the double-precision factor would need %.2f GB of the %.2f GB free",
+             peak[0] / 1e9, o.gpu_memory / 1e9);
+    CHECK(strstr(coarse_describe(g.cs), "single-precision Cholesky") && strstr(coarse_describe(g.cs), said),
+          "AUTO precision where double does not fit: %s", coarse_describe(g.cs));
+    coarse_destroy(&g.cs);
+    o.precision = COARSE_PRECISION_DOUBLE;
+    expect_failure(coarse_create(&gpu, &p.A, &o, &g.cs), FEM_ERR_DEVICE, "matrix in double precision, and",
+                   "cuDSS in double precision only, where it does not fit");
+    o.type = COARSE_AUTO;
+    CHECK_OK(coarse_create(&gpu, &p.A, &o, &g.cs));
+    printf("AUTO solver, double precision only: %s\n", coarse_describe(g.cs));
+    CHECK(strstr(coarse_describe(g.cs), " instead of cuDSS: cuDSS would need") != NULL,
+          "AUTO should hand over from cuDSS and say why: %s", coarse_describe(g.cs));
+    coarse_destroy(&g.cs);
+    free(x);
+    device_free(&gpu, g.dr);
+    device_free(&gpu, g.dz);
+    device_destroy(&gpu);
+    box_destroy(&p);
+    return 0;
+}
+
 static int test_gpu_boomeramg(Device *cpu) {
     Device gpu;
     BoxProblem p;
@@ -555,6 +625,8 @@ int main(int argc, char **argv) {
         test_errors(&cpu);
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss"))
         status = test_gpu_cudss();
+    else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss-precision"))
+        status = test_gpu_cudss_precision();
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "boomeramg"))
         status = test_gpu_boomeramg(&cpu);
     else if ((!strcmp(mode, "bench") || !strcmp(mode, "bench-direct")) && argc > 3)
@@ -563,7 +635,7 @@ int main(int argc, char **argv) {
     else {
         fprintf(stderr,
                 "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric|dirichlet "
-                "boomeramg|cholmod | direct | auto | errors | gpu cudss|boomeramg | bench|bench-direct "
+                "boomeramg|cholmod | direct | auto | errors | gpu cudss|cudss-precision|boomeramg | bench|bench-direct "
                 "poisson|beam N ...\n");
         return 2;
     }
