@@ -1,5 +1,6 @@
 /* The register kernel: the fused residual and Jacobian action of a block of triangles or tetrahedra of up to
- * SIMPLEX_MAX_DOF nodes (orders 1 and 2), one thread per element (or, for vector physics where that keeps more
+ * SIMPLEX_MAX_DOF nodes (orders 1 and 2, triangles of order 3), or of tetrahedra of order 3 (SIMPLEX_MAX_DOF3
+ * nodes, instances of their own), one thread per element (or, for vector physics where that keeps more
  * blocks resident, one lane per component: k_fused_simplex_split), everything an element needs in registers.
  *
  * Why a second fused kernel: the shared-memory kernel of fused.cu spreads an element over many threads and
@@ -34,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10, SIMPLEX_MAX_Q = 64 };
+/* SIMPLEX_MAX_DOF: the per-thread arrays of orders 1 and 2 (and triangles of order 3); SIMPLEX_MAX_DOF3: the
+ * instances for tetrahedra of order 3 (20 nodes) */
+enum { SIMPLEX_THREADS = 128, SIMPLEX_MAX_DOF = 10, SIMPLEX_MAX_DOF3 = 20, SIMPLEX_MAX_Q = 64 };
 
 /* Affine cells: w_q / w_0 of the rule, so that w_q det J = (w_0 det J) w_q / w_0 comes from q-point 0's
  * geometry alone (n = 0: not affine, or a rule of more than SIMPLEX_MAX_Q points: read every q-point's). */
@@ -79,8 +82,8 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
             geo[k] = w.ratio[q] * base[k];
 }
 
-template <int D, int NC, int GL, PointFn POINT>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS)
+template <int D, int NC, int GL, PointFn POINT, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
@@ -90,7 +93,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS)
     if ((int)threadIdx.x >= st.nb) return;
     const int64_t e = st.e0 + threadIdx.x;
     const fem_idx *my = st.ids + threadIdx.x * nd;
-    double ue[NC][SIMPLEX_MAX_DOF], re[NC][SIMPLEX_MAX_DOF];
+    double ue[NC][MAXD], re[NC][MAXD];
     simplex_gather(my, nd, in, ue);
     simplex_zero(re);
     double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
@@ -139,8 +142,8 @@ template <int D, int ND, int NQ> struct ConstRows {
 #ifndef SPLIT_CONST_MIN_BLOCKS
 #define SPLIT_CONST_MIN_BLOCKS 4
 #endif
-template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_BLOCKS : 0)
+template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_BLOCKS : MINB)
     k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
@@ -152,9 +155,9 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
     const bool writes = lane < EPW * NC && (int)(threadIdx.x >> 5) * EPW + slot < st.nb;
     const int64_t e = st.e0 + le;
     const fem_idx *my = st.ids + le * nd;
-    double ue[SIMPLEX_MAX_DOF], re[SIMPLEX_MAX_DOF];
+    double ue[MAXD], re[MAXD];
 #pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++) {
+    for (int i = 0; i < MAXD; i++) {
         ue[i] = i < nd ? __ldg(in + (int64_t)my[i] * NC + c) : 0.0;
         re[i] = 0.0;
     }
@@ -166,7 +169,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
 #pragma unroll
         for (int r = 0; r < D; r++) g1[r] = 0.0;
 #pragma unroll
-        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        for (int i = 0; i < MAXD; i++)
             if (i < nd) {
                 double gi[D];
                 const double bi = rows.row(i, gi);
@@ -194,7 +197,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
                 for (int r = 0; r < D; r++) fc[r] = f[cc * D + r];
             }
 #pragma unroll
-        for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+        for (int i = 0; i < MAXD; i++)
             if (i < nd) {
                 double gi[D];
                 const double bi = rows.row(i, gi);
@@ -212,7 +215,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
     }
     if (!writes) return;
 #pragma unroll
-    for (int i = 0; i < SIMPLEX_MAX_DOF; i++)
+    for (int i = 0; i < MAXD; i++)
         if (i < nd) {
             if (evec)
                 evec[(e * NC + c) * nd + i] = re[i];
@@ -382,6 +385,7 @@ typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
     SimplexKernel split_c[2]; /* the split kernel of order 2 with the tables in constant memory, or NULL */
+    SimplexKernel k3, split3; /* tetrahedra of order 3: the 20-node instances (split3 NULL for scalar ones) */
     SimplexPatchKernel patch[2][2];   /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
     SimplexPatchKernel patch_c[2][2]; /* the same with the tables in constant memory (rules of patch_nq points) */
 } SimplexEntry;
@@ -397,6 +401,28 @@ static constexpr SimplexKernel simplex_split() {
         return nullptr;
     else
         return k_fused_simplex_split<D, NC, GL, POINT>;
+}
+/* Tetrahedra of order 3 (20 nodes): the one-thread kernel for a scalar q-function, the split kernel (20 nodes
+ * a lane) for a vector one; the other of each pair is not instantiated (3 x 20 values and sums a thread would
+ * spill). Those that read compact q-point data (GL > 0) are held to 4 blocks an SM: 128 registers, no spills
+ * (constant-k heat J x on an H200, ~1M p = 3 tetrahedra: 142 registers and 3 blocks an SM 834 us, held 610
+ * us); the others spilled 64-650 bytes when held and ran 2-6% slower (docs/PERFORMANCE.md). */
+template <int GL> static constexpr int simplex3_min_blocks() {
+    return GL > 0 ? 4 : 0;
+}
+template <int NC, int GL, PointFn POINT>
+static constexpr SimplexKernel simplex_one3() {
+    if constexpr (NC == 1)
+        return k_fused_simplex<3, NC, GL, POINT, SIMPLEX_MAX_DOF3, simplex3_min_blocks<GL>()>;
+    else
+        return nullptr;
+}
+template <int NC, int GL, PointFn POINT>
+static constexpr SimplexKernel simplex_split3() {
+    if constexpr (NC == 1)
+        return nullptr;
+    else
+        return k_fused_simplex_split<3, NC, GL, POINT, 0, 0, SIMPLEX_MAX_DOF3, simplex3_min_blocks<GL>()>;
 }
 /* The split kernel of order 2 with its tables in constant memory, for the q-functions that run at the rule of
  * those tables (linear elasticity's exact degree 2p - 2 = 2; the neo-Hookean model's integrand is not
@@ -430,6 +456,8 @@ static constexpr SimplexPatchKernel simplex_patch() {
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
      {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},       \
      {simplex_split_c<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split_c<3, SIMPLEX_NC_(nc, 3), gl, fn>()},   \
+     simplex_one3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                               \
+     simplex_split3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                             \
      SIMPLEX_PATCHES_(nc, gl, fn, 0),                                                                        \
      SIMPLEX_PATCHES_(nc, gl, fn, 1)},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
@@ -471,6 +499,12 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
     for (size_t k = 0; k < n; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
         if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
+        if (nd > SIMPLEX_MAX_DOF) { /* tetrahedra of order 3: simplex_one3 / simplex_split3, no patches */
+            *split = s->split3 != NULL;
+            if (patch) *patch = NULL;
+            if (took_const) *took_const = false;
+            return *split ? s->split3 : s->k3;
+        }
         SimplexKernel one = s->k[dim - 2], sp = s->split[dim - 2];
         signed char *layout = &g->simplex_layout[k][dim - 2];
         if (!*layout) {
@@ -520,10 +554,12 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     const ElemView *v = &b->view;
     const QFunction *q = op_qfunction(op, 0, residual);
     const Shape s = b->basis.tables.shape;
-    if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) || v->ndof > SIMPLEX_MAX_DOF)
+    if ((s != SHAPE_TRI && s != SHAPE_TET) || v->dim != (s == SHAPE_TET ? 3 : 2) ||
+        v->ndof > (s == SHAPE_TET ? SIMPLEX_MAX_DOF3 : SIMPLEX_MAX_DOF))
         return 0;
     int split;
-    if (b->nelem == 0 || !simplex_kernel(gpu_state(op->dev), q->id, v->dim, v->ncomp, &split)) return 0;
+    if (b->nelem == 0 || !simplex_kernel(gpu_state(op->dev), q->id, v->dim, v->ncomp, &split, NULL, v->ndof))
+        return 0;
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 

@@ -1,4 +1,4 @@
-/* The fused GPU operator (gpu/fused.cu, gpu/fused_simplex.cu's register kernel on simplices of order <= 2 and
+/* The fused GPU operator (gpu/fused.cu, gpu/fused_simplex.cu's register kernel on simplices of order <= 3 and
  * gpu/fused_tensor.cu's sum-factorised kernel on quadrilaterals and hexahedra of order <= 6) against the CPU
  * device, against the shared-memory fused kernel alone and against the GPU's separate kernels:
  * the residual R(u) and the Jacobian action J v at a random state, for linear and neo-Hookean elasticity and
@@ -38,6 +38,9 @@ static int expect_const;
 /* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 on
  * straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_split_const;
+/* Tetrahedra up to p = 3 (20 nodes: the register kernel's instances of their own) run the register kernel on the
+ * fused devices: checked where the cell block is the last launch (constant-k heat, no natural conditions) */
+static int expect_register;
 /* Whether the environment turns a GPU option off (NAME=0). */
 static int env_off(const char *name) {
     const char *v = getenv(name);
@@ -97,6 +100,10 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
         CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_split_const,
               "p = %d: the split kernel %s its tables from constant memory: %s", sp->order,
               expect_split_const ? "did not read" : "read", gpu_last_launch(d));
+    if (d->kind == DEV_CUDA && expect_register && strcmp(op.implementation, "cuda-fused") == 0)
+        CHECK(strstr(gpu_last_launch(d), "fused-simplex") != NULL,
+              "p = %d tetrahedra: the Jacobian action did not run on the register kernel: %s", sp->order,
+              gpu_last_launch(d));
     if (d->kind == DEV_CUDA) CHECK_OK(gpu_fused_occupancy(&op, 0, 0, regs, &blocks));
 #endif
     vec_destroy(&U), vec_destroy(&V), vec_destroy(&W);
@@ -176,10 +183,11 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     CHECK_OK(heat_model_create(&pb, &sp, &md));
     const Shape s = sp.cells[0].shape;
     expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
+    expect_register = constant && s == SHAPE_TET && p <= 3;
     if (expect_qdata && !shape_is_tensor(s)) expect_patch = env_off("FEMTO_GPU_PATCH") ? -1 : 1;
     expect_const = expect_patch > 0 && m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
-    expect_qdata = expect_patch = expect_const = 0;
+    expect_qdata = expect_patch = expect_const = expect_register = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
