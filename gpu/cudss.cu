@@ -3,7 +3,9 @@
  * The matrix is symmetric positive definite, so cuDSS gets its upper triangle only (CUDSS_MTYPE_SPD, upper
  * view: half the memory) and computes a Cholesky factorisation once, at setup; an application is the forward
  * and backward solve, reading b and writing x in GPU memory on the default stream, where femto's kernels run.
- * Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence. */
+ * The factor is in double precision, or in single precision (CoarseOptions.precision: asked for, or where the
+ * double-precision one would not fit), where the values, the factor and a solve's two vectors are float and two
+ * small kernels convert b and x. Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence. */
 #include "fem/solvers/order_cache.h"
 #include "gpu/internal.cuh"
 
@@ -258,12 +260,12 @@ static int factorize(Dss *s, char *description, size_t len) {
     return FEM_OK;
 }
 
-__global__ void to_float(const double *__restrict__ a, float *__restrict__ b, int64_t n) {
+static __global__ void to_float(const double *__restrict__ a, float *__restrict__ b, int64_t n) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         b[i] = (float)a[i];
 }
 
-__global__ void to_double(const float *__restrict__ a, double *__restrict__ b, int64_t n) {
+static __global__ void to_double(const float *__restrict__ a, double *__restrict__ b, int64_t n) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         b[i] = a[i];
 }
