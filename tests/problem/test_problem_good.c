@@ -38,6 +38,7 @@ static void check_default_settings(const Problem *pb) {
     CHECK_NUM(pb->solver.linear_rtol, 1e-8);
     CHECK_NUM(pb->solver.linear_max_iterations, 2000);
     CHECK_NUM(pb->solver.restart, 50);
+    CHECK_NUM(pb->solver.coarse_precision, FACTOR_PRECISION_AUTO);
     CHECK_NUM(pb->device.kind, DEVICE_AUTO);
     CHECK_NUM(pb->device.assembly, ASSEMBLY_GATHER);
     CHECK_NUM(pb->device.threads, 0);
@@ -254,6 +255,7 @@ static void check_full(const Problem *pb) {
     CHECK(s->rtol == 1e-8 && s->atol == 1e-12 && s->max_iterations == 30 && s->line_search == 0);
     CHECK(s->load_steps == 4 && s->krylov == KRYLOV_BICGSTAB && s->precond == PRECOND_CHEBYSHEV);
     CHECK(s->linear_rtol == 1e-6 && s->linear_max_iterations == 500 && s->restart == 30);
+    CHECK(s->coarse_precision == FACTOR_PRECISION_SINGLE);
     const OutputSettings *o = &pb->output;
     CHECK_STR(o->directory, "/tmp/femto-results");
     CHECK_STR(o->basename, "run1");
