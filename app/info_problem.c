@@ -133,9 +133,9 @@ static void print_solver(const SolverSettings *s) {
     static const char *precision[] = {"double precision (single where double would not fit in GPU memory)",
                                       "double precision", "single precision"};
     printf("          multigrid: levels %s, Chebyshev smoothing of degree %d, coarse solver %s, %d AMG cycle%s per "
-           "coarse solve, cuDSS's factor in %s\n",
-           levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s",
-           precision[s->coarse_precision]);
+           "coarse solve\n",
+           levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s");
+    printf("          cuDSS's factor: %s\n", precision[s->coarse_precision]);
 }
 
 static void print_output(const Problem *pb) {
