@@ -452,10 +452,11 @@ static CgRun gpu_cg(GpuPrecond *g, const BoxProblem *p, CoarseType type, double 
     return run;
 }
 
-/* The beam on a CUDA device with its two vectors for the host CG; TEST_SKIP without a device. */
-static int gpu_setup(Device *gpu, BoxProblem *p, GpuPrecond *g) {
+/* The beam of n cells across on a CUDA device with its two vectors for the host CG; TEST_SKIP without a
+ * device. */
+static int gpu_setup(Device *gpu, BoxProblem *p, GpuPrecond *g, int n) {
     if (test_device(gpu, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
-    CHECK_OK(box_beam(4, p));
+    CHECK_OK(box_beam(n, p));
     *g = (GpuPrecond){.dev = gpu, .bytes = sizeof(double) * (size_t)p->ndofs};
     CHECK_OK(device_alloc(gpu, (void **)&g->dr, g->bytes));
     CHECK_OK(device_alloc(gpu, (void **)&g->dz, g->bytes));
@@ -473,7 +474,7 @@ static int test_gpu_cudss(void) {
     Device gpu;
     BoxProblem p;
     GpuPrecond g;
-    if (gpu_setup(&gpu, &p, &g)) return TEST_SKIP;
+    if (gpu_setup(&gpu, &p, &g, 4)) return TEST_SKIP;
     CoarseOptions o = options(&p, COARSE_CUDSS);
     int status = coarse_create(&gpu, &p.A, &o, &g.cs);
     if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
@@ -502,18 +503,14 @@ static int test_gpu_cudss(void) {
     return 0;
 }
 
-/* BoomerAMG behind a CUDA device: b comes down, x goes up, the cycle is the CPU's. */
 /* cuDSS's factor in single precision: asked for, and AUTO's choice where the double-precision factor would
  * not fit (CoarseOptions.gpu_memory between the two factorisations' peaks); with double precision asked for,
  * cuDSS refuses and AUTO hands over to a host solver, saying why. */
 static int test_gpu_cudss_precision(void) {
     Device gpu;
-    if (test_device(&gpu, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
     BoxProblem p;
-    CHECK_OK(box_beam(8, &p));
-    GpuPrecond g = {.dev = &gpu, .bytes = sizeof(double) * (size_t)p.ndofs};
-    CHECK_OK(device_alloc(&gpu, (void **)&g.dr, g.bytes));
-    CHECK_OK(device_alloc(&gpu, (void **)&g.dz, g.bytes));
+    GpuPrecond g;
+    if (gpu_setup(&gpu, &p, &g, 8)) return TEST_SKIP;
     double peak[2] = {0, 0}, *x = malloc(g.bytes);
     int its[2] = {0, 0};
     for (int single = 0; single < 2; single++) {
@@ -564,18 +561,16 @@ static int test_gpu_cudss_precision(void) {
           "AUTO should hand over from cuDSS and say why: %s", coarse_describe(g.cs));
     coarse_destroy(&g.cs);
     free(x);
-    device_free(&gpu, g.dr);
-    device_free(&gpu, g.dz);
-    device_destroy(&gpu);
-    box_destroy(&p);
+    gpu_teardown(&gpu, &p, &g);
     return 0;
 }
 
+/* BoomerAMG behind a CUDA device: b comes down, x goes up, the cycle is the CPU's. */
 static int test_gpu_boomeramg(Device *cpu) {
     Device gpu;
     BoxProblem p;
     GpuPrecond g;
-    if (gpu_setup(&gpu, &p, &g)) return TEST_SKIP;
+    if (gpu_setup(&gpu, &p, &g, 4)) return TEST_SKIP;
     CoarseOptions o = options(&p, COARSE_BOOMERAMG);
     int cpu_its = coarse_cg(cpu, &p, &o, "cpu");
     CgRun run = gpu_cg(&g, &p, COARSE_BOOMERAMG, 1e-8, "CG + BoomerAMG on GPU:");
