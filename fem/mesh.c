@@ -58,6 +58,10 @@ void mesh_destroy(Mesh *m) {
     for (int g = 0; g < m->ngroups; g++) free(m->groups[g].entities);
     free(m->groups);
     mesh_destroy_topology(m);
+    if (m->parent) {
+        mesh_destroy(m->parent);
+        free(m->parent);
+    }
     memset(m, 0, sizeof *m);
 }
 
@@ -317,4 +321,25 @@ int mesh_finish(Mesh *m) {
     if (!status && m->dim == 2) status = mesh_check_folds(m, (const uint8_t *const *)flipped);
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(flipped[b]);
     return status;
+}
+
+void mesh_finish_parents(Mesh *m, int stored, char *note, size_t note_size) {
+    for (Mesh *c = m; c->parent; c = c->parent) {
+        Mesh *p = c->parent;
+        int status = stored && p->has_topology ? mesh_finish_stored(p) : mesh_finish(p);
+        if (status == FEM_OK) continue;
+        if (note)
+            snprintf(note, note_size, "the mesh before refinement is not kept for multigrid: %s",
+                     fem_last_error());
+        mesh_destroy(p);
+        free(p);
+        c->parent = NULL;
+        return;
+    }
+}
+
+int mesh_parent_count(const Mesh *m) {
+    int n = 0;
+    for (const Mesh *p = m ? m->parent : NULL; p; p = p->parent) n++;
+    return n;
 }

@@ -87,6 +87,12 @@ typedef struct Mesh {
     PhysicalGroup *groups;
     Topology topo;
     int has_topology;
+    /* The mesh before its last uniform refinement (<mesh refine>), or NULL: its cells are of order 2 and
+     * their nodes are nodes of this mesh (each of this mesh's corners is one of its order-2 nodes), so that a
+     * field of order 1 on it is a field of order 2 on its cells, and multigrid takes it for a coarser level
+     * (fem/solvers/multigrid.c). Its own parent is the mesh before the refinement before, and so on. Owned:
+     * mesh_destroy frees the chain. Its x and node_tag are copies of this mesh's. */
+    struct Mesh *parent;
 } Mesh;
 
 void mesh_destroy(Mesh *m);
@@ -99,6 +105,11 @@ int mesh_finish(Mesh *m);
 /* The same for a mesh that mesh_finish finished before and that was stored with its topology (the mesh
  * cache, io/mesh_blob.c): only the groups' element counts, which are not stored. */
 int mesh_finish_stored(Mesh *m);
+/* mesh_finish (stored: mesh_finish_stored) for m's parents: a parent that does not pass is dropped with its
+ * own parents, since they only make multigrid's coarser levels (the reason is in note, when not NULL). */
+void mesh_finish_parents(Mesh *m, int stored, char *note, size_t note_size);
+/* The number of meshes in m's chain of parents. */
+int mesh_parent_count(const Mesh *m);
 
 int mesh_build_topology(Mesh *m);
 /* Frees the topology and marks the mesh as without one, so that mesh_build_topology can number it again

@@ -13,7 +13,8 @@
  * its entities [nentities] int32; with a topology, BlobTopology, vertex_of_node [nnodes], edges [nedges][2],
  * per cell block cell_edges [count][nedges of the shape] and in 3D cell_faces [count][nfacets of the shape]
  * (fem_idx), per facet block facet_cell [count] FacetCell. Every array is padded to 8 bytes. The CRC-32
- * covers all after the header.
+ * covers all after the header. A mesh with a parent (Mesh.parent: the mesh before its last refinement) is
+ * followed by the parent's own record (has_parent), whose nodes must be as many as the mesh's.
  */
 #include "mesh_internal.h"
 
@@ -23,11 +24,12 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { BLOB_VERSION = 2, BLOB_BYTE_ORDER = 0x01020304 };
+enum { BLOB_VERSION = 3, BLOB_BYTE_ORDER = 0x01020304 };
 static const char blob_magic[8] = {'f', 'e', 'm', 't', 'o', 'M', 'S', 'H'};
 
 typedef struct {
@@ -36,7 +38,7 @@ typedef struct {
     int32_t dim, ncell_blocks, nfacet_blocks, ngroups;
     int64_t nnodes, payload; /* payload: bytes after the header */
     uint32_t has_crc, crc;
-    int32_t has_topology, pad;
+    int32_t has_topology, has_parent;
     int32_t gmsh_type[2 * MESH_MAX_BLOCKS]; /* cell blocks, then facet blocks */
     int64_t count[2 * MESH_MAX_BLOCKS];
 } BlobHeader;
@@ -104,7 +106,8 @@ int mesh_blob_write(int fd, const Mesh *m, int with_crc, int with_topology) {
                     .ngroups = m->ngroups,
                     .nnodes = m->nnodes,
                     .has_crc = with_crc != 0,
-                    .has_topology = with_topology};
+                    .has_topology = with_topology,
+                    .has_parent = m->parent != NULL};
     const Topology *tp = &m->topo;
     const int64_t fi = (int64_t)sizeof(fem_idx);
     memcpy(h.magic, blob_magic, sizeof h.magic);
@@ -158,7 +161,8 @@ int mesh_blob_write(int fd, const Mesh *m, int with_crc, int with_topology) {
     }
     h.crc = (uint32_t)w.crc;
     if (!w.err && pwrite(fd, &h, sizeof h, start) != (ssize_t)sizeof h) w.err = errno ? errno : EIO;
-    return w.err ? fem_fail(FEM_ERR_INPUT, "%s", strerror(w.err)) : FEM_OK;
+    if (w.err) return fem_fail(FEM_ERR_INPUT, "%s", strerror(w.err));
+    return m->parent ? mesh_blob_write(fd, m->parent, with_crc, with_topology) : FEM_OK;
 }
 
 /* ---- reading */
@@ -332,6 +336,20 @@ int mesh_blob_read(int fd, int64_t bytes, Mesh *m) {
             : h.has_crc && r.crc != h.crc ? "its checksum does not match its contents"
             : !nodes_in_range(m)          ? "an element refers to a node that it does not hold"
                                           : NULL;
+    if (!wrong && h.has_parent) {
+        Mesh *p = calloc(1, sizeof *p);
+        if (!p) {
+            mesh_destroy(m);
+            return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a mesh record");
+        }
+        snprintf(p->path, sizeof p->path, "%s", m->path);
+        m->parent = p;
+        if (mesh_blob_read(fd, bytes - (int64_t)sizeof h - h.payload, p) != FEM_OK) {
+            mesh_destroy(m); /* the parent's sentence stays the error */
+            return FEM_ERR_INPUT;
+        }
+        if (p->nnodes != m->nnodes || p->dim != m->dim) wrong = "its coarser mesh does not match it";
+    }
     if (!wrong) return FEM_OK;
     mesh_destroy(m);
     return fem_fail(FEM_ERR_INPUT, "%s", wrong);

@@ -155,10 +155,129 @@ static int check_size(const char *path, const MeshReadOptions *opt, int dim, dou
                     opt && opt->cell_limit > 0 ? "" : " (what this machine's memory holds at 2 KiB a cell)");
 }
 
+/* The meshes before the refinements of <mesh refine>, kept for multigrid (Mesh.parent): before each of the
+ * last MESH_MAX_PARENTS refinements the model is made of order 2 and read (Gmsh's refinement splits exactly
+ * these order-2 cells, and its new corners are their nodes), then made of order 1 again. */
+enum { MESH_MAX_PARENTS = 6 };
+typedef struct {
+    int n, broken;
+    Mesh *level[MESH_MAX_PARENTS]; /* oldest first */
+} Ancestry;
+
+static int read_model(Mesh *m);
+
+static void ancestry_free(Ancestry *a) {
+    for (int i = 0; i < a->n; i++) {
+        mesh_destroy(a->level[i]);
+        free(a->level[i]);
+    }
+    a->n = 0;
+}
+
+static void capture_parent(Ancestry *a, const char *path) {
+    int ierr = 0;
+    Mesh *m = a->broken || a->n == MESH_MAX_PARENTS ? NULL : calloc(1, sizeof *m);
+    if (!m) {
+        a->broken = 1;
+        return;
+    }
+    snprintf(m->path, sizeof m->path, "%s", path);
+    gmshModelMeshSetOrder(2, &ierr);
+    if (!ierr && read_model(m) == FEM_OK) {
+        a->level[a->n++] = m;
+    } else {
+        mesh_destroy(m);
+        free(m);
+        a->broken = 1; /* a chain with a gap is no use */
+    }
+    ierr = 0;
+    gmshModelMeshSetOrder(1, &ierr);
+    if (ierr) a->broken = 1;
+}
+
+/* Node coordinates -> this mesh's node index, by their exact values (Gmsh computes a refined mesh's new
+ * corners as the order-2 nodes it computed the same way before: the same numbers). */
+typedef struct {
+    int64_t cap;
+    fem_idx *slot;
+    const double *x;
+} PointHash;
+
+static uint64_t point_hash(const double *p) {
+    uint64_t h = 1469598103934665603ull;
+    for (int d = 0; d < 3; d++) {
+        double v = p[d] + 0.0; /* -0 and +0 alike */
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static fem_idx point_find(const PointHash *t, const double *p, fem_idx insert) {
+    for (int64_t i = (int64_t)(point_hash(p) & (uint64_t)(t->cap - 1));; i = (i + 1) & (t->cap - 1)) {
+        fem_idx s = t->slot[i];
+        if (s < 0) {
+            if (insert >= 0) t->slot[i] = insert;
+            return insert >= 0 ? insert : -1;
+        }
+        const double *q = &t->x[3 * (int64_t)s];
+        if (q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) return s;
+    }
+}
+
+/* Makes each kept level's cells refer to the fine mesh's nodes and chains them as its parents; when a node
+ * is not found (a script that moves nodes after refining), none is kept. */
+static void ancestry_link(Ancestry *a, Mesh *fine) {
+    if (a->broken || a->n == 0) {
+        ancestry_free(a);
+        return;
+    }
+    PointHash t = {64, NULL, fine->x};
+    while (t.cap < 2 * fine->nnodes) t.cap *= 2;
+    t.slot = malloc(sizeof(fem_idx) * (size_t)t.cap);
+    int ok = t.slot != NULL;
+    for (int64_t i = 0; ok && i < t.cap; i++) t.slot[i] = -1;
+    for (int64_t i = 0; ok && i < fine->nnodes; i++) point_find(&t, &fine->x[3 * i], (fem_idx)i);
+    for (int l = 0; ok && l < a->n; l++) {
+        Mesh *m = a->level[l];
+        fem_idx *to = malloc(sizeof(fem_idx) * (size_t)(m->nnodes + 1));
+        ok = to != NULL;
+        for (int64_t i = 0; ok && i < m->nnodes; i++) to[i] = point_find(&t, &m->x[3 * i], -1);
+        for (int b = 0; ok && b < m->ncell_blocks + m->nfacet_blocks; b++) {
+            MeshBlock *k = b < m->ncell_blocks ? &m->cells[b] : &m->facets[b - m->ncell_blocks];
+            for (int64_t i = 0; ok && i < k->count * k->nnodes; i++)
+                ok = (k->nodes[i] = to[k->nodes[i]]) >= 0;
+        }
+        free(to);
+        double *x = ok ? malloc(sizeof(double) * 3 * (size_t)(fine->nnodes + 1)) : NULL;
+        int64_t *tag = ok ? malloc(sizeof(int64_t) * (size_t)(fine->nnodes + 1)) : NULL;
+        ok = x && tag;
+        if (ok) {
+            memcpy(x, fine->x, sizeof(double) * 3 * (size_t)fine->nnodes);
+            memcpy(tag, fine->node_tag, sizeof(int64_t) * (size_t)fine->nnodes);
+            free(m->x), free(m->node_tag);
+            m->x = x, m->node_tag = tag, m->nnodes = fine->nnodes;
+        } else {
+            free(x), free(tag);
+        }
+    }
+    free(t.slot);
+    if (!ok) {
+        ancestry_free(a);
+        return;
+    }
+    Mesh *child = fine;
+    for (int l = a->n - 1; l >= 0; l--) child = child->parent = a->level[l];
+    a->n = 0;
+}
+
 /* Meshes the model. When threads are asked for and the script chose no 3D algorithm, Algorithm3D holds the
  * HXT preset and the 3D step runs on that many threads (its mesh then depends on the threads' timing; 2D
- * meshes stay reproducible). Should HXT fail where it was only femto's default, Delaunay gets a try. */
-static int generate(const char *path, const MeshReadOptions *opt, int dim) {
+ * meshes stay reproducible). Should HXT fail where it was only femto's default, Delaunay gets a try. anc
+ * (may be NULL) keeps the meshes before the refinements. */
+static int generate(const char *path, const MeshReadOptions *opt, int dim, Ancestry *anc) {
     int ierr = 0;
     double alg = 0, nthreads = 0;
     gmshOptionGetNumber("Mesh.Algorithm3D", &alg, &ierr);
@@ -173,7 +292,10 @@ static int generate(const char *path, const MeshReadOptions *opt, int dim) {
         gmshOptionSetNumber("Mesh.Algorithm3D", MESH_ALGORITHM_DELAUNAY, &ierr);
         gmshModelMeshGenerate(dim, &ierr);
     }
-    for (int r = 0; !ierr && opt && r < opt->refine; r++) gmshModelMeshRefine(&ierr);
+    for (int r = 0; !ierr && opt && r < opt->refine; r++) {
+        if (anc && opt->refine - r <= MESH_MAX_PARENTS) capture_parent(anc, path);
+        gmshModelMeshRefine(&ierr);
+    }
     /* an explicit order wins over the script's Mesh.ElementOrder (order 1 included); 0 keeps the script's */
     if (!ierr && opt && opt->order > 0) gmshModelMeshSetOrder(opt->order, &ierr);
     return ierr ? gmsh_fail("meshing", path, " failed") : FEM_OK;
@@ -181,7 +303,8 @@ static int generate(const char *path, const MeshReadOptions *opt, int dim) {
 
 /* Opens a .msh, or opens and meshes a .geo, into Gmsh's current model. The file was checked by the caller
  * (mesh_check_file). */
-static int gmsh_load(const char *path, int geo, const MeshReadOptions *opt, const MeshGmshHooks *hooks) {
+static int gmsh_load(const char *path, int geo, const MeshReadOptions *opt, const MeshGmshHooks *hooks,
+                     Ancestry *anc) {
     int ierr = 0;
     if (geo) {
         /* sizes, order and algorithm are options read while meshing; set them before the script so that it
@@ -204,7 +327,7 @@ static int gmsh_load(const char *path, int geo, const MeshReadOptions *opt, cons
     double cells = 0;
     FEM_TRY(check_size(path, opt, dim, &cells));
     if (hooks && hooks->estimated) hooks->estimated(cells, hooks->ctx);
-    return generate(path, opt, dim);
+    return generate(path, opt, dim, anc);
 }
 
 /* Node tag -> index map: dense when tags are compact (the usual case), else sorted pairs. */
@@ -437,8 +560,11 @@ int mesh_gmsh_read(const char *path, int geo, const MeshReadOptions *opt, const 
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", path);
     FEM_TRY(gmsh_begin());
-    int status = gmsh_load(path, geo, opt, hooks);
+    Ancestry anc = {0, 0, {NULL}};
+    int status = gmsh_load(path, geo, opt, hooks, &anc);
     if (!status) status = read_model(m);
+    if (!status) ancestry_link(&anc, m);
+    ancestry_free(&anc);
     if (!hooks || !hooks->skip_finalize) gmsh_end();
     if (status) mesh_destroy(m);
     return status;
@@ -447,7 +573,7 @@ int mesh_gmsh_read(const char *path, int geo, const MeshReadOptions *opt, const 
 int mesh_generate_file(const char *geo_path, const MeshReadOptions *opt, const char *msh_path) {
     FEM_TRY(mesh_check_file(geo_path, NULL));
     FEM_TRY(gmsh_begin());
-    int status = gmsh_load(geo_path, 1, opt, NULL), ierr = 0;
+    int status = gmsh_load(geo_path, 1, opt, NULL, NULL), ierr = 0;
     if (!status) {
         gmshOptionSetNumber("Mesh.MshFileVersion", 4.1, &ierr);
         gmshWrite(msh_path, &ierr);

@@ -112,9 +112,11 @@ int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m) {
     /* a cached mesh was stored sorted and finished, with its topology */
     const int stored = hit && m->has_topology;
     if (!status && !stored) status = mesh_sort_cells(m);
+    for (Mesh *p = m->parent; !status && !stored && p; p = p->parent) status = mesh_sort_cells(p);
     res->seconds_read = now() - t;
     t = now();
     if (!status) status = stored ? mesh_finish_stored(m) : mesh_finish(m);
+    if (!status) mesh_finish_parents(m, stored, res->parent_note, sizeof res->parent_note);
     res->seconds_finish = now() - t;
     if (!status && !hit && cache.key) mesh_cache_store(&cache, m, res->cache_note, sizeof res->cache_note);
     mesh_cache_release(&cache);

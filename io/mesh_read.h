@@ -34,7 +34,8 @@ typedef struct {
     double estimated_cells; /* .geo: the cell count estimated before meshing (0: nothing to estimate from) */
     double seconds_read;    /* Gmsh's part (in the child) or reading the cache entry, with the hand-back */
     double seconds_finish;  /* mesh_finish: orientation, Jacobian checks, topology */
-    char cache_note[512]; /* .geo with a cache: why the cache was not used or not written ("" when it was) */
+    char cache_note[512];  /* .geo with a cache: why the cache was not used or not written ("" when it was) */
+    char parent_note[512]; /* <mesh refine>: why the meshes before refinement were dropped ("" if kept) */
 } MeshReadResult;
 
 typedef struct {

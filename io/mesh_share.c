@@ -1,6 +1,6 @@
 /* Rank 0's mesh on every rank of an MPI run (see mesh_read.h): the record the reading child hands back
- * (mesh_blob.c), with the topology rank 0's mesh_finish built, broadcast; the receiving ranks take the mesh as
- * rank 0 finished it. */
+ * (mesh_blob.c), with the topology rank 0's mesh_finish built, broadcast; the receiving ranks take the mesh
+ * as rank 0 finished it. */
 #define _GNU_SOURCE /* memfd_create */
 #include "mesh_internal.h"
 
@@ -55,7 +55,12 @@ int mesh_share(Mesh *m, int status) {
     int root = comm_rank() == 0;
     char *buf = NULL;
     int64_t n = 0;
-    if (root && !status) status = record_of(m, &buf, &n);
+    if (root && !status) { /* the meshes before refinement serve one process's multigrid only: not shared */
+        Mesh *parent = m->parent;
+        m->parent = NULL;
+        status = record_of(m, &buf, &n);
+        m->parent = parent;
+    }
     status = comm_agree(root ? status : FEM_OK); /* rank 0's failure, on every rank */
     if (!status) status = comm_bcast(&n, sizeof n, 0);
     if (!status && !root && !(buf = malloc((size_t)n + 1)))

@@ -8,6 +8,7 @@
  *   mixed1 mixed2   unit square, 2 x 4 quadrilaterals beside 16 triangles (quad4 + tri3, quad9 + tri6)
  *   cw1 cw2         the same square meshed clockwise by Gmsh: the reader must reorient every cell
  *   order           the reader's order option: 1 or 2 wins over the script's Mesh.ElementOrder, 0 keeps it
+ *   refine          MeshReadOptions.refine: the meshes before each refinement kept as the mesh's parents
  *
  * What every case checks, and why the expected numbers are what they are:
  *   - element counts per type equal Gmsh's own counts of the same meshing (asked from the SDK directly), and
@@ -30,6 +31,7 @@
 #include <gmshc.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Elements of each Gmsh type in Gmsh's own meshing of `geo` (the same options femto's reader uses). */
@@ -497,6 +499,85 @@ static void case_order(void) {
     }
 }
 
+/* One link of the chain: `fine` refined once from `p`, whose cells are of order 2 on fine's nodes. */
+static void check_parent(const char *geo, const Mesh *fine, const Mesh *p) {
+    CHECK(p->dim == fine->dim && p->nnodes == fine->nnodes && p->has_topology &&
+              p->ncell_blocks == fine->ncell_blocks,
+          "%s: the parent has dim %d, %lld nodes and %d cell blocks; expected %d, %lld, %d", geo, p->dim,
+          (long long)p->nnodes, p->ncell_blocks, fine->dim, (long long)fine->nnodes, fine->ncell_blocks);
+    /* Gmsh splits a cell into 2^dim, of the parent's shape */
+    for (int b = 0; b < p->ncell_blocks; b++) {
+        const MeshBlock *pb = &p->cells[b];
+        int64_t n = 0;
+        for (int f = 0; f < fine->ncell_blocks; f++)
+            n += fine->cells[f].shape == pb->shape ? fine->cells[f].count : 0;
+        CHECK(pb->order == 2 && n == pb->count << fine->dim,
+              "%s: parent block %d is %s (%lld cells); expected order 2 and %lld / %d cells", geo, b,
+              pb->type->name, (long long)pb->count, (long long)n, 1 << fine->dim);
+    }
+    /* multigrid's transfer needs this: the parent's order-2 nodes are exactly the fine mesh's corners */
+    char *used = calloc((size_t)fine->nnodes + 1, 1);
+    for (int b = 0; b < p->ncell_blocks; b++)
+        for (int64_t i = 0; i < p->cells[b].count * p->cells[b].nnodes; i++) used[p->cells[b].nodes[i]] = 1;
+    int64_t differ = 0, corners = 0;
+    for (int64_t n = 0; n < fine->nnodes; n++) {
+        int corner = fine->topo.vertex_of_node[n] >= 0;
+        corners += corner;
+        differ += corner != used[n];
+    }
+    free(used);
+    CHECK(differ == 0 && corners == fine->topo.nvertices,
+          "%s: %lld nodes are a corner of the fine mesh but no order-2 node of its parent, or the reverse",
+          geo, (long long)differ);
+    /* the parent's facets are the whole boundary's, of order 2 too */
+    CHECK(p->nfacet_blocks == fine->nfacet_blocks &&
+              p->topo.nboundary_facets << (fine->dim - 1) == fine->topo.nboundary_facets,
+          "%s: the parent has %lld boundary facets, the fine mesh %lld", geo,
+          (long long)p->topo.nboundary_facets, (long long)fine->topo.nboundary_facets);
+    for (int g = 0; g < fine->ngroups; g++)
+        CHECK(p->ngroups == fine->ngroups && strcmp(p->groups[g].name, fine->groups[g].name) == 0 &&
+                  p->groups[g].nelements << (fine->dim == p->groups[g].dim ? fine->dim : fine->dim - 1) ==
+                      fine->groups[g].nelements,
+              "%s: group '%s' has %lld elements in the parent, %lld in the fine mesh", geo,
+              fine->groups[g].name, (long long)p->groups[g].nelements, (long long)fine->groups[g].nelements);
+}
+
+/* <mesh refine="2">: two parents, each of order 2 on its child's nodes, on straight and curved (the ball:
+ * its boundary nodes lie on the sphere at every level), simplex, tensor and mixed meshes; the same chain
+ * read back from the mesh cache. */
+static void case_refine(void) {
+    const char *geos[] = {"ball_tet.geo", "block_hex.geo", "square_mixed.geo", "disk_quad.geo"};
+    char dir[] = "/tmp/femto-refine-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "cannot make a cache folder");
+    for (size_t i = 0; i < sizeof geos / sizeof geos[0]; i++)
+        for (int pass = 0; pass < 2; pass++) {
+            Mesh m;
+            MeshReadResult res;
+            MeshReadOptions mo = {.refine = 2, .cache_dir = dir, .result = &res};
+            CHECK_OK(mesh_read(test_mesh(geos[i]), &mo, &m));
+            CHECK(res.origin == (pass ? MESH_FROM_CACHE : MESH_FROM_GMSH) && res.parent_note[0] == 0,
+                  "%s, read %d: origin %d (%s)", geos[i], pass + 1, (int)res.origin, res.parent_note);
+            CHECK(mesh_parent_count(&m) == 2, "%s: %d parents, expected 2", geos[i], mesh_parent_count(&m));
+            if (mesh_parent_count(&m) == 2) {
+                check_parent(geos[i], &m, m.parent);
+                check_parent(geos[i], m.parent, m.parent->parent);
+            }
+            if (i == 0 && m.parent) {
+                double worst = 0;
+                for (const Mesh *p = m.parent; p; p = p->parent)
+                    for (int64_t f = 0; f < p->facets[0].count * p->facets[0].nnodes; f++) {
+                        const double *x = &p->x[3 * (int64_t)p->facets[0].nodes[f]];
+                        worst = fmax(worst, fabs(sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) - 1));
+                    }
+                CHECK(worst < 1e-12, "ball: a parent's boundary node is %.3g off the sphere", worst);
+            }
+            mesh_destroy(&m);
+        }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cannot remove %s", dir);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return fprintf(stderr, "usage: %s CASE\n", argv[0]), 2;
     const char *c = argv[1];
@@ -513,6 +594,8 @@ int main(int argc, char **argv) {
         case_mixed("square_mixed.geo", order, 0);
     else if (strcmp(c, "order") == 0)
         case_order();
+    else if (strcmp(c, "refine") == 0)
+        case_refine();
     else if (strncmp(c, "cw", 2) == 0)
         case_mixed("square_mixed_cw.geo", order, 1);
     else
