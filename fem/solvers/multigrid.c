@@ -7,6 +7,13 @@
  * and its transpose (fem/transfer.h), and on the coarsest level the coarse solver. A nonlinear problem's
  * coarse levels are linearised at the coarse interpolant of the fine state.
  *
+ * Below order 1, a mesh made by uniform refinement (<mesh refine>, Mesh.parent) gives more levels: order 1 on
+ * the mesh before each refinement (an h-level). A parent's cells are of order 2 on its child's nodes, so a
+ * field of order 1 on the child is one of order 2 on the parent's cells: the transfer between the two levels
+ * is the p-transfer from order 1 to order 2 on the parent, composed with the map between the parent's
+ * order-2 dofs and the child's order-1 dofs (hperm, a permutation). The coarse solver then factorises the
+ * coarsest parent's order-1 matrix, 8 times smaller per refinement in 3D. One process only (no halo) for now.
+ *
  * Over MPI ranks (the fine operator has a halo) each coarse level is this rank's part of the global space of
  * its order (dist_create_order: the same local cells, its own owned-first numbering and halo), its operator
  * and transfers exchange through that halo, its vectors count owned dofs only in reductions, and the coarsest
@@ -42,10 +49,17 @@ typedef struct {
     Transfer aux_down;
     Vec u, aux, b, x, res, t, diag;
     Chebyshev cheb;
+    /* When the level below is on this level's mesh's parent: down is the transfer between that level's space
+     * and hspace (order 2 on the parent), whose dof i is this level's dof hperm[i] (device). */
+    Space hspace;
+    int have_hspace;
+    int32_t *hperm, *hperm1; /* hperm1: of the nodes, for the auxiliary field (one component) */
+    Vec hvec, hvec1;
+    int32_t *htags[2][MESH_MAX_BLOCKS]; /* an h-level's own cell and facet tags (its operator keeps them) */
 } MgLevel;
 
 typedef struct {
-    int n;
+    int n, nh; /* levels, of which on coarser meshes */
     MgLevel L[MG_MAX_LEVELS];
     MgCoarse coarse;
     char description[1024];
@@ -87,32 +101,41 @@ static int flags_over_ranks(Halo *h, char *flags, int64_t n) {
 /* The coarse space's constrained dofs: component c of the coarse nodes of every facet whose fine nodes are
  * all constrained in c (Dirichlet conditions act on whole boundary facets). Over MPI ranks (halo) a facet
  * lies on one rank only, so the flags are combined over the ranks that hold each dof. */
-static int coarse_dirichlet(const Operator *fine, const Space *coarse, Halo *halo, int32_t **dofs,
-                            int64_t *n) {
-    const Space *sf = fine->space;
+static int coarse_dirichlet_of(const Space *sf, char *cf, const Space *coarse, Halo *halo, int32_t **dofs,
+                               int64_t *n) {
     int nc = sf->ncomp;
-    char *cf = calloc((size_t)sf->ndofs + 1, 1), *cc = calloc((size_t)coarse->ndofs + 1, 1);
+    char *cc = calloc((size_t)coarse->ndofs + 1, 1);
     *dofs = malloc(sizeof(int32_t) * (size_t)(coarse->ndofs + 1));
-    if (!cf || !cc || !*dofs) {
-        free(cf), free(cc), free(*dofs);
+    if (!cc || !*dofs) {
+        free(cc), free(*dofs);
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
     }
-    for (int64_t i = 0; i < fine->ndir; i++) cf[fine->dir_host[i]] = 1;
     for (int fb = 0; fb < sf->nfacet_blocks; fb++) {
         const SpaceBlock *bf = &sf->facets[fb], *bc = &coarse->facets[fb];
         for (int64_t k = 0; k < bf->count; k++)
             for (int c = 0; c < nc; c++) {
                 int all = 1;
-                for (int i = 0; i < bf->ndof && all; i++) all = cf[(int64_t)bf->dofs[k * bf->ndof + i] * nc + c];
-                for (int j = 0; all && j < bc->ndof; j++) cc[(int64_t)bc->dofs[k * bc->ndof + j] * nc + c] = 1;
+                for (int i = 0; i < bf->ndof && all; i++)
+                    all = cf[(int64_t)bf->dofs[k * bf->ndof + i] * nc + c];
+                for (int j = 0; all && j < bc->ndof; j++)
+                    cc[(int64_t)bc->dofs[k * bc->ndof + j] * nc + c] = 1;
             }
     }
     *n = 0;
     int status = flags_over_ranks(halo, cc, coarse->ndofs);
     for (int64_t d = 0; d < coarse->ndofs && !status; d++)
         if (cc[d]) (*dofs)[(*n)++] = (int32_t)d;
-    free(cf);
     free(cc);
+    return status;
+}
+
+static int coarse_dirichlet(const Operator *fine, const Space *coarse, Halo *halo, int32_t **dofs,
+                            int64_t *n) {
+    char *cf = calloc((size_t)fine->space->ndofs + 1, 1);
+    if (!cf) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    for (int64_t i = 0; i < fine->ndir; i++) cf[fine->dir_host[i]] = 1;
+    int status = coarse_dirichlet_of(fine->space, cf, coarse, halo, dofs, n);
+    free(cf);
     return status;
 }
 
@@ -178,6 +201,178 @@ static int add_level(Multigrid *mg, int order, int degree) {
     return level_vectors(C, 1, degree);
 }
 
+/* ---- levels on the meshes before refinement */
+
+/* uf = P uc, rc = P^T rf and uc = the interpolant of uf between level F and the one below it */
+static int down_prolong(MgLevel *F, const Vec *uc, Vec *uf) {
+    if (!F->have_hspace) return transfer_prolong(&F->down, uc, uf);
+    FEM_TRY(transfer_prolong(&F->down, uc, &F->hvec));
+    Device *d = F->op->dev;
+    return d->ops.scatter(d, F->hvec.n, F->hperm, F->hvec.data, uf->data);
+}
+
+static int down_restrict(MgLevel *F, const Vec *rf, Vec *rc) {
+    if (!F->have_hspace) return transfer_restrict(&F->down, rf, rc);
+    Device *d = F->op->dev;
+    FEM_TRY(d->ops.gather(d, F->hvec.n, F->hperm, rf->data, F->hvec.data));
+    return transfer_restrict(&F->down, &F->hvec, rc);
+}
+
+static int down_inject(MgLevel *F, int aux, const Vec *uf, Vec *uc) {
+    Transfer *t = aux ? &F->aux_down : &F->down;
+    if (!F->have_hspace) return transfer_inject(t, uf, uc);
+    Device *d = F->op->dev;
+    Vec *h = aux ? &F->hvec1 : &F->hvec;
+    FEM_TRY(d->ops.gather(d, h->n, aux ? F->hperm1 : F->hperm, uf->data, h->data));
+    return transfer_inject(t, h, uc);
+}
+
+/* tags[b][c] of the parent's cells (facet: facets) from the child's, through their Gmsh entities (a refined
+ * cell keeps its parent's entity, and tags are given by physical groups, which are sets of entities). 0 when
+ * an entity of the child has two tags, or one of the parent's has none. */
+static int tags_by_entity(const Mesh *child, const Mesh *parent, int facet, int32_t *const *child_tags,
+                          int32_t **out) {
+    int nb = facet ? child->nfacet_blocks : child->ncell_blocks,
+        np = facet ? parent->nfacet_blocks : parent->ncell_blocks;
+    int cap = 64, n = 0, ok = 1;
+    int32_t(*map)[2] = malloc(sizeof *map * (size_t)cap);
+    for (int b = 0; b < nb && map && ok; b++) {
+        const MeshBlock *k = facet ? &child->facets[b] : &child->cells[b];
+        if (!child_tags[b]) continue;
+        for (int64_t c = 0; c < k->count && ok; c++) {
+            int i = 0;
+            while (i < n && map[i][0] != k->entity[c]) i++;
+            if (i < n) {
+                ok = map[i][1] == child_tags[b][c];
+                continue;
+            }
+            if (n == cap) {
+                void *grown = realloc(map, sizeof *map * (size_t)(cap *= 2));
+                if (!grown) break;
+                map = grown;
+            }
+            map[n][0] = k->entity[c], map[n][1] = child_tags[b][c], n++;
+        }
+    }
+    for (int b = 0; b < np && map && ok; b++) {
+        const MeshBlock *k = facet ? &parent->facets[b] : &parent->cells[b];
+        int any = 0;
+        for (int cb = 0; cb < nb; cb++) any |= child_tags[cb] != NULL;
+        if (!any) continue;
+        out[b] = malloc(sizeof(int32_t) * (size_t)(k->count + 1));
+        ok = out[b] != NULL;
+        for (int64_t c = 0; c < k->count && ok; c++) {
+            int i = 0;
+            while (i < n && map[i][0] != k->entity[c]) i++;
+            /* a facet of an entity without a natural term has no tag in the child either */
+            out[b][c] = i < n ? map[i][1] : facet ? -1 : 0;
+            ok = i < n || facet;
+        }
+    }
+    free(map);
+    return map && ok;
+}
+
+/* hperm[i]: the dof of level F (order 1 on `child`) at the parent's order-2 dof i, over ncomp components;
+ * 0 unless it is a permutation. */
+static int h_permutation(const Space *f, const Space *h, int32_t *perm) {
+    const Mesh *child = f->mesh, *parent = h->mesh;
+    fem_idx *of_node = malloc(sizeof(fem_idx) * (size_t)(child->nnodes + 1));
+    char *hit = calloc((size_t)f->nnodes + 1, 1);
+    int ok = of_node && hit && f->nnodes == h->nnodes;
+    for (int64_t i = 0; ok && i < child->nnodes; i++) of_node[i] = -1;
+    for (int b = 0; ok && b < child->ncell_blocks; b++) {
+        const MeshBlock *k = &child->cells[b];
+        const SpaceBlock *sb = &f->cells[b];
+        int nv = shape_nvertices(k->shape);
+        for (int64_t c = 0; c < k->count; c++)
+            for (int v = 0; v < nv; v++)
+                of_node[k->nodes[c * k->nnodes + lattice_vertex(k->shape, k->order, v)]] =
+                    sb->dofs[c * sb->ndof + lattice_vertex(k->shape, 1, v)];
+    }
+    for (int64_t i = 0; ok && i < h->nnodes; i++) perm[i] = -1;
+    for (int b = 0; ok && b < parent->ncell_blocks; b++) {
+        const MeshBlock *k = &parent->cells[b];
+        const SpaceBlock *sb = &h->cells[b];
+        ok = k->order == 2 && sb->ndof == k->nnodes;
+        for (int64_t c = 0; ok && c < k->count; c++)
+            for (int i = 0; ok && i < sb->ndof; i++) {
+                fem_idx node = of_node[k->nodes[c * k->nnodes + i]];
+                ok = node >= 0;
+                if (ok) perm[sb->dofs[c * sb->ndof + i]] = (int32_t)node;
+            }
+    }
+    for (int64_t i = 0; ok && i < h->nnodes; i++) {
+        ok = perm[i] >= 0 && !hit[perm[i]];
+        if (ok) hit[perm[i]] = 1;
+    }
+    free(of_node);
+    free(hit);
+    return ok;
+}
+
+/* Level C on `parent`, the parent of level F's mesh (F of order 1). *added 0 (nothing made, no error) where
+ * the meshes do not fit together as a refinement. */
+static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added) {
+    MgLevel *F = &mg->L[mg->n - 1], *C = &mg->L[mg->n];
+    const Space *sf = F->op->space;
+    int nc = sf->ncomp;
+    *added = 0;
+    FEM_TRY(space_create(parent, 2, nc, &F->hspace));
+    F->have_hspace = 1;
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)(F->hspace.ndofs + 1));
+    if (!perm) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    int fits =
+        h_permutation(sf, &F->hspace, perm) &&
+        tags_by_entity(sf->mesh, parent, 0, F->op->cell_tags_host, C->htags[0]) &&
+        (!F->op->facet_tags_host || tags_by_entity(sf->mesh, parent, 1, F->op->facet_tags_host, C->htags[1]));
+    if (!fits) {
+        free(perm);
+        for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(C->htags[0][b]), free(C->htags[1][b]);
+        memset(C->htags, 0, sizeof C->htags);
+        space_destroy(&F->hspace);
+        F->have_hspace = 0;
+        return FEM_OK;
+    }
+    int status = FEM_OK;
+    if (F->op->aux_used)
+        status = device_alloc_copy(F->op->dev, (void **)&F->hperm1, perm,
+                                   sizeof(int32_t) * (size_t)F->hspace.nnodes);
+    for (int64_t i = F->hspace.nnodes - 1; i >= 0; i--) /* nodes -> dofs, in place from the end */
+        for (int c = nc - 1; c >= 0; c--) perm[i * nc + c] = perm[i] * nc + c;
+    /* the parent's order-2 constraints are the child's order-1 ones, in the parent's numbering */
+    char *flags = calloc((size_t)F->hspace.ndofs + 1, 1), *cf = calloc((size_t)sf->ndofs + 1, 1);
+    if (!status && !(flags && cf))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    for (int64_t i = 0; !status && i < F->op->ndir; i++) cf[F->op->dir_host[i]] = 1;
+    for (int64_t i = 0; !status && i < F->hspace.ndofs; i++) flags[i] = cf[perm[i]];
+    if (!status)
+        status = device_alloc_copy(F->op->dev, (void **)&F->hperm, perm,
+                                   sizeof(int32_t) * (size_t)F->hspace.ndofs);
+    free(perm);
+    free(cf);
+    if (!status) status = vec_create(&F->hvec, F->op->dev, F->hspace.ndofs);
+    mg->n++;
+    mg->nh++;
+    *added = 1;
+    if (!status) status = space_create(parent, 1, nc, &C->space);
+    C->sp = &C->space;
+    if (!status)
+        status = op_create(&C->own, F->op->dev, C->sp, &F->op->phys, F->op->qdegree, C->htags[0],
+                           F->op->facet_tags_host ? C->htags[1] : NULL);
+    C->op = &C->own;
+    int32_t *dofs = NULL;
+    int64_t ndir = 0;
+    if (!status) status = coarse_dirichlet_of(&F->hspace, flags, C->sp, NULL, &dofs, &ndir);
+    free(flags);
+    if (!status) status = op_set_dirichlet(C->op, ndir, dofs);
+    free(dofs);
+    if (!status) status = transfer_create(&F->down, F->op->dev, &F->hspace, C->sp, nc);
+    if (!status && F->op->aux_used) status = transfer_create(&F->aux_down, F->op->dev, &F->hspace, C->sp, 1);
+    if (!status && F->op->aux_used) status = vec_create(&F->hvec1, F->op->dev, F->hspace.nnodes);
+    return status ? status : level_vectors(C, 1, degree);
+}
+
 static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
     int most = set->mg_levels > 0 && set->mg_levels < MG_MAX_LEVELS ? set->mg_levels : MG_MAX_LEVELS;
     mg->L[0].op = fine;
@@ -187,6 +382,12 @@ static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
     for (int p = fine->space->order; p > 1 && mg->n < most;) {
         p = mg_next_order(p);
         FEM_TRY(add_level(mg, p, set->cheb_degree));
+    }
+    const Mesh *parent = fine->space->mesh->parent;
+    int added = 1;
+    while (parent && added && mg->n < most && !fine->halo && mg->L[mg->n - 1].op->space->order == 1) {
+        FEM_TRY(add_h_level(mg, parent, set->cheb_degree, &added));
+        parent = parent->parent;
     }
     return FEM_OK;
 }
@@ -198,13 +399,13 @@ static int level_state(Multigrid *mg, int l, const Vec *fine_state) {
     FEM_TRY(op_update_ctx(C->op));
     const Vec *uf = l == 1 ? fine_state : &F->u;
     if (uf)
-        FEM_TRY(transfer_inject(&F->down, uf, &C->u));
+        FEM_TRY(down_inject(F, 0, uf, &C->u));
     else
         FEM_TRY(vec_zero(&C->u));
     C->op->aux = NULL;
     if (F->op->aux && F->op->aux_used) {
         Vec af = l == 1 ? vec_wrap(F->op->dev, F->op->space->nnodes, (double *)F->op->aux) : F->aux;
-        FEM_TRY(transfer_inject(&F->aux_down, &af, &C->aux));
+        FEM_TRY(down_inject(F, 1, &af, &C->aux));
         C->op->aux = C->aux.data;
     }
     return op_residual(C->op, &C->u, &C->t);
@@ -212,18 +413,30 @@ static int level_state(Multigrid *mg, int l, const Vec *fine_state) {
 
 /* The run log's line: levels, smoother, coarse solver, and where the setup's time went. */
 static void describe(Multigrid *mg, double t_levels, double t_smooth) {
-    int len = snprintf(mg->description, sizeof mg->description, "p-multigrid, %d level%s (p =", mg->n,
-                       mg->n == 1 ? "" : "s");
-    for (int l = 0; l < mg->n && len < (int)sizeof mg->description; l++)
+    int len =
+        snprintf(mg->description, sizeof mg->description,
+                 "%s, %d level%s (p =", mg->nh ? "multigrid" : "p-multigrid", mg->n, mg->n == 1 ? "" : "s");
+    for (int l = 0; l < mg->n - mg->nh && len < (int)sizeof mg->description; l++)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
                         mg->L[l].op->space->order);
+    long long coarsest = (long long)mg->L[mg->n - 1].op->space->ndofs;
+    if (mg->nh > 1 && len < (int)sizeof mg->description)
+        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
+                        ", then p = 1 on the %d meshes before its last %d refinements: %lld dofs)", mg->nh,
+                        mg->nh, coarsest);
+    else if (mg->nh && len < (int)sizeof mg->description)
+        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
+                        ", then p = 1 on the mesh before its last refinement: %lld dofs)", coarsest);
+    else if (len < (int)sizeof mg->description)
+        len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, ")");
     if (len < (int)sizeof mg->description)
-        snprintf(mg->description + len, sizeof mg->description - (size_t)len,
-                 "), Chebyshev(%d) smoothing, coarse: %s; setup %.2f s (levels %.2f s, smoothers %.2f s, coarse "
-                 "assembly %.2f s, coarse solver %.2f s)",
-                 mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse),
-                 t_levels + t_smooth + mg->coarse.assembly_seconds + mg->coarse.solver_seconds, t_levels, t_smooth,
-                 mg->coarse.assembly_seconds, mg->coarse.solver_seconds);
+        snprintf(
+            mg->description + len, sizeof mg->description - (size_t)len,
+            ", Chebyshev(%d) smoothing, coarse: %s; setup %.2f s (levels %.2f s, smoothers %.2f s, coarse "
+            "assembly %.2f s, coarse solver %.2f s)",
+            mg->L[0].cheb.degree, mg_coarse_describe(&mg->coarse),
+            t_levels + t_smooth + mg->coarse.assembly_seconds + mg->coarse.solver_seconds, t_levels, t_smooth,
+            mg->coarse.assembly_seconds, mg->coarse.solver_seconds);
 }
 
 static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
@@ -260,10 +473,10 @@ static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
     FEM_TRY(A.apply(A.ctx, x, &L->t));
     FEM_TRY(vec_copy(&L->res, b));
     FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
-    FEM_TRY(transfer_restrict(&L->down, &L->res, &C->b));
+    FEM_TRY(down_restrict(L, &L->res, &C->b));
     FEM_TRY(zero_constrained(C->op, &C->b));
     FEM_TRY(vcycle(mg, l + 1, &C->b, &C->x));
-    FEM_TRY(transfer_prolong(&L->down, &C->x, &L->t));
+    FEM_TRY(down_prolong(L, &C->x, &L->t));
     FEM_TRY(zero_constrained(L->op, &L->t));
     FEM_TRY(vec_axpby(1.0, &L->t, 1.0, x));
     FEM_TRY(A.apply(A.ctx, x, &L->t));
@@ -288,6 +501,12 @@ static void mg_destroy(Pc *pc) {
         chebyshev_destroy(&L->cheb);
         transfer_destroy(&L->down);
         transfer_destroy(&L->aux_down);
+        vec_destroy(&L->hvec);
+        vec_destroy(&L->hvec1);
+        if (L->hperm) device_free(L->op->dev, L->hperm);
+        if (L->hperm1) device_free(L->op->dev, L->hperm1);
+        if (L->have_hspace) space_destroy(&L->hspace);
+        for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(L->htags[0][b]), free(L->htags[1][b]);
         if (l > 0) op_destroy(&L->own);
         if (L->have_halo1) halo_destroy(&L->halo1);
         if (L->have_halo) halo_destroy(&L->halo);

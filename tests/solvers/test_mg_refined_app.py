@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Multigrid's levels on the meshes before refinement (<mesh refine>, fem/solvers/multigrid.c), through femto-app.
+
+usage: test_mg_refined_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda]
+  (a) a p = 2 tetrahedral cantilever meshed at one size and refined 1 and 2 times: multigrid has 3 and 4 levels
+      (p = 2, 1 on the mesh, then order 1 on each mesh before a refinement), its coarsest level is the same
+      size both times (the unrefined mesh's order-1 dofs), and the CG iterations stay mesh-independent: at
+      refinement 1 and 2 the larger count is at most 1.25 times the smaller, and at most 3 more than with the
+      p-levels alone
+      (levels="2", the coarse solver then factorising the refined mesh's order-1 level);
+  (b) the answers: the largest displacement equals the p-levels-only run's to 1e-8 relative (both solved to a
+      linear tolerance of 1e-11);
+  (c) levels="3" on the twice-refined mesh keeps one coarser mesh only (3 levels);
+  (d) steady heat with convection on a refined cube (the coarser meshes' facets carry the Robin term): the
+      same largest temperature as with the p-levels alone, to 1e-8, and at most 3 more iterations;
+  (e) a neo-Hookean beam on a refined mesh (the coarser meshes' operators linearised at the injected state):
+      the same tip displacement as with the p-levels alone to 1e-7, at most the same Newton steps plus one.
+Standard library only."""
+import os
+import re
+import subprocess
+import sys
+
+app, meshes, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+os.makedirs(work, exist_ok=True)
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what)
+    failures += not ok
+
+
+BEAM = """<?xml version="1.0"?>
+<femto>
+  <mesh file="{meshes}/beam_tet.geo" size="0.05" refine="{refine}"/>
+  <discretization order="2"/>
+  <elasticity model="{model}">
+    <material region="beam" young="200e9" poisson="0.3" density="7850"/>
+    <fixed boundary="clamp"/>
+    <traction boundary="top" z="{load}"/>
+  </elasticity>
+  <solver><linear preconditioner="multigrid" rtol="1e-11"{levels}/></solver>
+  <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
+</femto>
+"""
+
+HEAT = """<?xml version="1.0"?>
+<femto>
+  <mesh file="{meshes}/cube_tet.geo" size="0.25" refine="{refine}"/>
+  <discretization order="2"/>
+  <heat>
+    <material region="domain" conductivity="15" source="2e4"/>
+    <temperature boundary="left" value="300"/>
+    <convection boundary="right" h="50" ambient="280"/>
+  </heat>
+  <solver><linear preconditioner="multigrid" rtol="1e-11"{levels}/></solver>
+  <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
+</femto>
+"""
+
+
+def run(name, template, refine, levels=0, model="linear", load="-1e5"):
+    out = os.path.join(work, name)
+    path = os.path.join(work, name + ".xml")
+    open(path, "w").write(template.format(meshes=meshes, refine=refine, model=model, load=load, out=out,
+                                          levels=f' levels="{levels}"' if levels else ""))
+    env = dict(os.environ, FEMTO_MESH_CACHE=os.path.join(work, "mesh-cache"))
+    r = subprocess.run([app, "run", path, "--device", device], capture_output=True, text=True, env=env)
+    if r.returncode == 4 and device == "cuda":
+        print(f"skipped: {r.stderr.strip()}")
+        sys.exit(77)
+    if r.returncode != 0:
+        check(False, f"{name}: femto-app exited {r.returncode}: {r.stderr.strip()}")
+        return {}
+    summary = [f for f in os.listdir(out) if f.endswith("_summary.txt")][0]
+    values = {l.split()[0]: float(l.split()[1]) for l in open(os.path.join(out, summary)) if not l.startswith("#")}
+    m = re.search(r"preconditioner: (p-)?multigrid, (\d+) levels \(([^)]*)\)", r.stdout)
+    values["levels"] = int(m.group(2)) if m else 0
+    h = re.search(r"then p = 1 on the (?:\d+ meshes|mesh) before its last (?:\d+ )?refinements?: (\d+) dofs",
+                  r.stdout)
+    values["coarse_dofs"] = int(h.group(1)) if h else 0
+    values["log"] = r.stdout
+    return values
+
+
+def rel(a, b):
+    return abs(a - b) / abs(b)
+
+
+# (a), (b)
+h1, h2 = run("beam-r1", BEAM, 1), run("beam-r2", BEAM, 2)
+p1, p2 = run("beam-r1-p", BEAM, 1, levels=2), run("beam-r2-p", BEAM, 2, levels=2)
+if h1 and h2 and p1 and p2:
+    check(h1["levels"] == 3 and h2["levels"] == 4 and p1["levels"] == 2 and p2["levels"] == 2,
+          f"levels: {h1['levels']} and {h2['levels']} with the coarser meshes, {p1['levels']} and "
+          f"{p2['levels']} without (expected 3, 4, 2, 2)")
+    check(h1["coarse_dofs"] > 0 and h1["coarse_dofs"] == h2["coarse_dofs"],
+          f"the coarsest level is the unrefined mesh's order 1 both times: {h1['coarse_dofs']} and "
+          f"{h2['coarse_dofs']} dofs")
+    its = [h1["linear_iterations"], h2["linear_iterations"], p1["linear_iterations"], p2["linear_iterations"]]
+    print("CG iterations, refined 1 and 2 times, with and without the coarser meshes:", its)
+    check(max(its[:2]) <= 1.25 * min(its[:2]) and its[0] <= its[2] + 3 and its[1] <= its[3] + 3,
+          f"iterations mesh-independent ({its[0]:g}, {its[1]:g}: largest / smallest <= 1.25) and at most 3 "
+          f"more than the p-levels' ({its[2]:g}, {its[3]:g})")
+    for a, b, n in [(h1, p1, 1), (h2, p2, 2)]:
+        check(a["newton_iterations"] == 1 and rel(a["max_displacement"], b["max_displacement"]) <= 1e-8,
+              f"refined {n} times: one Newton step, the same largest displacement "
+              f"({rel(a['max_displacement'], b['max_displacement']):.1e} relative)")
+
+# (c)
+c = run("beam-r2-l3", BEAM, 2, levels=3)
+if c:
+    check(c["levels"] == 3 and c["coarse_dofs"] > 0 and (not h2 or c["coarse_dofs"] > h2["coarse_dofs"]),
+          f'levels="3": {c["levels"]} levels, the coarsest on the mesh before the last refinement '
+          f'({c["coarse_dofs"]} dofs)')
+
+# (d)
+th, tp = run("heat-r1", HEAT, 1), run("heat-r1-p", HEAT, 1, levels=2)
+if th and tp:
+    check(th["levels"] == 3 and rel(th["temperature_max"], tp["temperature_max"]) <= 1e-8 and
+          th["linear_iterations"] <= tp["linear_iterations"] + 3,
+          f"heat with convection: {th['levels']} levels, the same largest temperature "
+          f"({rel(th['temperature_max'], tp['temperature_max']):.1e}), {th['linear_iterations']:g} CG "
+          f"iterations against {tp['linear_iterations']:g}")
+
+# (e)
+nh, npl = (run("neo-r1", BEAM, 1, model="neo-hookean", load="-2e6"),
+           run("neo-r1-p", BEAM, 1, levels=2, model="neo-hookean", load="-2e6"))
+if nh and npl:
+    check(nh["levels"] == 3 and rel(nh["max_displacement"], npl["max_displacement"]) <= 1e-7 and
+          nh["newton_iterations"] <= npl["newton_iterations"] + 1,
+          f"neo-Hookean: {nh['levels']} levels, {nh['newton_iterations']:g} Newton steps against "
+          f"{npl['newton_iterations']:g}, the same largest displacement "
+          f"({rel(nh['max_displacement'], npl['max_displacement']):.1e})")
+
+sys.exit(1 if failures else 0)
