@@ -121,13 +121,15 @@ def beam_hex_dofs(h, p, ncomp):
     return ncomp * (p * nx + 1) * (p * ny + 1) ** 2
 
 
-def choose_size(problem, geo, counts_table, p, size):
-    """(cell size h, predicted dofs) for a size given as ('h', metres) or ('dofs', target)."""
+def choose_size(problem, geo, counts_table, p, size, refine=0):
+    """(cell size h, predicted dofs) for a size given as ('h', metres) or ('dofs', target); with `refine`
+    refinements the structured beam's cells across are a multiple of 2^refine."""
     kind, value = size
     spec = PROBLEMS[problem]
     if spec["sizing"] == "beam-hex":
         if kind == "dofs":  # n cells across the 0.1 m side, 10 n along the beam
-            n = min(range(1, 400), key=lambda k: abs(math.log(beam_hex_dofs(0.1 / k, p, spec["ncomp"]) / value)))
+            n = min(range(2 ** refine, 400, 2 ** refine),
+                    key=lambda k: abs(math.log(beam_hex_dofs(0.1 / k, p, spec["ncomp"]) / value)))
             value = float(f"{0.1 / n:.6g}")
         return value, beam_hex_dofs(value, p, spec["ncomp"])
     pts = table_curve(counts_table, geo, spec["ncomp"], p)
@@ -144,16 +146,18 @@ def choose_size(problem, geo, counts_table, p, size):
 
 # ---------------------------------------------------------------- problem files
 
-def problem_xml(problem, h, linear_attrs, with_output, folder):
+def problem_xml(problem, h, linear_attrs, with_output, folder, refine=0):
     """Writes the problem file of one run into folder, with linear_attrs ({name: value}) on <linear>; returns
-    its path."""
+    its path. refine > 0: meshed at 2^refine times h and refined that many times (cells of size h)."""
     src = os.path.join(PROBLEMS_DIR, PROBLEMS[problem]["xml"])
     tree = ET.parse(src)
     root = tree.getroot()
     mesh = root.find("mesh")
     mesh.set("file", os.path.join(PROBLEMS_DIR, mesh.get("file")))
     if h is not None:
-        mesh.set("size", repr(h))
+        mesh.set("size", repr(h * 2 ** refine))
+    if refine:
+        mesh.set("refine", str(refine))
     if linear_attrs:
         solver = root.find("solver")
         if solver is None:
@@ -248,7 +252,7 @@ def one_run(args, problem, p, h, predicted, ranks=1):
     """Runs one case; returns its table row as a dict."""
     folder = tempfile.mkdtemp(prefix=f"femto-bench-{problem}-p{p}-")
     try:
-        xml = problem_xml(problem, h, linear_attrs(args), args.with_output, folder)
+        xml = problem_xml(problem, h, linear_attrs(args), args.with_output, folder, args.refine)
         results = os.path.join(folder, "results")
         cmd = mpi_prefix(args, ranks) + [args.femto, "run", xml, "--device", args.device, "--order", str(p),
                                          "--output-dir", results]
@@ -394,6 +398,9 @@ def options():
                     help="<linear preconditioner=...> (default: femto's)")
     ap.add_argument("--coarse-solver", choices=["auto", "boomeramg", "cudss", "cholmod"],
                     help="<linear coarse-solver=...> (default: femto's)")
+    ap.add_argument("--refine", type=int, default=0,
+                    help="mesh at 2^N times the cell size and refine N times (<mesh refine>): about the same cells "
+                         "(the hexahedral beam's exactly), and multigrid goes on to the meshes before refinement")
     ap.add_argument("--ranks", default="1", help="MPI rank counts, comma-separated (default 1: no mpiexec)")
     ap.add_argument("--weak", action="store_true",
                     help="weak scaling: each size is per rank (dof targets times R, cell sizes over R^(1/3))")
@@ -444,7 +451,7 @@ def plan(args, counts_table):
                         runs.append((problem, p, None, None, ranks))
                         continue
                     sz = per_rank_size(size, ranks) if args.weak else size
-                    h, predicted = choose_size(problem, problem_geo(problem), counts_table, p, sz)
+                    h, predicted = choose_size(problem, problem_geo(problem), counts_table, p, sz, args.refine)
                     runs.append((problem, p, h, predicted, ranks))
     return runs
 

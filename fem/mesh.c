@@ -343,3 +343,107 @@ int mesh_parent_count(const Mesh *m) {
     for (const Mesh *p = m ? m->parent : NULL; p; p = p->parent) n++;
     return n;
 }
+
+static uint64_t point_hash(const double *p) {
+    uint64_t h = 1469598103934665603ull;
+    for (int d = 0; d < 3; d++) {
+        double v = p[d] + 0.0; /* -0 and +0 alike */
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The slot of point p: where it is, or the empty slot where it would go. */
+static int64_t point_slot(const MeshPointIndex *t, const double *p) {
+    for (int64_t i = (int64_t)(point_hash(p) & (uint64_t)(t->cap - 1));; i = (i + 1) & (t->cap - 1)) {
+        fem_idx s = t->slot[i];
+        if (s < 0) return i;
+        const double *q = &t->x[3 * (int64_t)s];
+        if (q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) return i;
+    }
+}
+
+int mesh_point_index_create(MeshPointIndex *t, const double *x, int64_t n) {
+    t->cap = 64;
+    t->x = x;
+    while (t->cap < 2 * n) t->cap *= 2;
+    t->slot = malloc(sizeof(fem_idx) * (size_t)t->cap);
+    if (!t->slot) return fem_fail(FEM_ERR_INTERNAL, "out of host memory indexing %lld nodes", (long long)n);
+    for (int64_t i = 0; i < t->cap; i++) t->slot[i] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = point_slot(t, &x[3 * i]);
+        if (t->slot[s] < 0) t->slot[s] = (fem_idx)i;
+    }
+    return FEM_OK;
+}
+
+fem_idx mesh_point_index_find(const MeshPointIndex *t, const double p[3]) {
+    return t->slot[point_slot(t, p)];
+}
+
+void mesh_point_index_destroy(MeshPointIndex *t) {
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+int mesh_parent_cells(const Mesh *m, int64_t *parent_cell) {
+    const Mesh *p = m->parent;
+    if (!p || p->nnodes != m->nnodes) return fem_fail(FEM_ERR_INPUT, "mesh %s has no parent mesh", m->path);
+    /* the parent cells at each node (CSR) */
+    int64_t *start = calloc((size_t)m->nnodes + 2, sizeof *start), off[MESH_MAX_BLOCKS + 1] = {0};
+    for (int b = 0; b < p->ncell_blocks; b++) off[b + 1] = off[b] + p->cells[b].count;
+    int64_t total = 0;
+    for (int b = 0; b < p->ncell_blocks; b++) total += p->cells[b].count * p->cells[b].nnodes;
+    int64_t *cells = malloc(sizeof(int64_t) * (size_t)(total + 1));
+    if (!start || !cells) {
+        free(start), free(cells);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the parent of every cell");
+    }
+    for (int b = 0; b < p->ncell_blocks; b++)
+        for (int64_t i = 0; i < p->cells[b].count * p->cells[b].nnodes; i++)
+            start[p->cells[b].nodes[i] + 2]++;
+    for (int64_t n = 0; n < m->nnodes; n++) start[n + 2] += start[n + 1];
+    for (int b = 0; b < p->ncell_blocks; b++) {
+        const MeshBlock *k = &p->cells[b];
+        for (int64_t c = 0; c < k->count; c++)
+            for (int i = 0; i < k->nnodes; i++) cells[start[k->nodes[c * k->nnodes + i] + 1]++] = off[b] + c;
+    }
+    /* start[n] .. start[n + 1]: node n's parent cells; a child's parent holds all its corners */
+    int status = FEM_OK;
+    int64_t moff = 0;
+    for (int b = 0; b < m->ncell_blocks && !status; b++) {
+        const MeshBlock *k = &m->cells[b];
+        int nv = shape_nvertices(k->shape);
+        for (int64_t c = 0; c < k->count && !status; c++) {
+            const fem_idx *cn = &k->nodes[c * k->nnodes];
+            fem_idx first = cn[lattice_vertex(k->shape, k->order, 0)];
+            int64_t found = -1;
+            for (int64_t j = start[first]; j < start[first + 1] && found < 0; j++) {
+                int64_t pc = cells[j], pb = 0;
+                while (pc >= off[pb + 1]) pb++;
+                const MeshBlock *pk = &p->cells[pb];
+                const fem_idx *pn = &pk->nodes[(pc - off[pb]) * pk->nnodes];
+                int all = 1;
+                for (int v = 1; v < nv && all; v++) {
+                    fem_idx want = cn[lattice_vertex(k->shape, k->order, v)];
+                    int in = 0;
+                    for (int i = 0; i < pk->nnodes && !in; i++) in = pn[i] == want;
+                    all = in;
+                }
+                if (all) found = pc;
+            }
+            if (found < 0)
+                status = fem_fail(FEM_ERR_INPUT,
+                                  "mesh %s: element %lld lies in no cell of the mesh it was refined from",
+                                  m->path, (long long)k->tag[c]);
+            parent_cell[moff + c] = found;
+        }
+        moff += k->count;
+    }
+    free(start);
+    free(cells);
+    return status;
+}

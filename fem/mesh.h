@@ -110,6 +110,22 @@ int mesh_finish_stored(Mesh *m);
 void mesh_finish_parents(Mesh *m, int stored, char *note, size_t note_size);
 /* The number of meshes in m's chain of parents. */
 int mesh_parent_count(const Mesh *m);
+/* parent_cell[i]: the cell of m->parent that cell i of m (cells numbered across blocks, as fem/partition.h
+ * numbers them) was split from: the parent cell whose nodes hold all of cell i's corners. FEM_ERR_INPUT when
+ * a cell has no such parent (not a refinement). */
+int mesh_parent_cells(const Mesh *m, int64_t *parent_cell);
+
+/* Nodes found by their exact coordinates (a refined mesh's corners are its parent's order-2 nodes, computed
+ * once: the same numbers; -0 and +0 alike). */
+typedef struct {
+    int64_t cap;
+    fem_idx *slot;
+    const double *x; /* [n][3], borrowed */
+} MeshPointIndex;
+int mesh_point_index_create(MeshPointIndex *t, const double *x, int64_t n);
+/* The node at exactly p, or -1. */
+fem_idx mesh_point_index_find(const MeshPointIndex *t, const double p[3]);
+void mesh_point_index_destroy(MeshPointIndex *t);
 
 int mesh_build_topology(Mesh *m);
 /* Frees the topology and marks the mesh as without one, so that mesh_build_topology can number it again

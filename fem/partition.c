@@ -158,6 +158,20 @@ int partition_mesh(const Mesh *m, int nparts, int32_t *part) {
     if (n < nparts)
         return fem_fail(FEM_ERR_INPUT, "mesh %s has %lld cells, too few for %d MPI ranks", m->path,
                         (long long)n, nparts);
+    /* a refined mesh: its parent's parts, each cell in its parent cell's (so that every rank holds whole
+     * parent cells, which multigrid's levels on the parents need); where the parent is too small, the mesh's
+     * own */
+    if (m->parent && partition_ncells(m->parent) >= nparts) {
+        int64_t np = partition_ncells(m->parent), *of = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        int32_t *pp = malloc(sizeof(int32_t) * (size_t)(np + 1));
+        int status = of && pp ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the partition");
+        if (!status) status = partition_mesh(m->parent, nparts, pp);
+        if (!status) status = mesh_parent_cells(m, of);
+        for (int64_t c = 0; c < n && !status; c++) part[c] = pp[of[c]];
+        free(of);
+        free(pp);
+        if (status != FEM_ERR_INPUT) return status;
+    }
     int64_t *xadj;
     int32_t *adj;
     FEM_TRY(partition_dual_graph(m, &xadj, &adj));

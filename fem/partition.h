@@ -6,7 +6,9 @@
  * so mixed meshes need no special case; METIS (k-way, a fixed seed, contiguous parts when the graph is
  * connected) cuts it into parts of equal cell counts within METIS's default imbalance of 3%. METIS is
  * deterministic for a given input and build, and partition_mesh_shared computes on rank 0 and broadcasts
- * anyway, so every rank holds the same parts. One part needs no METIS: every cell is in part 0. Built without
+ * anyway, so every rank holds the same parts. A refined mesh (Mesh.parent) takes its parent's parts, each cell
+ * in its parent cell's, so that each rank holds whole parent cells (multigrid's levels on the parents need it).
+ * One part needs no METIS: every cell is in part 0. Built without
  * METIS (FEMTO_HAVE_METIS undefined), more than one part is one sentence. */
 #ifndef FEMTO_PARTITION_H
 #define FEMTO_PARTITION_H

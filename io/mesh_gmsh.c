@@ -195,38 +195,6 @@ static void capture_parent(Ancestry *a, const char *path) {
     if (ierr) a->broken = 1;
 }
 
-/* Node coordinates -> this mesh's node index, by their exact values (Gmsh computes a refined mesh's new
- * corners as the order-2 nodes it computed the same way before: the same numbers). */
-typedef struct {
-    int64_t cap;
-    fem_idx *slot;
-    const double *x;
-} PointHash;
-
-static uint64_t point_hash(const double *p) {
-    uint64_t h = 1469598103934665603ull;
-    for (int d = 0; d < 3; d++) {
-        double v = p[d] + 0.0; /* -0 and +0 alike */
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        h = (h ^ bits) * 1099511628211ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-static fem_idx point_find(const PointHash *t, const double *p, fem_idx insert) {
-    for (int64_t i = (int64_t)(point_hash(p) & (uint64_t)(t->cap - 1));; i = (i + 1) & (t->cap - 1)) {
-        fem_idx s = t->slot[i];
-        if (s < 0) {
-            if (insert >= 0) t->slot[i] = insert;
-            return insert >= 0 ? insert : -1;
-        }
-        const double *q = &t->x[3 * (int64_t)s];
-        if (q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) return s;
-    }
-}
-
 /* Makes each kept level's cells refer to the fine mesh's nodes and chains them as its parents; when a node
  * is not found (a script that moves nodes after refining), none is kept. */
 static void ancestry_link(Ancestry *a, Mesh *fine) {
@@ -234,17 +202,13 @@ static void ancestry_link(Ancestry *a, Mesh *fine) {
         ancestry_free(a);
         return;
     }
-    PointHash t = {64, NULL, fine->x};
-    while (t.cap < 2 * fine->nnodes) t.cap *= 2;
-    t.slot = malloc(sizeof(fem_idx) * (size_t)t.cap);
-    int ok = t.slot != NULL;
-    for (int64_t i = 0; ok && i < t.cap; i++) t.slot[i] = -1;
-    for (int64_t i = 0; ok && i < fine->nnodes; i++) point_find(&t, &fine->x[3 * i], (fem_idx)i);
+    MeshPointIndex t;
+    int ok = mesh_point_index_create(&t, fine->x, fine->nnodes) == FEM_OK;
     for (int l = 0; ok && l < a->n; l++) {
         Mesh *m = a->level[l];
         fem_idx *to = malloc(sizeof(fem_idx) * (size_t)(m->nnodes + 1));
         ok = to != NULL;
-        for (int64_t i = 0; ok && i < m->nnodes; i++) to[i] = point_find(&t, &m->x[3 * i], -1);
+        for (int64_t i = 0; ok && i < m->nnodes; i++) to[i] = mesh_point_index_find(&t, &m->x[3 * i]);
         for (int b = 0; ok && b < m->ncell_blocks + m->nfacet_blocks; b++) {
             MeshBlock *k = b < m->ncell_blocks ? &m->cells[b] : &m->facets[b - m->ncell_blocks];
             for (int64_t i = 0; ok && i < k->count * k->nnodes; i++)
@@ -263,7 +227,7 @@ static void ancestry_link(Ancestry *a, Mesh *fine) {
             free(x), free(tag);
         }
     }
-    free(t.slot);
+    if (t.slot) mesh_point_index_destroy(&t);
     if (!ok) {
         ancestry_free(a);
         return;

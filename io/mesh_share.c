@@ -47,7 +47,9 @@ static int mesh_of(char *buf, int64_t n, Mesh *m) {
         status = fem_fail(FEM_ERR_INTERNAL, "could not receive the mesh");
     if (!status) status = mesh_blob_read(fd, n, m);
     close(fd);
-    return status ? status : m->has_topology ? mesh_finish_stored(m) : mesh_finish(m);
+    if (!status) status = m->has_topology ? mesh_finish_stored(m) : mesh_finish(m);
+    if (!status) mesh_finish_parents(m, 1, NULL, 0);
+    return status;
 }
 
 int mesh_share(Mesh *m, int status) {
@@ -55,13 +57,8 @@ int mesh_share(Mesh *m, int status) {
     int root = comm_rank() == 0;
     char *buf = NULL;
     int64_t n = 0;
-    if (root && !status) { /* the meshes before refinement serve one process's multigrid only: not shared */
-        Mesh *parent = m->parent;
-        m->parent = NULL;
-        status = record_of(m, &buf, &n);
-        m->parent = parent;
-    }
-    status = comm_agree(root ? status : FEM_OK); /* rank 0's failure, on every rank */
+    if (root && !status) status = record_of(m, &buf, &n); /* with its parents (multigrid's levels) */
+    status = comm_agree(root ? status : FEM_OK);          /* rank 0's failure, on every rank */
     if (!status) status = comm_bcast(&n, sizeof n, 0);
     if (!status && !root && !(buf = malloc((size_t)n + 1)))
         status = fem_fail(FEM_ERR_INTERNAL, "out of host memory receiving the mesh");

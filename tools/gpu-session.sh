@@ -153,12 +153,14 @@ for step in $steps; do
       OMP_WAIT_POLICY=PASSIVE bench strong-cpu-$n --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 \
         --sizes ${STRONG_SIZE:-2M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
     done ;;
-  weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level
+  weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level,
+    # WEAK_REFINE: the mesh made by that many refinements (multigrid then goes on to the meshes before them)
     # (default auto: femto's own choice, cuDSS, gathered to rank 0 over ranks; boomeramg: the parallel AMG on the host)
     nvidia-smi -L
     for n in ${RANKS:-1 2}; do
       bench weak-gpu-$n --device cuda --ranks $n --weak --problem ${WEAK_PROBLEM:-cantilever-hex} --order 2 \
-        --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none"
+        --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --refine ${WEAK_REFINE:-0} --mpiexec mpirun \
+        --mpiexec-flags "--oversubscribe --bind-to none"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
@@ -209,6 +211,14 @@ for step in $steps; do
       $o/cantilever-neo.xml > $o/cantilever-neo-every.xml
     # cantilever-hex5m: the hexahedral p = 2 beam at 5,468,067 dofs (issue 15's one-GPU size)
     sed 's/size="0.01"/size="0.00357143"/' $o/cantilever-hex.xml > $o/cantilever-hex5m.xml
+    # -rN: the same fine mesh (hexahedra: exactly; tetrahedra: about as many cells) made by N refinements of a
+    # coarser one, so that multigrid goes on to the coarser meshes; -p: the p-levels alone (levels="2")
+    sed 's/size="0.01"/size="0.00714286" refine="1"/' $o/cantilever-hex.xml > $o/cantilever-hex5m-r1.xml
+    sed 's/size="0.01"/size="0.01428571" refine="2"/' $o/cantilever-hex.xml > $o/cantilever-hex5m-r2.xml
+    sed 's/size="0.0065"/size="0.013" refine="1"/' $o/cantilever-tet.xml > $o/cantilever-tet-r1.xml
+    for r in cantilever-tet-r1 cantilever-hex5m-r1; do
+      sed 's|</elasticity>|</elasticity>\n  <solver><linear levels="2"/></solver>|' $o/$r.xml > $o/$r-p.xml
+    done
     variants=${AB_VARIANTS:-"new:./femto-app"}
     for xml in ${AB_PROBLEMS:-cantilever-tet heat-cube}; do
       ./femto-app run $o/$xml.xml --device cuda > /dev/null 2>&1 # meshes once, or finds the cache

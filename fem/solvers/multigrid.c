@@ -12,7 +12,10 @@
  * field of order 1 on the child is one of order 2 on the parent's cells: the transfer between the two levels
  * is the p-transfer from order 1 to order 2 on the parent, composed with the map between the parent's
  * order-2 dofs and the child's order-1 dofs (hperm, a permutation). The coarse solver then factorises the
- * coarsest parent's order-1 matrix, 8 times smaller per refinement in 3D. One process only (no halo) for now.
+ * coarsest parent's order-1 matrix, 8 times smaller per refinement in 3D. Over MPI ranks each rank holds
+ * whole parent cells (the partition puts a cell's children on its rank), and its part of each parent mesh
+ * is a Dist of its own; the two levels' dofs then have owners of their own, so the transfers forward the
+ * finer level's ghosts before reading them.
  *
  * Over MPI ranks (the fine operator has a halo) each coarse level is this rank's part of the global space of
  * its order (dist_create_order: the same local cells, its own owned-first numbering and halo), its operator
@@ -22,7 +25,9 @@
 #include "pc.h"
 
 #include "fem/error.h"
+#include "fem/comm.h"
 #include "fem/halo.h"
+#include "fem/partition.h"
 #include "fem/transfer.h"
 #include "multigrid.h"
 
@@ -51,8 +56,12 @@ typedef struct {
     Chebyshev cheb;
     /* When the level below is on this level's mesh's parent: down is the transfer between that level's space
      * and hspace (order 2 on the parent), whose dof i is this level's dof hperm[i] (device). */
-    Space hspace;
-    int have_hspace;
+    Space hspace; /* one process */
+    Dist hdist;   /* over MPI ranks: this rank's part of it, and its halos */
+    Halo hhalo, hhalo1;
+    const Space *hsp;
+    int have_hspace, have_hdist, have_hhalo, have_hhalo1;
+    int32_t *hpart; /* an h-level over MPI ranks: the partition of its mesh's cells (its Dist borrows it) */
     int32_t *hperm, *hperm1; /* hperm1: of the nodes, for the auxiliary field (one component) */
     Vec hvec, hvec1;
     int32_t *htags[2][MESH_MAX_BLOCKS]; /* an h-level's own cell and facet tags (its operator keeps them) */
@@ -205,23 +214,26 @@ static int add_level(Multigrid *mg, int order, int degree) {
 
 /* uf = P uc, rc = P^T rf and uc = the interpolant of uf between level F and the one below it */
 static int down_prolong(MgLevel *F, const Vec *uc, Vec *uf) {
-    if (!F->have_hspace) return transfer_prolong(&F->down, uc, uf);
+    if (!F->hsp) return transfer_prolong(&F->down, uc, uf);
     FEM_TRY(transfer_prolong(&F->down, uc, &F->hvec));
     Device *d = F->op->dev;
     return d->ops.scatter(d, F->hvec.n, F->hperm, F->hvec.data, uf->data);
 }
 
 static int down_restrict(MgLevel *F, const Vec *rf, Vec *rc) {
-    if (!F->have_hspace) return transfer_restrict(&F->down, rf, rc);
+    if (!F->hsp) return transfer_restrict(&F->down, rf, rc);
     Device *d = F->op->dev;
+    /* the two levels' dofs have owners of their own: every copy of rf must hold its owner's value */
+    if (F->op->halo) FEM_TRY(halo_forward(F->op->halo, (Vec *)rf));
     FEM_TRY(d->ops.gather(d, F->hvec.n, F->hperm, rf->data, F->hvec.data));
     return transfer_restrict(&F->down, &F->hvec, rc);
 }
 
 static int down_inject(MgLevel *F, int aux, const Vec *uf, Vec *uc) {
     Transfer *t = aux ? &F->aux_down : &F->down;
-    if (!F->have_hspace) return transfer_inject(t, uf, uc);
+    if (!F->hsp) return transfer_inject(t, uf, uc);
     Device *d = F->op->dev;
+    if (F->op->halo) FEM_TRY(halo_forward(aux ? &F->halo1 : F->op->halo, (Vec *)uf));
     Vec *h = aux ? &F->hvec1 : &F->hvec;
     FEM_TRY(d->ops.gather(d, h->n, aux ? F->hperm1 : F->hperm, uf->data, h->data));
     return transfer_inject(t, h, uc);
@@ -273,13 +285,18 @@ static int tags_by_entity(const Mesh *child, const Mesh *parent, int facet, int3
     return map && ok;
 }
 
-/* hperm[i]: the dof of level F (order 1 on `child`) at the parent's order-2 dof i, over ncomp components;
- * 0 unless it is a permutation. */
+static void level_free(Multigrid *mg, int l);
+
+/* hperm[i]: the dof of level F's space f (order 1, on the child mesh) at node i of h (order 2 on the parent's
+ * cells); 0 unless it is a permutation. The two meshes are matched by their nodes' coordinates (one process:
+ * the parent's nodes are the child's; over MPI ranks each is this rank's part, numbered on its own). */
 static int h_permutation(const Space *f, const Space *h, int32_t *perm) {
     const Mesh *child = f->mesh, *parent = h->mesh;
     fem_idx *of_node = malloc(sizeof(fem_idx) * (size_t)(child->nnodes + 1));
     char *hit = calloc((size_t)f->nnodes + 1, 1);
-    int ok = of_node && hit && f->nnodes == h->nnodes;
+    MeshPointIndex at = {0, NULL, NULL};
+    int ok = of_node && hit && f->nnodes == h->nnodes &&
+             mesh_point_index_create(&at, child->x, child->nnodes) == FEM_OK;
     for (int64_t i = 0; ok && i < child->nnodes; i++) of_node[i] = -1;
     for (int b = 0; ok && b < child->ncell_blocks; b++) {
         const MeshBlock *k = &child->cells[b];
@@ -297,79 +314,147 @@ static int h_permutation(const Space *f, const Space *h, int32_t *perm) {
         ok = k->order == 2 && sb->ndof == k->nnodes;
         for (int64_t c = 0; ok && c < k->count; c++)
             for (int i = 0; ok && i < sb->ndof; i++) {
-                fem_idx node = of_node[k->nodes[c * k->nnodes + i]];
-                ok = node >= 0;
-                if (ok) perm[sb->dofs[c * sb->ndof + i]] = (int32_t)node;
+                fem_idx node =
+                    mesh_point_index_find(&at, &parent->x[3 * (int64_t)k->nodes[c * k->nnodes + i]]);
+                ok = node >= 0 && of_node[node] >= 0;
+                if (ok) perm[sb->dofs[c * sb->ndof + i]] = (int32_t)of_node[node];
             }
     }
     for (int64_t i = 0; ok && i < h->nnodes; i++) {
         ok = perm[i] >= 0 && !hit[perm[i]];
         if (ok) hit[perm[i]] = 1;
     }
+    if (at.slot) mesh_point_index_destroy(&at);
     free(of_node);
     free(hit);
     return ok;
 }
 
+/* Over MPI ranks: every rank's answer, 1 when all said 1. */
+static int all_ranks(const Operator *op, int yes) {
+    if (!op->halo) return yes;
+    double no = !yes;
+    return comm_sum(&no, 1) == FEM_OK && no == 0;
+}
+
+/* The spaces of an h-level below F on `parent` (the parent of F's global mesh): order 1 for level C and
+ * order 2 for the transfer (F->hsp). Over MPI ranks, each rank's part of them: the parent's cells go to the
+ * rank of their children (the partition keeps children together: fem/partition.h); *fits 0 where it did
+ * not (then nothing is made). */
+static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int *fits) {
+    const Operator *op = F->op;
+    int nc = op->space->ncomp;
+    *fits = 1;
+    if (!op->halo) {
+        FEM_TRY(space_create(parent, 2, nc, &F->hspace));
+        F->have_hspace = 1;
+        F->hsp = &F->hspace;
+        FEM_TRY(space_create(parent, 1, nc, &C->space));
+        C->sp = &C->space;
+        return FEM_OK;
+    }
+    const Dist *fd = op->halo->dist;
+    int64_t n = partition_ncells(fd->global_mesh), np = partition_ncells(parent);
+    int64_t *of = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    C->hpart = malloc(sizeof(int32_t) * (size_t)(np + 1));
+    if (!of || !C->hpart) {
+        free(of);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    }
+    int status = mesh_parent_cells(fd->global_mesh, of);
+    for (int64_t c = 0; c < np; c++) C->hpart[c] = -1;
+    for (int64_t c = 0; c < n && !status && *fits; c++) {
+        *fits = C->hpart[of[c]] < 0 || C->hpart[of[c]] == fd->part[c];
+        C->hpart[of[c]] = fd->part[c];
+    }
+    free(of);
+    /* every rank computes the same from the same global mesh and partition: no need to agree */
+    if (status || !*fits) {
+        *fits = 0;
+        return FEM_OK;
+    }
+    Space g;
+    FEM_TRY(space_create(parent, 1, nc, &g));
+    status = dist_create(&C->dist, &g, C->hpart, fd->rank, fd->nranks);
+    space_destroy(&g);
+    FEM_TRY(comm_agree(status));
+    C->have_dist = 1;
+    C->sp = &C->dist.space;
+    FEM_TRY(halo_create(&C->halo, &C->dist, op->dev, nc));
+    C->have_halo = 1;
+    FEM_TRY(dist_create_order(&F->hdist, &C->dist, 2));
+    F->have_hdist = 1;
+    F->hsp = &F->hdist.space;
+    FEM_TRY(halo_create(&F->hhalo, &F->hdist, op->dev, nc));
+    F->have_hhalo = 1;
+    if (!op->aux_used) return FEM_OK;
+    FEM_TRY(halo_create(&C->halo1, &C->dist, op->dev, 1));
+    C->have_halo1 = 1;
+    FEM_TRY(halo_create(&F->hhalo1, &F->hdist, op->dev, 1));
+    F->have_hhalo1 = 1;
+    if (!F->have_halo1) { /* the finest level's scalar halo */
+        FEM_TRY(halo_create(&F->halo1, fd, op->dev, 1));
+        F->have_halo1 = 1;
+    }
+    return FEM_OK;
+}
+
 /* Level C on `parent`, the parent of level F's mesh (F of order 1). *added 0 (nothing made, no error) where
- * the meshes do not fit together as a refinement. */
+ * the meshes do not fit together as a refinement (on any rank). */
 static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added) {
     MgLevel *F = &mg->L[mg->n - 1], *C = &mg->L[mg->n];
     const Space *sf = F->op->space;
-    int nc = sf->ncomp;
+    Device *dev = F->op->dev;
+    int nc = sf->ncomp, fits = 0;
     *added = 0;
-    FEM_TRY(space_create(parent, 2, nc, &F->hspace));
-    F->have_hspace = 1;
-    int32_t *perm = malloc(sizeof(int32_t) * (size_t)(F->hspace.ndofs + 1));
-    if (!perm) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
-    int fits =
-        h_permutation(sf, &F->hspace, perm) &&
-        tags_by_entity(sf->mesh, parent, 0, F->op->cell_tags_host, C->htags[0]) &&
-        (!F->op->facet_tags_host || tags_by_entity(sf->mesh, parent, 1, F->op->facet_tags_host, C->htags[1]));
+    /* C's pieces are freed with the level from here on, whether or not it is kept */
+    mg->n++;
+    FEM_TRY(h_spaces(F, C, parent, &fits));
+    const Space *hs = F->hsp;
+    int32_t *perm = fits ? malloc(sizeof(int32_t) * (size_t)(hs->ndofs + 1)) : NULL;
+    fits = all_ranks(F->op, perm && h_permutation(sf, hs, perm) &&
+                                tags_by_entity(sf->mesh, hs->mesh, 0, F->op->cell_tags_host, C->htags[0]) &&
+                                (!F->op->facet_tags_host ||
+                                 tags_by_entity(sf->mesh, hs->mesh, 1, F->op->facet_tags_host, C->htags[1])));
     if (!fits) {
         free(perm);
-        for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(C->htags[0][b]), free(C->htags[1][b]);
-        memset(C->htags, 0, sizeof C->htags);
-        space_destroy(&F->hspace);
-        F->have_hspace = 0;
-        return FEM_OK;
+        return FEM_OK; /* the caller drops the level */
     }
     int status = FEM_OK;
     if (F->op->aux_used)
-        status = device_alloc_copy(F->op->dev, (void **)&F->hperm1, perm,
-                                   sizeof(int32_t) * (size_t)F->hspace.nnodes);
-    for (int64_t i = F->hspace.nnodes - 1; i >= 0; i--) /* nodes -> dofs, in place from the end */
+        status = device_alloc_copy(dev, (void **)&F->hperm1, perm, sizeof(int32_t) * (size_t)hs->nnodes);
+    for (int64_t i = hs->nnodes - 1; i >= 0; i--) /* nodes -> dofs, in place from the end */
         for (int c = nc - 1; c >= 0; c--) perm[i * nc + c] = perm[i] * nc + c;
     /* the parent's order-2 constraints are the child's order-1 ones, in the parent's numbering */
-    char *flags = calloc((size_t)F->hspace.ndofs + 1, 1), *cf = calloc((size_t)sf->ndofs + 1, 1);
+    char *flags = calloc((size_t)hs->ndofs + 1, 1), *cf = calloc((size_t)sf->ndofs + 1, 1);
     if (!status && !(flags && cf))
         status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
     for (int64_t i = 0; !status && i < F->op->ndir; i++) cf[F->op->dir_host[i]] = 1;
-    for (int64_t i = 0; !status && i < F->hspace.ndofs; i++) flags[i] = cf[perm[i]];
+    for (int64_t i = 0; !status && i < hs->ndofs; i++) flags[i] = cf[perm[i]];
     if (!status)
-        status = device_alloc_copy(F->op->dev, (void **)&F->hperm, perm,
-                                   sizeof(int32_t) * (size_t)F->hspace.ndofs);
+        status = device_alloc_copy(dev, (void **)&F->hperm, perm, sizeof(int32_t) * (size_t)hs->ndofs);
     free(perm);
     free(cf);
-    if (!status) status = vec_create(&F->hvec, F->op->dev, F->hspace.ndofs);
-    mg->n++;
+    if (!status) status = vec_create(&F->hvec, dev, hs->ndofs);
     mg->nh++;
     *added = 1;
-    if (!status) status = space_create(parent, 1, nc, &C->space);
-    C->sp = &C->space;
     if (!status)
-        status = op_create(&C->own, F->op->dev, C->sp, &F->op->phys, F->op->qdegree, C->htags[0],
+        status = op_create(&C->own, dev, C->sp, &F->op->phys, F->op->qdegree, C->htags[0],
                            F->op->facet_tags_host ? C->htags[1] : NULL);
     C->op = &C->own;
+    if (!status && C->have_halo) op_set_halo(C->op, &C->halo);
     int32_t *dofs = NULL;
     int64_t ndir = 0;
-    if (!status) status = coarse_dirichlet_of(&F->hspace, flags, C->sp, NULL, &dofs, &ndir);
+    if (!status) status = coarse_dirichlet_of(hs, flags, C->sp, C->have_halo ? &C->halo : NULL, &dofs, &ndir);
     free(flags);
     if (!status) status = op_set_dirichlet(C->op, ndir, dofs);
     free(dofs);
-    if (!status) status = transfer_create(&F->down, F->op->dev, &F->hspace, C->sp, nc);
-    if (!status && F->op->aux_used) status = transfer_create(&F->aux_down, F->op->dev, &F->hspace, C->sp, 1);
-    if (!status && F->op->aux_used) status = vec_create(&F->hvec1, F->op->dev, F->hspace.nnodes);
+    if (!status) status = transfer_create(&F->down, dev, hs, C->sp, nc);
+    if (!status && C->have_halo) status = transfer_set_halo(&F->down, &F->hhalo, &C->halo);
+    if (!status && F->op->aux_used) status = transfer_create(&F->aux_down, dev, hs, C->sp, 1);
+    if (!status && F->op->aux_used && C->have_halo)
+        status = transfer_set_halo(&F->aux_down, &F->hhalo1, &C->halo1);
+    if (!status && F->op->aux_used) status = vec_create(&F->hvec1, dev, hs->nnodes);
     return status ? status : level_vectors(C, 1, degree);
 }
 
@@ -383,11 +468,13 @@ static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
         p = mg_next_order(p);
         FEM_TRY(add_level(mg, p, set->cheb_degree));
     }
-    const Mesh *parent = fine->space->mesh->parent;
+    /* then the meshes before refinement, while the levels are of order 1 */
+    const Mesh *global = fine->halo ? fine->halo->dist->global_mesh : fine->space->mesh;
     int added = 1;
-    while (parent && added && mg->n < most && !fine->halo && mg->L[mg->n - 1].op->space->order == 1) {
+    for (const Mesh *parent = global->parent; parent && added && mg->n < most; parent = parent->parent) {
+        if (mg->L[mg->n - 1].op->space->order != 1) break;
         FEM_TRY(add_h_level(mg, parent, set->cheb_degree, &added));
-        parent = parent->parent;
+        if (!added) level_free(mg, --mg->n);
     }
     return FEM_OK;
 }
@@ -419,7 +506,9 @@ static void describe(Multigrid *mg, double t_levels, double t_smooth) {
     for (int l = 0; l < mg->n - mg->nh && len < (int)sizeof mg->description; l++)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
                         mg->L[l].op->space->order);
-    long long coarsest = (long long)mg->L[mg->n - 1].op->space->ndofs;
+    const MgLevel *last = &mg->L[mg->n - 1];
+    long long coarsest =
+        last->have_dist ? (long long)last->dist.nglobal_nodes * last->sp->ncomp : (long long)last->sp->ndofs;
     if (mg->nh > 1 && len < (int)sizeof mg->description)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
                         ", then p = 1 on the %d meshes before its last %d refinements: %lld dofs)", mg->nh,
@@ -490,29 +579,45 @@ static int mg_apply(Pc *pc, const Vec *r, Vec *z) {
     return vcycle(pc->data, 0, r, z);
 }
 
+/* What level L holds for the transfer to an h-level below it. */
+static void h_free(MgLevel *L) {
+    transfer_destroy(&L->down);
+    transfer_destroy(&L->aux_down);
+    vec_destroy(&L->hvec);
+    vec_destroy(&L->hvec1);
+    if (L->hperm) device_free(L->op->dev, L->hperm);
+    if (L->hperm1) device_free(L->op->dev, L->hperm1);
+    L->hperm = L->hperm1 = NULL;
+    if (L->have_hhalo1) halo_destroy(&L->hhalo1);
+    if (L->have_hhalo) halo_destroy(&L->hhalo);
+    if (L->have_hdist) dist_destroy(&L->hdist);
+    if (L->have_hspace) space_destroy(&L->hspace);
+    L->have_hspace = L->have_hdist = L->have_hhalo = L->have_hhalo1 = 0;
+    L->hsp = NULL;
+}
+
+static void level_free(Multigrid *mg, int l) {
+    MgLevel *L = &mg->L[l];
+    Vec *v[] = {&L->u, &L->aux, &L->b, &L->x, &L->res, &L->t, &L->diag};
+    for (int i = 0; i < 7; i++) vec_destroy(v[i]);
+    chebyshev_destroy(&L->cheb);
+    h_free(L);
+    for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(L->htags[0][b]), free(L->htags[1][b]);
+    if (l > 0) op_destroy(&L->own);
+    if (L->have_halo1) halo_destroy(&L->halo1);
+    if (L->have_halo) halo_destroy(&L->halo);
+    if (L->have_dist) dist_destroy(&L->dist);
+    if (l > 0 && !L->have_dist) space_destroy(&L->space);
+    free(L->hpart);
+    memset(L, 0, sizeof *L);
+    if (l > 0 && l == mg->n) h_free(&mg->L[l - 1]); /* a level dropped while it was made */
+}
+
 static void mg_destroy(Pc *pc) {
     Multigrid *mg = pc->data;
     if (!mg) return;
     mg_coarse_destroy(&mg->coarse);
-    for (int l = 0; l < mg->n; l++) {
-        MgLevel *L = &mg->L[l];
-        Vec *v[] = {&L->u, &L->aux, &L->b, &L->x, &L->res, &L->t, &L->diag};
-        for (int i = 0; i < 7; i++) vec_destroy(v[i]);
-        chebyshev_destroy(&L->cheb);
-        transfer_destroy(&L->down);
-        transfer_destroy(&L->aux_down);
-        vec_destroy(&L->hvec);
-        vec_destroy(&L->hvec1);
-        if (L->hperm) device_free(L->op->dev, L->hperm);
-        if (L->hperm1) device_free(L->op->dev, L->hperm1);
-        if (L->have_hspace) space_destroy(&L->hspace);
-        for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(L->htags[0][b]), free(L->htags[1][b]);
-        if (l > 0) op_destroy(&L->own);
-        if (L->have_halo1) halo_destroy(&L->halo1);
-        if (L->have_halo) halo_destroy(&L->halo);
-        if (L->have_dist) dist_destroy(&L->dist);
-        if (l > 0 && !L->have_dist) space_destroy(&L->space);
-    }
+    for (int l = mg->n - 1; l >= 0; l--) level_free(mg, l);
     free(mg);
     pc->data = NULL;
 }

@@ -529,6 +529,20 @@ static void check_parent(const char *geo, const Mesh *fine, const Mesh *p) {
     CHECK(differ == 0 && corners == fine->topo.nvertices,
           "%s: %lld nodes are a corner of the fine mesh but no order-2 node of its parent, or the reverse",
           geo, (long long)differ);
+    /* every cell lies in one parent cell, and each parent cell holds 2^dim of them */
+    int64_t nchild = 0, nparent = 0;
+    for (int b = 0; b < fine->ncell_blocks; b++) nchild += fine->cells[b].count;
+    for (int b = 0; b < p->ncell_blocks; b++) nparent += p->cells[b].count;
+    int64_t *of = malloc(sizeof(int64_t) * (size_t)nchild),
+            *children = calloc((size_t)nparent, sizeof(int64_t));
+    CHECK_OK(mesh_parent_cells(fine, of));
+    int64_t wrong = 0;
+    for (int64_t c = 0; c < nchild; c++) children[of[c]]++;
+    for (int64_t c = 0; c < nparent; c++) wrong += children[c] != 1 << fine->dim;
+    CHECK(wrong == 0, "%s: %lld parent cells do not hold %d cells each", geo, (long long)wrong,
+          1 << fine->dim);
+    free(of);
+    free(children);
     /* the parent's facets are the whole boundary's, of order 2 too */
     CHECK(p->nfacet_blocks == fine->nfacet_blocks &&
               p->topo.nboundary_facets << (fine->dim - 1) == fine->topo.nboundary_facets,

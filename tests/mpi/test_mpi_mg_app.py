@@ -6,7 +6,9 @@ usage: test_mpi_mg_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 - The cantilever sample (p = 2) meshed from its .geo at two sizes (refine 0 and 1: 8 times the cells) runs with
   its default preconditioner, p-multigrid, whose preconditioner line says the coarse level is CHOLMOD gathered to
   rank 0 (what one process uses at this size); the CG count on the finer mesh is at most 1.5 times the coarser
-  mesh's (mesh independence; measured 11 and 10) and equal to one process's within 10%.
+  mesh's (mesh independence; measured 11 and 10) and equal to one process's within 10%. On the refined mesh
+  multigrid goes on to the mesh before the refinement (3 levels, its order-1 level the same global size as in one
+  process: each rank holds whole parent cells), and the tip displacement equals one process's to 1e-9.
 - The same problem naming BoomerAMG runs it over both ranks (not gathered) and gives the same displacement at the
   probe to the solver's tolerance.
 Standard library; the helpers of test_mpi_app.py."""
@@ -65,6 +67,15 @@ def main():
         line = coarse_line(r.stdout)
         if "coarse: CHOLMOD" not in line or "gathered to rank 0 from 2 MPI ranks" not in line:
             problems.append(f"{name}: the coarse level is not CHOLMOD gathered to rank 0: {line}")
+        if refine:
+            h = re.search(r"multigrid, 3 levels \(p = 2, 1, then p = 1 on the mesh before its last refinement: (\d+) dofs",
+                          r.stdout)
+            h1 = re.search(r"before its last refinement: (\d+) dofs", r1.stdout)
+            if not h or not h1 or h.group(1) != h1.group(1):
+                problems.append(f"{name}: no level on the mesh before refinement over 2 ranks, or not one process's: "
+                                f"{line} / {coarse_line(r1.stdout)}")
+            if not tip(s) or max(abs(a - b) for a, b in zip(tip(s), tip(s1))) > 1e-9 * max(map(abs, tip(s1))):
+                problems.append(f"{name}: tip {tip(s)} over 2 ranks against {tip(s1)} in one process")
         its[refine] = s["linear_iterations"]
         print(f"{name}: CG {its[refine]:g} iterations over 2 ranks, {s1['linear_iterations']:g} in one process")
         if abs(its[refine] - s1["linear_iterations"]) > 0.1 * s1["linear_iterations"]:
