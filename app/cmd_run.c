@@ -213,6 +213,17 @@ static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
                 got.cache_note[0] ? " (" : "", got.cache_note, got.cache_note[0] ? ")" : "");
     else
         app_say(o, 1, ")");
+    int nparents = mesh_parent_count(m);
+    if (nparents) {
+        const Mesh *top = m;
+        while (top->parent) top = top->parent;
+        int64_t coarse = 0;
+        for (int b = 0; b < top->ncell_blocks; b++) coarse += top->cells[b].count;
+        app_say(o, 1, "; multigrid's coarser meshes: the %d before its refinements (%lld cells the coarsest)",
+                nparents, (long long)coarse);
+    } else if (got.parent_note[0]) {
+        app_say(o, 1, "; %s", got.parent_note);
+    }
     app_say(o, 1, "\n");
     return FEM_OK;
 }
