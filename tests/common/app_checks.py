@@ -2,6 +2,7 @@
 Debian's modules; tests/io/result_files.py is the same for the tests that read results with VTK): the checks'
 tally and the summary file's numbers."""
 import os
+import subprocess
 import sys
 
 
@@ -36,3 +37,18 @@ def summary(folder, name):
             except ValueError:
                 pass
     return values
+
+
+def run_app(check, app, xml, device, cache, *args):
+    """femto-app run XML --device DEVICE ARGS, the mesh cache in the folder `cache`: the finished process, or None
+    after a failed check (a nonzero exit). On a machine without the device (exit 4 with --device cuda) the whole
+    test ends as skipped (exit 77)."""
+    env = dict(os.environ, FEMTO_MESH_CACHE=cache)
+    r = subprocess.run([app, "run", xml, "--device", device, *args], capture_output=True, text=True, env=env)
+    if r.returncode == 4 and device == "cuda":
+        print(f"skipped: {r.stderr.strip()}")
+        sys.exit(77)
+    if r.returncode != 0:
+        check(False, f"{os.path.basename(xml)}: femto-app exited {r.returncode}: {r.stderr.strip()}")
+        return None
+    return r

@@ -20,22 +20,18 @@ usage: test_solver_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda] [--e
   (g) the same with <linear coarse-precision="single">: on a GPU cuDSS's factor is single-precision (the log
       says so), CG takes at most 3 iterations more and the largest displacement is the same to 1e-6; on the CPU
       nothing changes (the host solvers work in double precision).
-Standard library only."""
+Standard library only; tests/common/app_checks.py."""
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from app_checks import Checks, run_app, summary  # noqa: E402
 
 app, meshes, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
 device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
 exact_coarse = "--exact-coarse" in sys.argv
 os.makedirs(work, exist_ok=True)
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
+check = Checks()
 
 
 BEAM = """<?xml version="1.0"?>
@@ -74,16 +70,10 @@ def run(name, template, verbosity="-q", **kw):
     fields.update(kw)
     path = os.path.join(work, name + ".xml")
     open(path, "w").write(template.format(**fields))
-    env = dict(os.environ, FEMTO_MESH_CACHE=os.path.join(work, "mesh-cache"))
-    r = subprocess.run([app, "run", path, "--device", device, verbosity], capture_output=True, text=True, env=env)
-    if r.returncode == 4 and device == "cuda":
-        print(f"skipped: {r.stderr.strip()}")
-        sys.exit(77)
-    if r.returncode != 0:
-        check(False, f"{name}: femto-app exited {r.returncode}: {r.stderr.strip()}")
+    r = run_app(check, app, path, device, os.path.join(work, "mesh-cache"), verbosity)
+    if r is None:
         return {}
-    summary = [f for f in os.listdir(out) if f.endswith("_summary.txt")][0]
-    values = {l.split()[0]: float(l.split()[1]) for l in open(os.path.join(out, summary)) if not l.startswith("#")}
+    values = summary(out, name)
     values["log"] = r.stdout
     return values
 
@@ -156,5 +146,4 @@ if b and s:
               f"{s['linear_iterations']:g} and {b['linear_iterations']:g} CG iterations, displacements equal to "
               f"{rel:.1e}")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+check.exit()
