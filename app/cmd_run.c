@@ -109,7 +109,8 @@ static void *device_start(void *arg) {
     const Problem *pb = &ds->r->pb;
     ds->status = device_create(&ds->r->dev, dev_kind(pb->device.kind), pb->device.threads,
                                pb->device.assembly == ASSEMBLY_ATOMIC ? ASSEMBLE_ATOMIC : ASSEMBLE_GATHER);
-    if (ds->status) snprintf(ds->message, sizeof ds->message, "%s", fem_last_error()); /* errors are per thread */
+    if (ds->status)
+        snprintf(ds->message, sizeof ds->message, "%s", fem_last_error()); /* errors are per thread */
     return NULL;
 }
 
@@ -170,8 +171,8 @@ static void order_cache_folder(Run *r, const MeshReadOptions *mo) {
     if (mo->cache_dir[0])
         snprintf(r->order_cache, sizeof r->order_cache, "%s", mo->cache_dir);
     else
-        snprintf(r->order_cache, sizeof r->order_cache, "%.*s.femto-cache", slash ? (int)(slash - mesh + 1) : 0,
-                 mesh);
+        snprintf(r->order_cache, sizeof r->order_cache, "%.*s.femto-cache",
+                 slash ? (int)(slash - mesh + 1) : 0, mesh);
     struct stat st;
     if (stat(r->order_cache, &st) != 0 || !S_ISDIR(st.st_mode)) r->order_cache[0] = 0;
 }
@@ -233,7 +234,8 @@ static void teardown(Run *r) {
     problem_destroy(&r->pb);
 }
 
-/* Every physics of the problem in registry order; the first writes the series NAME, later ones NAME_<name>. */
+/* Every physics of the problem in registry order; the first writes the series NAME, later ones NAME_<name>.
+ */
 static int run_all(Run *r, int check_only) {
     int first = 1;
     for (int i = 0; i < physics_ntypes; i++) {
@@ -267,7 +269,8 @@ static void say_phases(const Run *r) {
     static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model", "operator",
                                                    "results", "summary", "fields", "write"};
     app_say(r->o, 2, "phases:");
-    for (int i = 0; i < RUN_NPHASES; i++) app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);
+    for (int i = 0; i < RUN_NPHASES; i++)
+        app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);
     app_say(r->o, 2, "\n");
 }
 
@@ -324,7 +327,8 @@ int app_run(const AppOptions *o) {
     status = comm_agree(status); /* every rank ends with rank 0's outcome, or with the failure of any */
     if (!status)
         app_say(o, 1,
-                "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output %.2f s\n",
+                "time: mesh %.2f s, setup and summary %.2f s (preconditioner %.2f s), solve %.2f s, output "
+                "%.2f s\n",
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
     if (!status) say_phases(&r);
     if (!status)

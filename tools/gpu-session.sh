@@ -154,12 +154,13 @@ for step in $steps; do
         --sizes ${STRONG_SIZE:-2M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
     done ;;
   weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level,
-    # WEAK_REFINE: the mesh made by that many refinements (multigrid then goes on to the meshes before them)
+    # WEAK_REFINE: the mesh made by that many refinements (multigrid then goes on to the meshes before them);
+    # WEAK_THREADS: host threads per rank (default: every core, in each rank)
     # (default auto: femto's own choice, cuDSS, gathered to rank 0 over ranks; boomeramg: the parallel AMG on the host)
     nvidia-smi -L
     for n in ${RANKS:-1 2}; do
       bench weak-gpu-$n --device cuda --ranks $n --weak --problem ${WEAK_PROBLEM:-cantilever-hex} --order 2 \
-        --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --refine ${WEAK_REFINE:-0} --mpiexec mpirun \
+        --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --refine ${WEAK_REFINE:-0} ${WEAK_THREADS:+--threads $WEAK_THREADS} --mpiexec mpirun \
         --mpiexec-flags "--oversubscribe --bind-to none"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3

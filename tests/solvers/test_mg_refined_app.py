@@ -14,10 +14,12 @@ usage: test_mg_refined_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda]
   (d) steady heat with convection on a refined cube (the coarser meshes' facets carry the Robin term): the
       same largest temperature as with the p-levels alone, to 1e-8, and at most 3 more iterations;
   (e) a neo-Hookean beam on a refined mesh (the coarser meshes' operators linearised at the injected state):
-      the same tip displacement as with the p-levels alone to 1e-7, at most the same Newton steps plus one.
+      the same tip displacement as with the p-levels alone to 1e-7, at most the same Newton steps plus one;
+  (f) femto-app info lists the two kept meshes, each with 8 times fewer cells than the next finer one.
 Standard library only; tests/common/app_checks.py."""
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -124,5 +126,13 @@ nh, npl = (run("neo-r1", BEAM, 1, model="neo-hookean", load="-2e6"),
            run("neo-r1-p", BEAM, 1, levels=2, model="neo-hookean", load="-2e6"))
 if nh and npl:
     same_as_p_levels("neo-Hookean", nh, npl, "max_displacement", 1e-7, "newton_iterations", 1)
+
+# (f) femto-app info lists the kept meshes, each with 8 times fewer cells than the one after it
+info = subprocess.run([app, "info", os.path.join(work, "beam-r2.xml")], capture_output=True, text=True,
+                      env=dict(os.environ, FEMTO_MESH_CACHE=os.path.join(work, "mesh-cache")))
+kept = [int(c) for c in re.findall(r"the mesh before refinement \d of the last 2: (\d+) cells", info.stdout)]
+fine = re.search(r"topology: .* (\d+) cells \(V - E", info.stdout)
+check(len(kept) == 2 and fine and int(fine.group(1)) == 8 * kept[0] and kept[0] == 8 * kept[1],
+      f"femto-app info: {fine.group(1) if fine else '?'} cells, then the meshes before refinement {kept}")
 
 check.exit("test_mg_refined_app")
