@@ -15,7 +15,9 @@ usage: test_mg_refined_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda]
       same largest temperature as with the p-levels alone, to 1e-8, and at most 3 more iterations;
   (e) a neo-Hookean beam on a refined mesh (the coarser meshes' operators linearised at the injected state):
       the same tip displacement as with the p-levels alone to 1e-7, at most the same Newton steps plus one;
-  (f) femto-app info lists the two kept meshes, each with 8 times fewer cells than the next finer one.
+  (f) femto-app info lists the two kept meshes, each with 8 times fewer cells than the next finer one;
+  (g) five samples meshed from their .geo and refined once (2D and 3D, curved boundaries, a thermal strain,
+      reaction-diffusion): one level more, at most 2 more linear iterations than with the p-levels alone.
 Standard library only; tests/common/app_checks.py."""
 import os
 import re
@@ -134,5 +136,35 @@ kept = [int(c) for c in re.findall(r"the mesh before refinement \d of the last 2
 fine = re.search(r"topology: .* (\d+) cells \(V - E", info.stdout)
 check(len(kept) == 2 and fine and int(fine.group(1)) == 8 * kept[0] and kept[0] == 8 * kept[1],
       f"femto-app info: {fine.group(1) if fine else '?'} cells, then the meshes before refinement {kept}")
+
+# (g) samples meshed from their .geo and refined once: 2D and 3D, curved boundaries, a thermal strain (an
+# auxiliary field), reaction-diffusion
+INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs")
+for sample, name in [("cylinder-lame", "cylinder"), ("plate-hole-2d", "plate"), ("thermal-bar", "bar"),
+                     ("heat-fin-2d", "fin"), ("reaction-strip", "strip")]:
+    text = open(os.path.join(INPUTS, sample, name + ".xml")).read()
+    geo = os.path.join(INPUTS, sample, [f for f in os.listdir(os.path.join(INPUTS, sample)) if f.endswith(".geo")][0])
+    text = re.sub(r'<mesh file="[^"]+"[^/]*/>', f'<mesh file="{geo}" refine="1"/>', text)
+    text = re.sub(r'xsi:noNamespaceSchemaLocation="[^"]*"', "", text)
+    text = re.sub(r'<output[^>]*>', f'<output directory="{{out}}">', text, count=1)
+    got = {}
+    for levels in (0, 2):
+        tag = f"{sample}-r1" + ("-p" if levels else "")
+        body = text.replace("{out}", os.path.join(work, tag))
+        if levels:
+            body = body.replace("<output", '<solver><linear levels="2"/></solver>\n  <output', 1)
+        path = os.path.join(work, tag + ".xml")
+        open(path, "w").write(body)
+        r = run_app(check, app, path, device, os.path.join(work, "mesh-cache"))
+        if r is None:
+            break
+        out = os.path.join(work, tag)
+        s = summary(out, [f for f in os.listdir(out) if f.endswith("_summary.txt")][0][:-len("_summary.txt")])
+        m = re.search(r"multigrid, (\d+) levels", r.stdout)
+        got[levels] = (int(m.group(1)) if m else 0, s["linear_iterations"])
+    if len(got) == 2:
+        check(got[0][0] == got[2][0] + 1 and got[0][1] <= got[2][1] + 2,
+              f"{sample} refined once: {got[0][0]} levels, {got[0][1]:g} linear iterations against "
+              f"{got[2][1]:g} with the p-levels alone (at most 2 more)")
 
 check.exit("test_mg_refined_app")
