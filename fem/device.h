@@ -86,8 +86,9 @@ typedef struct {
     int (*sync)(Device *);
     void (*destroy)(Device *);
     /* Optional: host memory that download and upload move fastest (pinned on a GPU), for buffers staged
-     * between the device and other processes (fem/halo.c). NULL: plain host memory serves. Use through
-     * device_host_alloc / device_host_free. */
+     * between the device and other processes (fem/halo.c), which the device's gather and scatter must also
+     * read and write in place (mapped on a GPU; on the CPU host memory is the device's). NULL: plain host
+     * memory serves. Use through device_host_alloc / device_host_free. */
     int (*host_alloc)(Device *, void **p, size_t bytes);
     void (*host_free)(Device *, void *p);
     /* Optional: replace entries of a new operator's table (Operator.ops) with this backend's own, keeping the

@@ -34,11 +34,12 @@ static int upload_list(Device *dev, int32_t **dst, const int32_t *src, int64_t n
     return device_alloc_copy(dev, (void **)dst, src, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
-/* n doubles on the device and, on the staged path, n on the host (pinned on a GPU). */
+/* n doubles: on the device for the direct path, on the host for the staged one (pinned and mapped on a GPU,
+ * so that the device's gather and scatter read and write them without a copy). */
 static int alloc_both(Halo *h, double **d, double **host, int64_t n) {
     size_t bytes = sizeof(double) * (size_t)(n > 0 ? n : 1);
-    FEM_TRY(device_alloc(h->dev, (void **)d, bytes));
-    return h->direct ? FEM_OK : device_host_alloc(h->dev, (void **)host, bytes);
+    return h->direct ? device_alloc(h->dev, (void **)d, bytes)
+                     : device_host_alloc(h->dev, (void **)host, bytes);
 }
 
 /* The direct path's layers (see Halo): slot[k] is the distinct-dof index of position k (sum_list). */
@@ -148,21 +149,22 @@ static int check_idle(const Halo *h, const Vec *v) {
     return FEM_OK;
 }
 
-/* n entries of v at device indices idx into the device buffer, and on the staged path on to the host buffer;
- * on the direct path the device's work is finished first, since MPI reads the buffer next. */
+/* n entries of v at device indices idx into the buffer MPI sends from: the device's own (direct path) or the
+ * host's, which the device's gather writes itself (staged path: mapped pinned memory on a GPU, no copy and no
+ * second synchronisation); the device's work is finished before MPI reads it. */
 static int gather_to_host(Halo *h, const Vec *v, int64_t n, const int32_t *idx, double *dev, double *host) {
     if (n == 0) return FEM_OK;
-    FEM_TRY(h->dev->ops.gather(h->dev, n, idx, v->data, dev));
-    if (h->direct) return h->dev->ops.sync ? h->dev->ops.sync(h->dev) : FEM_OK;
-    return h->dev->ops.download(h->dev, host, dev, sizeof(double) * (size_t)n);
+    FEM_TRY(h->dev->ops.gather(h->dev, n, idx, v->data, h->direct ? dev : host));
+    return h->dev->ops.sync ? h->dev->ops.sync(h->dev) : FEM_OK;
 }
 
-/* The received buffer (the host's on the staged path, uploaded first) into v at device indices idx. */
+/* The received buffer (the device's, or the host's read by the device's scatter in place) into v at device
+ * indices idx. The scatter may still run when this returns: the buffer is written again only after the next
+ * gather_to_host of this halo, whose synchronisation waits for it. */
 static int scatter_from_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, double *dev,
                              const double *host) {
     if (n == 0) return FEM_OK;
-    if (!h->direct) FEM_TRY(h->dev->ops.upload(h->dev, dev, host, sizeof(double) * (size_t)n));
-    return h->dev->ops.scatter(h->dev, n, idx, dev, v->data);
+    return h->dev->ops.scatter(h->dev, n, idx, h->direct ? dev : host, v->data);
 }
 
 /* Posts v's exchange, its send buffer filled: forward sends the owned values (send lists) to the ghosts;

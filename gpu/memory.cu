@@ -45,12 +45,13 @@ void gpu_free(Device *d, void *p) {
     if (p) cudaFree(p);
 }
 
-/* Pinned (page-locked) host memory: copies between it and the GPU run at the bus's full speed and need no
- * staging copy inside the driver (the halo's host buffers over MPI ranks, fem/halo.c). */
+/* Pinned (page-locked) host memory, mapped: copies between it and the GPU run at the bus's full speed, and
+ * kernels read and write it in place through the same pointer (unified addressing): the halo's host buffers
+ * over MPI ranks, which the halo's gather and scatter kernels fill and read without a copy (fem/halo.c). */
 int gpu_host_alloc(Device *d, void **p, size_t bytes) {
     (void)d;
     *p = NULL;
-    cudaError_t e = cudaHostAlloc(p, bytes ? bytes : 8, cudaHostAllocDefault);
+    cudaError_t e = cudaHostAlloc(p, bytes ? bytes : 8, cudaHostAllocMapped);
     if (e == cudaSuccess) return FEM_OK;
     *p = NULL;
     cudaGetLastError();

@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -162,6 +162,27 @@ for step in $steps; do
       bench weak-gpu-$n --device cuda --ranks $n --weak --problem ${WEAK_PROBLEM:-cantilever-hex} --order 2 \
         --sizes ${WEAK_SIZE:-5M} --coarse-solver ${COARSE:-auto} --refine ${WEAK_REFINE:-0} ${WEAK_THREADS:+--threads $WEAK_THREADS} --mpiexec mpirun \
         --mpiexec-flags "--oversubscribe --bind-to none"
+    done ;;
+  abweak) # issue 15: weak-scaling runs of several builds alternating in one call (AB_VARIANTS as in abwall, of
+    # femto-app binaries only; AB_RUNS rounds; WEAK_SIZE, WEAK_REFINE as in weakgpu), then the refined cantilever
+    # sample on 1 and 2 ranks (its tip displacement must agree)
+    for i in $(seq 1 "${AB_RUNS:-2}"); do
+      for v in ${AB_VARIANTS:-"new:./femto-app"}; do
+        for n in 1 2; do
+          echo "== abweak ${v%%:*} $i, $n rank(s)"
+          timeout 280 python3 "$src/bench/solver-bench.py" --femto "${v#*:}" --device cuda --ranks $n --weak \
+            --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
+            --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+        done
+      done
+    done
+    o=overheads; mkdir -p $o && cp "$src"/inputs/cantilever/cantilever.geo $o/
+    sed 's|cantilever.msh"|cantilever.geo" refine="2"|; s|xsi:noNamespaceSchemaLocation="[^"]*"||' \
+      "$src"/inputs/cantilever/cantilever.xml > $o/cantilever-r2.xml
+    for n in 1 2; do
+      echo "== refined cantilever sample on $n rank(s), cuda"
+      mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run $o/cantilever-r2.xml --device cuda \
+        --output-dir $o/r2-$n 2>&1 | grep -E "probe 'tip'|preconditioner:|^load|rror" | cut -c1-160
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do
