@@ -6,8 +6,9 @@
  * operator wrote element contributions into ghost rows).
  * Each is split into begin and end: between them the messages travel and the caller may compute what does not
  * touch the halo (an operator's interior elements). Two paths move the values:
- *   staged: gather on the device, download into host buffers (pinned on a GPU: Device.ops.host_alloc), MPI,
- *           upload, scatter; serves every device and every MPI;
+ *   staged: the device's gather writes host buffers (pinned and mapped on a GPU: Device.ops.host_alloc), the
+ *           device is synchronised, MPI, and the device's scatter reads the received host buffer in place (no
+ *           copies: each exchange costs one synchronisation); serves every device and every MPI;
  *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI
  *           is CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the
  *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
