@@ -31,18 +31,12 @@
 #include "fem/transfer.h"
 #include "multigrid.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { MG_MAX_LEVELS = 8 };
-
-/* Over MPI ranks, an h-level of at most this many dofs (over all ranks) is replicated: every rank solves it
- * whole, redundantly, instead of exchanging halos on a level too small to hide their latency
- * (FEMTO_MG_REPLICATE=0: never). */
-#define MG_REPLICATE_MAX_DOFS 2000000
 
 /* The bottom of the smoother's interval as a fraction of the top: the smoother damps what the coarser level
  * cannot represent, the upper part of D^-1 A's spectrum. */
@@ -71,16 +65,6 @@ typedef struct {
     int32_t *hperm, *hperm1; /* hperm1: of the nodes, for the auxiliary field (one component) */
     Vec hvec, hvec1;
     int32_t *htags[2][MESH_MAX_BLOCKS]; /* an h-level's own cell and facet tags (its operator keeps them) */
-    /* A replicated level (over MPI ranks, an h-level small enough): every rank holds the whole of it and does
-     * its work, with one process's code and no exchange; so does every level below it. The first one also
-     * keeps its part on this rank's cells (dist, halo: the transfer from the distributed level above lands in
-     * rloc), the replicated dof of each local dof (rglobal, device; rowned: the owned ones, host) and host
-     * buffers for the sum over ranks that makes the replicated vector. */
-    int replicated;
-    Vec rloc;
-    int32_t *rglobal;
-    int64_t *rowned;
-    double *rhost, *rbuf;
 } MgLevel;
 
 typedef struct {
@@ -167,13 +151,10 @@ static int coarse_dirichlet(const Operator *fine, const Space *coarse, Halo *hal
 static int level_vectors(MgLevel *L, int coarse_level, int degree) {
     const Space *sp = L->op->space;
     Device *d = L->op->dev;
-    /* a replicated level's vectors count as rank 0's alone in sums over ranks (vec_dot) */
-    int none = L->replicated && comm_rank() != 0;
-    int64_t owned = none ? 0 : sp->ndofs_owned, owned_nodes = none ? 0 : sp->nnodes_owned;
     Vec *v[] = {&L->b, &L->x, &L->res, &L->t, &L->diag};
-    for (int i = 0; i < 5; i++) FEM_TRY(vec_create_split(v[i], d, sp->ndofs, owned));
-    if (coarse_level) FEM_TRY(vec_create_split(&L->u, d, sp->ndofs, owned));
-    if (coarse_level && L->op->aux_used) FEM_TRY(vec_create_split(&L->aux, d, sp->nnodes, owned_nodes));
+    for (int i = 0; i < 5; i++) FEM_TRY(vec_create_split(v[i], d, sp->ndofs, sp->ndofs_owned));
+    if (coarse_level) FEM_TRY(vec_create_split(&L->u, d, sp->ndofs, sp->ndofs_owned));
+    if (coarse_level && L->op->aux_used) FEM_TRY(vec_create_split(&L->aux, d, sp->nnodes, sp->nnodes_owned));
     return chebyshev_create(&L->cheb, &L->b, degree);
 }
 
@@ -231,119 +212,77 @@ static int add_level(Multigrid *mg, int order, int degree) {
 
 /* ---- levels on the meshes before refinement */
 
-/* Every rank's answer (a collective): 1 when all said 1. */
-static int all_ranks_say(int yes) {
-    double no = !yes;
-    return comm_sum(&no, 1) == FEM_OK && no == 0;
-}
-
-/* The same over the ranks of op's halo (none: this process's answer). */
-static int all_ranks(const Operator *op, int yes) {
-    return op->halo ? all_ranks_say(yes) : yes;
-}
-
-/* The first replicated level C: its part on this rank's cells (C->rloc, owned entries complete) summed over
- * the ranks into the whole vector `out`, the same on every rank. */
-static int replicate(MgLevel *C, Vec *out) {
-    FEM_TRY(vec_download(&C->rloc, C->rhost));
-    memset(C->rbuf, 0, sizeof(double) * (size_t)out->n);
-    for (int64_t i = 0; i < C->rloc.nowned; i++) C->rbuf[C->rowned[i]] = C->rhost[i];
-    FEM_TRY(comm_sum(C->rbuf, (int)out->n));
-    return vec_upload(out, C->rbuf);
-}
-
-static int first_replicated(const MgLevel *C) {
-    return C->replicated && C->have_dist;
-}
-
-/* uf = P uc, rc = P^T rf and uc = the interpolant of uf between level F and the one below it, C */
-static int down_prolong(MgLevel *F, MgLevel *C, const Vec *uc, Vec *uf) {
+/* uf = P uc, rc = P^T rf and uc = the interpolant of uf between level F and the one below it */
+static int down_prolong(MgLevel *F, const Vec *uc, Vec *uf) {
     if (!F->hsp) return transfer_prolong(&F->down, uc, uf);
-    Device *d = F->op->dev;
-    if (first_replicated(C)) { /* the whole vector -> this rank's part */
-        FEM_TRY(d->ops.gather(d, C->rloc.n, C->rglobal, uc->data, C->rloc.data));
-        uc = &C->rloc;
-    }
     FEM_TRY(transfer_prolong(&F->down, uc, &F->hvec));
+    Device *d = F->op->dev;
     return d->ops.scatter(d, F->hvec.n, F->hperm, F->hvec.data, uf->data);
 }
 
-static int down_restrict(MgLevel *F, MgLevel *C, const Vec *rf, Vec *rc) {
+static int down_restrict(MgLevel *F, const Vec *rf, Vec *rc) {
     if (!F->hsp) return transfer_restrict(&F->down, rf, rc);
     Device *d = F->op->dev;
     /* the two levels' dofs have owners of their own: every copy of rf must hold its owner's value */
     if (F->op->halo) FEM_TRY(halo_forward(F->op->halo, (Vec *)rf));
     FEM_TRY(d->ops.gather(d, F->hvec.n, F->hperm, rf->data, F->hvec.data));
-    if (!first_replicated(C)) return transfer_restrict(&F->down, &F->hvec, rc);
-    FEM_TRY(transfer_restrict(&F->down, &F->hvec, &C->rloc));
-    return replicate(C, rc);
+    return transfer_restrict(&F->down, &F->hvec, rc);
 }
 
-static int down_inject(MgLevel *F, MgLevel *C, int aux, const Vec *uf, Vec *uc) {
+static int down_inject(MgLevel *F, int aux, const Vec *uf, Vec *uc) {
     Transfer *t = aux ? &F->aux_down : &F->down;
     if (!F->hsp) return transfer_inject(t, uf, uc);
     Device *d = F->op->dev;
     if (F->op->halo) FEM_TRY(halo_forward(aux ? &F->halo1 : F->op->halo, (Vec *)uf));
     Vec *h = aux ? &F->hvec1 : &F->hvec;
     FEM_TRY(d->ops.gather(d, h->n, aux ? F->hperm1 : F->hperm, uf->data, h->data));
-    if (!first_replicated(C)) return transfer_inject(t, h, uc);
-    FEM_TRY(transfer_inject(t, h, &C->rloc)); /* (no auxiliary field on replicated levels) */
-    return replicate(C, uc);
+    return transfer_inject(t, h, uc);
 }
 
 /* tags[b][c] of the parent's cells (facet: facets) from the child's, through their Gmsh entities (a refined
- * cell keeps its parent's entity, and tags are given by physical groups, which are sets of entities). With
- * union_ranks (a parent every rank holds whole, over MPI ranks: a collective) the ranks' entities are pooled.
- * 0 when an entity has two tags, or a parent cell's entity none (a facet's: -1, no natural term). */
+ * cell keeps its parent's entity, and tags are given by physical groups, which are sets of entities). 0 when
+ * an entity of the child has two tags, or one of the parent's has none. */
 static int tags_by_entity(const Mesh *child, const Mesh *parent, int facet, int32_t *const *child_tags,
-                          int union_ranks, int32_t **out) {
+                          int32_t **out) {
     int nb = facet ? child->nfacet_blocks : child->ncell_blocks,
         np = facet ? parent->nfacet_blocks : parent->ncell_blocks;
-    int any = 0;
-    for (int cb = 0; cb < nb; cb++) any |= child_tags[cb] != NULL;
-    if (union_ranks) any = !all_ranks_say(!any);
-    if (!any) return 1;
-    int64_t most = 0; /* entity tags are Gmsh's: small positive numbers */
-    for (int k = 0; k < nb + np; k++) {
-        const MeshBlock *m = k < nb ? (facet ? &child->facets[k] : &child->cells[k])
-                                    : (facet ? &parent->facets[k - nb] : &parent->cells[k - nb]);
-        for (int64_t c = 0; c < m->count; c++) most = m->entity[c] > most ? m->entity[c] : most;
-    }
-    if (union_ranks) {
-        int64_t *all = malloc(sizeof(int64_t) * (size_t)comm_size());
-        if (!all || comm_allgather_int64(most, all) != FEM_OK) return free(all), 0;
-        for (int r = 0; r < comm_size(); r++) most = all[r] > most ? all[r] : most;
-        free(all);
-    }
-    if (most > 10000000) return 0;
-    /* per entity: the sum of (tag + 1) and how many said it, over this rank's cells and then over ranks */
-    double *sum = calloc((size_t)(2 * most + 2), sizeof(double)), *count = sum ? sum + most + 1 : NULL;
-    int ok = sum != NULL;
-    for (int cb = 0; cb < nb && ok; cb++) {
-        const MeshBlock *k = facet ? &child->facets[cb] : &child->cells[cb];
-        for (int64_t c = 0; c < k->count && child_tags[cb] && ok; c++) {
-            int e = k->entity[c];
-            if (e < 0) continue;
-            double t = child_tags[cb][c] + 1.0;
-            ok = count[e] == 0 || sum[e] == t;
-            sum[e] = t, count[e] = 1;
+    int cap = 64, n = 0, ok = 1;
+    int32_t(*map)[2] = malloc(sizeof *map * (size_t)cap);
+    for (int b = 0; b < nb && map && ok; b++) {
+        const MeshBlock *k = facet ? &child->facets[b] : &child->cells[b];
+        if (!child_tags[b]) continue;
+        for (int64_t c = 0; c < k->count && ok; c++) {
+            int i = 0;
+            while (i < n && map[i][0] != k->entity[c]) i++;
+            if (i < n) {
+                ok = map[i][1] == child_tags[b][c];
+                continue;
+            }
+            if (n == cap) {
+                void *grown = realloc(map, sizeof *map * (size_t)(cap *= 2));
+                if (!grown) break;
+                map = grown;
+            }
+            map[n][0] = k->entity[c], map[n][1] = child_tags[b][c], n++;
         }
     }
-    if (union_ranks) ok = all_ranks_say(ok) && comm_sum(sum, (int)(2 * most + 2)) == FEM_OK;
-    for (int b = 0; b < np && ok; b++) {
+    for (int b = 0; b < np && map && ok; b++) {
         const MeshBlock *k = facet ? &parent->facets[b] : &parent->cells[b];
+        int any = 0;
+        for (int cb = 0; cb < nb; cb++) any |= child_tags[cb] != NULL;
+        if (!any) continue;
         out[b] = malloc(sizeof(int32_t) * (size_t)(k->count + 1));
         ok = out[b] != NULL;
         for (int64_t c = 0; c < k->count && ok; c++) {
-            int e = k->entity[c];
-            double n = e >= 0 ? count[e] : 0, t = n > 0 ? sum[e] / n : 0;
-            ok = (n > 0 && t == floor(t) && sum[e] == n * t) ||
-                 (n == 0 && facet); /* every rank said one tag */
-            out[b][c] = n > 0 ? (int32_t)t - 1 : -1;
+            int i = 0;
+            while (i < n && map[i][0] != k->entity[c]) i++;
+            /* a facet of an entity without a natural term has no tag in the child either */
+            out[b][c] = i < n ? map[i][1] : facet ? -1 : 0;
+            ok = i < n || facet;
         }
     }
-    free(sum);
-    return ok;
+    free(map);
+    return map && ok;
 }
 
 static void level_free(Multigrid *mg, int l);
@@ -391,11 +330,18 @@ static int h_permutation(const Space *f, const Space *h, int32_t *perm) {
     return ok;
 }
 
+/* Over MPI ranks: every rank's answer, 1 when all said 1. */
+static int all_ranks(const Operator *op, int yes) {
+    if (!op->halo) return yes;
+    double no = !yes;
+    return comm_sum(&no, 1) == FEM_OK && no == 0;
+}
+
 /* The spaces of an h-level below F on `parent` (the parent of F's global mesh): order 1 for level C and
  * order 2 for the transfer (F->hsp). Over MPI ranks, each rank's part of them: the parent's cells go to the
  * rank of their children (the partition keeps children together: fem/partition.h); *fits 0 where it did
  * not (then nothing is made). */
-static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int replicated, int *fits) {
+static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int *fits) {
     const Operator *op = F->op;
     int nc = op->space->ncomp;
     *fits = 1;
@@ -441,12 +387,6 @@ static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int replicated, 
     F->hsp = &F->hdist.space;
     FEM_TRY(halo_create(&F->hhalo, &F->hdist, op->dev, nc));
     F->have_hhalo = 1;
-    if (replicated) { /* the level itself is the whole space, on every rank; its part here serves the transfer
-                       */
-        FEM_TRY(space_create(parent, 1, nc, &C->space));
-        C->sp = &C->space;
-        C->replicated = 1;
-    }
     if (!op->aux_used) return FEM_OK;
     FEM_TRY(halo_create(&C->halo1, &C->dist, op->dev, 1));
     C->have_halo1 = 1;
@@ -459,46 +399,6 @@ static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int replicated, 
     return FEM_OK;
 }
 
-/* The first replicated level C: the replicated dof of each of its local dofs (rloc's layout), the host
- * buffers, and its constraints, given as its local part's (*dofs, local numbers: flags combined over the
- * ranks), made the whole level's (a collective). */
-static int replicated_part(MgLevel *C, int32_t **dofs, int64_t *ndir) {
-    const Space *part = &C->dist.space;
-    int64_t n = part->ndofs, N = C->sp->ndofs;
-    int64_t *g = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int32_t *g32 = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    C->rowned = malloc(sizeof(int64_t) * (size_t)(part->ndofs_owned + 1));
-    C->rhost = malloc(sizeof(double) * (size_t)(n + 1));
-    C->rbuf = malloc(sizeof(double) * (size_t)(N + 1));
-    int status = g && g32 && C->rowned && C->rhost && C->rbuf
-                     ? FEM_OK
-                     : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
-    if (!status) {
-        dist_global_dofs(&C->dist, n, g);
-        for (int64_t i = 0; i < n; i++) g32[i] = (int32_t)g[i];
-        memcpy(C->rowned, g, sizeof(int64_t) * (size_t)part->ndofs_owned);
-        status = device_alloc_copy(C->op->dev, (void **)&C->rglobal, g32, sizeof(int32_t) * (size_t)n);
-    }
-    if (!status) status = vec_create_split(&C->rloc, C->op->dev, n, part->ndofs_owned);
-    /* constraints: the owned ones of every rank, pooled */
-    for (int64_t i = 0; !status && i < N; i++) C->rbuf[i] = 0;
-    for (int64_t k = 0; !status && k < *ndir; k++)
-        if ((*dofs)[k] < part->ndofs_owned) C->rbuf[g[(*dofs)[k]]] = 1;
-    if (!status) status = comm_sum(C->rbuf, (int)N);
-    int32_t *all = status ? NULL : malloc(sizeof(int32_t) * (size_t)(N + 1));
-    if (!status && !all) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
-    if (!status) {
-        *ndir = 0;
-        for (int64_t i = 0; i < N; i++)
-            if (C->rbuf[i] > 0) all[(*ndir)++] = (int32_t)i;
-        free(*dofs);
-        *dofs = all;
-    }
-    free(g);
-    free(g32);
-    return status;
-}
-
 /* Level C on `parent`, the parent of level F's mesh (F of order 1). *added 0 (nothing made, no error) where
  * the meshes do not fit together as a refinement (on any rank). */
 static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added) {
@@ -506,27 +406,16 @@ static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added
     const Space *sf = F->op->space;
     Device *dev = F->op->dev;
     int nc = sf->ncomp, fits = 0;
-    const char *env = getenv("FEMTO_MG_REPLICATE");
-    int rep = F->op->halo && !F->op->aux_used && (!env || strcmp(env, "0") != 0) &&
-              parent->topo.nvertices * nc <= MG_REPLICATE_MAX_DOFS;
     *added = 0;
     /* C's pieces are freed with the level from here on, whether or not it is kept */
     mg->n++;
-    C->replicated = F->replicated; /* below a replicated level: one process's code on every rank */
-    FEM_TRY(h_spaces(F, C, parent, rep, &fits));
+    FEM_TRY(h_spaces(F, C, parent, &fits));
     const Space *hs = F->hsp;
-    const Space *cpart = C->have_dist ? &C->dist.space : C->sp; /* where the transfer lands */
     int32_t *perm = fits ? malloc(sizeof(int32_t) * (size_t)(hs->ndofs + 1)) : NULL;
-    int ok = perm && h_permutation(sf, hs, perm);
-    /* tags: from this rank's cells, or pooled over the ranks for a replicated level (a collective) */
-    const Mesh *tagged = rep ? parent : hs->mesh;
-    if (fits) {
-        int tags = tags_by_entity(sf->mesh, tagged, 0, F->op->cell_tags_host, rep, C->htags[0]);
-        if (F->op->facet_tags_host)
-            tags = tags_by_entity(sf->mesh, tagged, 1, F->op->facet_tags_host, rep, C->htags[1]) && tags;
-        ok = ok && tags;
-    }
-    fits = all_ranks(F->op, fits && ok);
+    fits = all_ranks(F->op, perm && h_permutation(sf, hs, perm) &&
+                                tags_by_entity(sf->mesh, hs->mesh, 0, F->op->cell_tags_host, C->htags[0]) &&
+                                (!F->op->facet_tags_host ||
+                                 tags_by_entity(sf->mesh, hs->mesh, 1, F->op->facet_tags_host, C->htags[1])));
     if (!fits) {
         free(perm);
         return FEM_OK; /* the caller drops the level */
@@ -553,17 +442,16 @@ static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added
         status = op_create(&C->own, dev, C->sp, &F->op->phys, F->op->qdegree, C->htags[0],
                            F->op->facet_tags_host ? C->htags[1] : NULL);
     C->op = &C->own;
-    if (!status && C->have_halo && !rep) op_set_halo(C->op, &C->halo);
+    if (!status && C->have_halo) op_set_halo(C->op, &C->halo);
     int32_t *dofs = NULL;
     int64_t ndir = 0;
-    if (!status) status = coarse_dirichlet_of(hs, flags, cpart, C->have_halo ? &C->halo : NULL, &dofs, &ndir);
+    if (!status) status = coarse_dirichlet_of(hs, flags, C->sp, C->have_halo ? &C->halo : NULL, &dofs, &ndir);
     free(flags);
-    if (!status && rep) status = replicated_part(C, &dofs, &ndir);
     if (!status) status = op_set_dirichlet(C->op, ndir, dofs);
     free(dofs);
-    if (!status) status = transfer_create(&F->down, dev, hs, cpart, nc);
+    if (!status) status = transfer_create(&F->down, dev, hs, C->sp, nc);
     if (!status && C->have_halo) status = transfer_set_halo(&F->down, &F->hhalo, &C->halo);
-    if (!status && F->op->aux_used) status = transfer_create(&F->aux_down, dev, hs, cpart, 1);
+    if (!status && F->op->aux_used) status = transfer_create(&F->aux_down, dev, hs, C->sp, 1);
     if (!status && F->op->aux_used && C->have_halo)
         status = transfer_set_halo(&F->aux_down, &F->hhalo1, &C->halo1);
     if (!status && F->op->aux_used) status = vec_create(&F->hvec1, dev, hs->nnodes);
@@ -598,13 +486,13 @@ static int level_state(Multigrid *mg, int l, const Vec *fine_state) {
     FEM_TRY(op_update_ctx(C->op));
     const Vec *uf = l == 1 ? fine_state : &F->u;
     if (uf)
-        FEM_TRY(down_inject(F, C, 0, uf, &C->u));
+        FEM_TRY(down_inject(F, 0, uf, &C->u));
     else
         FEM_TRY(vec_zero(&C->u));
     C->op->aux = NULL;
     if (F->op->aux && F->op->aux_used) {
         Vec af = l == 1 ? vec_wrap(F->op->dev, F->op->space->nnodes, (double *)F->op->aux) : F->aux;
-        FEM_TRY(down_inject(F, C, 1, &af, &C->aux));
+        FEM_TRY(down_inject(F, 1, &af, &C->aux));
         C->op->aux = C->aux.data;
     }
     return op_residual(C->op, &C->u, &C->t);
@@ -619,17 +507,15 @@ static void describe(Multigrid *mg, double t_levels, double t_smooth) {
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, "%s %d", l ? "," : "",
                         mg->L[l].op->space->order);
     const MgLevel *last = &mg->L[mg->n - 1];
-    const char *everywhere = last->replicated ? ", on every rank" : "";
     long long coarsest =
         last->have_dist ? (long long)last->dist.nglobal_nodes * last->sp->ncomp : (long long)last->sp->ndofs;
     if (mg->nh > 1 && len < (int)sizeof mg->description)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
-                        ", then p = 1 on the %d meshes before its last %d refinements%s: %lld dofs)", mg->nh,
-                        mg->nh, everywhere, coarsest);
+                        ", then p = 1 on the %d meshes before its last %d refinements: %lld dofs)", mg->nh,
+                        mg->nh, coarsest);
     else if (mg->nh && len < (int)sizeof mg->description)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len,
-                        ", then p = 1 on the mesh before its last refinement%s: %lld dofs)", everywhere,
-                        coarsest);
+                        ", then p = 1 on the mesh before its last refinement: %lld dofs)", coarsest);
     else if (len < (int)sizeof mg->description)
         len += snprintf(mg->description + len, sizeof mg->description - (size_t)len, ")");
     if (len < (int)sizeof mg->description)
@@ -676,10 +562,10 @@ static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
     FEM_TRY(A.apply(A.ctx, x, &L->t));
     FEM_TRY(vec_copy(&L->res, b));
     FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
-    FEM_TRY(down_restrict(L, C, &L->res, &C->b));
+    FEM_TRY(down_restrict(L, &L->res, &C->b));
     FEM_TRY(zero_constrained(C->op, &C->b));
     FEM_TRY(vcycle(mg, l + 1, &C->b, &C->x));
-    FEM_TRY(down_prolong(L, C, &C->x, &L->t));
+    FEM_TRY(down_prolong(L, &C->x, &L->t));
     FEM_TRY(zero_constrained(L->op, &L->t));
     FEM_TRY(vec_axpby(1.0, &L->t, 1.0, x));
     FEM_TRY(A.apply(A.ctx, x, &L->t));
@@ -721,11 +607,8 @@ static void level_free(Multigrid *mg, int l) {
     if (L->have_halo1) halo_destroy(&L->halo1);
     if (L->have_halo) halo_destroy(&L->halo);
     if (L->have_dist) dist_destroy(&L->dist);
-    if (l > 0 && (!L->have_dist || L->replicated)) space_destroy(&L->space);
+    if (l > 0 && !L->have_dist) space_destroy(&L->space);
     free(L->hpart);
-    vec_destroy(&L->rloc);
-    if (L->rglobal) device_free(mg->L[0].op->dev, L->rglobal);
-    free(L->rowned), free(L->rhost), free(L->rbuf);
     memset(L, 0, sizeof *L);
     if (l > 0 && l == mg->n) h_free(&mg->L[l - 1]); /* a level dropped while it was made */
 }
