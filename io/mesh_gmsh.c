@@ -158,7 +158,6 @@ static int check_size(const char *path, const MeshReadOptions *opt, int dim, dou
 /* The meshes before the refinements of <mesh refine>, kept for multigrid (Mesh.parent): before each of the
  * last MESH_MAX_PARENTS refinements the model is made of order 2 and read (Gmsh's refinement splits exactly
  * these order-2 cells, and its new corners are their nodes), then made of order 1 again. */
-enum { MESH_MAX_PARENTS = 6 };
 typedef struct {
     int n, broken;
     Mesh *level[MESH_MAX_PARENTS]; /* oldest first */

@@ -14,6 +14,9 @@
 
 enum { MESH_ALGORITHM_DELAUNAY = 1, MESH_ALGORITHM_HXT = 10 };
 
+/* A .geo meshed with <mesh refine> keeps the meshes before its last this many refinements (Mesh.parent). */
+enum { MESH_MAX_PARENTS = 6 };
+
 /* ---- mesh_read.c */
 typedef struct {
     int geo;       /* 1: a .geo script, 0: a .msh mesh */

@@ -117,6 +117,13 @@ int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m) {
     t = now();
     if (!status) status = stored ? mesh_finish_stored(m) : mesh_finish(m);
     if (!status) mesh_finish_parents(m, stored, res->parent_note, sizeof res->parent_note);
+    int want = opt->refine < MESH_MAX_PARENTS ? opt->refine : MESH_MAX_PARENTS, kept = mesh_parent_count(m);
+    if (!status && file.geo && kept < want && !res->parent_note[0])
+        snprintf(
+            res->parent_note, sizeof res->parent_note,
+            "%d of the %d meshes before refinement kept for multigrid (the others did not match the refined "
+            "mesh's nodes: does the script change the mesh after meshing?)",
+            kept, want);
     res->seconds_finish = now() - t;
     if (!status && !hit && cache.key) mesh_cache_store(&cache, m, res->cache_note, sizeof res->cache_note);
     mesh_cache_release(&cache);
