@@ -159,9 +159,9 @@ int partition_mesh(const Mesh *m, int nparts, int32_t *part) {
         return fem_fail(FEM_ERR_INPUT, "mesh %s has %lld cells, too few for %d MPI ranks", m->path,
                         (long long)n, nparts);
     /* a refined mesh: its parent's parts, each cell in its parent cell's (so that every rank holds whole
-     * parent cells, which multigrid's levels on the parents need); where the parent is too small, the mesh's
-     * own */
-    if (m->parent && partition_ncells(m->parent) >= nparts) {
+     * parent cells, which multigrid's levels on the parents need); where the parent has too few cells for
+     * METIS to balance the parts (PARTITION_PARENT_MIN_CELLS a part), the mesh's own */
+    if (m->parent && partition_ncells(m->parent) >= (int64_t)PARTITION_PARENT_MIN_CELLS * nparts) {
         int64_t np = partition_ncells(m->parent), *of = malloc(sizeof(int64_t) * (size_t)(n + 1));
         int32_t *pp = malloc(sizeof(int32_t) * (size_t)(np + 1));
         int status = of && pp ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the partition");

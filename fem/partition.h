@@ -6,10 +6,11 @@
  * so mixed meshes need no special case; METIS (k-way, a fixed seed, contiguous parts when the graph is
  * connected) cuts it into parts of equal cell counts within METIS's default imbalance of 3%. METIS is
  * deterministic for a given input and build, and partition_mesh_shared computes on rank 0 and broadcasts
- * anyway, so every rank holds the same parts. A refined mesh (Mesh.parent) takes its parent's parts, each cell
- * in its parent cell's, so that each rank holds whole parent cells (multigrid's levels on the parents need it).
- * One part needs no METIS: every cell is in part 0. Built without
- * METIS (FEMTO_HAVE_METIS undefined), more than one part is one sentence. */
+ * anyway, so every rank holds the same parts. A refined mesh (Mesh.parent) takes its parent's parts, each
+ * cell in its parent cell's, so that each rank holds whole parent cells (multigrid's levels on the parents
+ * need it), where the parent has enough cells for balanced parts (PARTITION_PARENT_MIN_CELLS a part). One
+ * part needs no METIS: every cell is in part 0. Built without METIS (FEMTO_HAVE_METIS undefined), more than
+ * one part is one sentence. */
 #ifndef FEMTO_PARTITION_H
 #define FEMTO_PARTITION_H
 
@@ -29,6 +30,9 @@ int partition_dual_graph(const Mesh *m, int64_t **xadj, int32_t **adj);
  * A mesh with fewer cells than parts is FEM_ERR_INPUT; a METIS failure FEM_ERR_INTERNAL, one sentence each.
  */
 int partition_mesh(const Mesh *m, int nparts, int32_t *part);
+
+/* A refined mesh is split by its parent's parts only when the parent has at least this many cells a part. */
+enum { PARTITION_PARENT_MIN_CELLS = 32 };
 
 /* The same, computed on rank 0 and broadcast: every rank gets rank 0's parts, or its error (the same code and
  * sentence on every rank). */
