@@ -8,7 +8,8 @@ usage: test_mpi_mg_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
   rank 0 (what one process uses at this size); the CG count on the finer mesh is at most 1.5 times the coarser
   mesh's (mesh independence; measured 11 and 10) and equal to one process's within 10%. On the refined mesh
   multigrid goes on to the mesh before the refinement (3 levels, its order-1 level the same global size as in one
-  process: each rank holds whole parent cells), and the tip displacement equals one process's to 1e-9.
+  process: each rank holds whole parent cells), and the tip displacement equals one process's to 1e-9. Over 3
+  ranks the unrefined mesh is too small to split the refined one by: the p-levels alone, the same tip.
 - The same problem naming BoomerAMG runs it over both ranks (not gathered) and gives the same displacement at the
   probe to the solver's tolerance.
 Standard library; the helpers of test_mpi_app.py."""
@@ -81,6 +82,17 @@ def main():
         if abs(its[refine] - s1["linear_iterations"]) > 0.1 * s1["linear_iterations"]:
             problems.append(f"{name}: CG {its[refine]:g} over 2 ranks against {s1['linear_iterations']:g} in one "
                             "process (10% allowed)")
+    # over 3 ranks the unrefined mesh's 80 cells are too few to split the refined one by (fem/partition.h's 32 a
+    # rank): the mesh's own parts, the p-levels alone, the one-process answer
+    xml = variant(work, inputs, "cantilever-refine1", 1)
+    r3, s3 = ranks(app, mpi, work, xml, "cantilever-refine1-3", 3)
+    r1, s1 = ranks(app, mpi, work, xml, "cantilever-refine1-one", 1)
+    if s3 is None or s1 is None or "p-multigrid, 2 levels" not in coarse_line(r3.stdout) or not tip(s3) or \
+            max(abs(a - b) for a, b in zip(tip(s3), tip(s1))) > 1e-9 * max(map(abs, tip(s1))):
+        problems.append(f"refined once over 3 ranks: {coarse_line(r3.stdout) if s3 else r3.returncode}, tip "
+                        f"{tip(s3) if s3 else None} against {tip(s1) if s1 else None}")
+    else:
+        print(f"refined once over 3 ranks: the p-levels alone, CG {s3['linear_iterations']:g}, the tip of one process")
     if len(its) == 2 and its[1] > 1.5 * its[0]:
         problems.append(f"CG iterations grow from {its[0]:g} to {its[1]:g} with 8 times the cells (1.5x allowed)")
     r, s = ranks(app, mpi, work, variant(work, inputs, "cantilever-boomeramg", 0, "boomeramg"), "boomeramg")
