@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include "fem/error.h"
+#include "fem/partition.h"
 #include "io/mesh_read.h"
 
 #include <math.h>
@@ -44,13 +45,10 @@ void app_print_mesh(const Mesh *m) {
                (long long)t->nvertices, (long long)t->nedges, (long long)ncells,
                (long long)(t->nvertices - t->nedges + ncells), (long long)t->nboundary_facets);
     int kept = mesh_parent_count(m), k = kept;
-    for (const Mesh *p = m->parent; p; p = p->parent, k--) {
-        int64_t n = 0;
-        for (int b = 0; b < p->ncell_blocks; b++) n += p->cells[b].count;
+    for (const Mesh *p = m->parent; p; p = p->parent, k--)
         printf(
             "  the mesh before refinement %d of the last %d: %lld cells, %lld vertices (a multigrid level)\n",
-            k, kept, (long long)n, (long long)p->topo.nvertices);
-    }
+            k, kept, (long long)partition_ncells(p), (long long)p->topo.nvertices);
     double lo[3], hi[3];
     mesh_bounding_box(m, lo, hi);
     printf("  bounding box: [%g, %g] x [%g, %g] x [%g, %g] m\n", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);

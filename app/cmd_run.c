@@ -4,6 +4,7 @@
 
 #include "fem/comm.h"
 #include "fem/error.h"
+#include "fem/partition.h"
 #include "fem/probe.h"
 #include "io/fileutil.h"
 
@@ -218,10 +219,8 @@ static int setup(const AppOptions *o, Run *r, DeviceStart *ds) {
     if (nparents) {
         const Mesh *top = m;
         while (top->parent) top = top->parent;
-        int64_t coarse = 0;
-        for (int b = 0; b < top->ncell_blocks; b++) coarse += top->cells[b].count;
         app_say(o, 1, "; multigrid's coarser meshes: the %d before its refinements (%lld cells the coarsest)",
-                nparents, (long long)coarse);
+                nparents, (long long)partition_ncells(top));
     } else if (got.parent_note[0]) {
         app_say(o, 1, "; %s", got.parent_note);
     }

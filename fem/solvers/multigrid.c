@@ -138,11 +138,18 @@ static int coarse_dirichlet_of(const Space *sf, char *cf, const Space *coarse, H
     return status;
 }
 
+/* cf[d] = 1 for op's constrained dofs (malloc'ed, one per dof of its space). */
+static int constrained_flags(const Operator *op, char **cf) {
+    *cf = calloc((size_t)op->space->ndofs + 1, 1);
+    if (!*cf) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+    for (int64_t i = 0; i < op->ndir; i++) (*cf)[op->dir_host[i]] = 1;
+    return FEM_OK;
+}
+
 static int coarse_dirichlet(const Operator *fine, const Space *coarse, Halo *halo, int32_t **dofs,
                             int64_t *n) {
-    char *cf = calloc((size_t)fine->space->ndofs + 1, 1);
-    if (!cf) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
-    for (int64_t i = 0; i < fine->ndir; i++) cf[fine->dir_host[i]] = 1;
+    char *cf;
+    FEM_TRY(constrained_flags(fine, &cf));
     int status = coarse_dirichlet_of(fine->space, cf, coarse, halo, dofs, n);
     free(cf);
     return status;
@@ -266,11 +273,10 @@ static int tags_by_entity(const Mesh *child, const Mesh *parent, int facet, int3
             map[n][0] = k->entity[c], map[n][1] = child_tags[b][c], n++;
         }
     }
-    for (int b = 0; b < np && map && ok; b++) {
+    int any = 0; /* a child block with tags: else the parent has none either */
+    for (int cb = 0; cb < nb; cb++) any |= child_tags[cb] != NULL;
+    for (int b = 0; b < np && map && ok && any; b++) {
         const MeshBlock *k = facet ? &parent->facets[b] : &parent->cells[b];
-        int any = 0;
-        for (int cb = 0; cb < nb; cb++) any |= child_tags[cb] != NULL;
-        if (!any) continue;
         out[b] = malloc(sizeof(int32_t) * (size_t)(k->count + 1));
         ok = out[b] != NULL;
         for (int64_t c = 0; c < k->count && ok; c++) {
@@ -286,6 +292,7 @@ static int tags_by_entity(const Mesh *child, const Mesh *parent, int facet, int3
 }
 
 static void level_free(Multigrid *mg, int l);
+static void h_free(MgLevel *L);
 
 /* hperm[i]: the dof of level F's space f (order 1, on the child mesh) at node i of h (order 2 on the parent's
  * cells); 0 unless it is a permutation. The two meshes are matched by their nodes' coordinates (one process:
@@ -426,10 +433,9 @@ static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added
     for (int64_t i = hs->nnodes - 1; i >= 0; i--) /* nodes -> dofs, in place from the end */
         for (int c = nc - 1; c >= 0; c--) perm[i * nc + c] = perm[i] * nc + c;
     /* the parent's order-2 constraints are the child's order-1 ones, in the parent's numbering */
-    char *flags = calloc((size_t)hs->ndofs + 1, 1), *cf = calloc((size_t)sf->ndofs + 1, 1);
-    if (!status && !(flags && cf))
-        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
-    for (int64_t i = 0; !status && i < F->op->ndir; i++) cf[F->op->dir_host[i]] = 1;
+    char *flags = calloc((size_t)hs->ndofs + 1, 1), *cf = NULL;
+    if (!status) status = constrained_flags(F->op, &cf);
+    if (!status && !flags) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
     for (int64_t i = 0; !status && i < hs->ndofs; i++) flags[i] = cf[perm[i]];
     if (!status)
         status = device_alloc_copy(dev, (void **)&F->hperm, perm, sizeof(int32_t) * (size_t)hs->ndofs);
@@ -474,7 +480,10 @@ static int mg_build(Multigrid *mg, Operator *fine, const PcSettings *set) {
     for (const Mesh *parent = global->parent; parent && added && mg->n < most; parent = parent->parent) {
         if (mg->L[mg->n - 1].op->space->order != 1) break;
         FEM_TRY(add_h_level(mg, parent, set->cheb_degree, &added));
-        if (!added) level_free(mg, --mg->n);
+        if (!added) { /* what was made for it, below and above */
+            level_free(mg, --mg->n);
+            h_free(&mg->L[mg->n - 1]);
+        }
     }
     return FEM_OK;
 }
@@ -610,7 +619,6 @@ static void level_free(Multigrid *mg, int l) {
     if (l > 0 && !L->have_dist) space_destroy(&L->space);
     free(L->hpart);
     memset(L, 0, sizeof *L);
-    if (l > 0 && l == mg->n) h_free(&mg->L[l - 1]); /* a level dropped while it was made */
 }
 
 static void mg_destroy(Pc *pc) {
