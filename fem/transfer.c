@@ -131,7 +131,7 @@ int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
 }
 
 int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
-    FEM_TRY(refresh(t->halo_f, rf));
+    if (!t->fine_consistent) FEM_TRY(refresh(t->halo_f, rf));
     FEM_TRY(vec_pointwise_mult(t->halo_f ? &t->inv_mult_all_f : &t->inv_mult_f, rf, &t->tmp_f));
     FEM_TRY(vec_zero(rc));
     Device *d = t->dev;
@@ -146,7 +146,7 @@ int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
 }
 
 int transfer_inject(Transfer *t, const Vec *uf, Vec *uc) {
-    FEM_TRY(refresh(t->halo_f, uf));
+    if (!t->fine_consistent) FEM_TRY(refresh(t->halo_f, uf));
     FEM_TRY(vec_zero(uc));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];

@@ -40,6 +40,10 @@ typedef struct {
     Vec inv_mult_all_f;         /* 1 / the number of all ranks' cells sharing each fine dof (with halos) */
     Vec tmp_f;
     struct Halo *halo_f, *halo_c; /* over MPI ranks (the caller's), else NULL */
+    /* Set by a caller whose fine inputs to restrict and inject already hold their owners' values in every
+     * ghost (multigrid's transfer to a coarser mesh, which gathers them from a forwarded vector): the fine
+     * halo's forward is then skipped. */
+    int fine_consistent;
 } Transfer;
 
 /* Transfers for ncomp interleaved components between two spaces on the same mesh (coarse->order <

@@ -461,6 +461,7 @@ static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added
     if (!status && F->op->aux_used && C->have_halo)
         status = transfer_set_halo(&F->aux_down, &F->hhalo1, &C->halo1);
     if (!status && F->op->aux_used) status = vec_create(&F->hvec1, dev, hs->nnodes);
+    F->down.fine_consistent = F->aux_down.fine_consistent = 1; /* down_restrict, down_inject forward first */
     return status ? status : level_vectors(C, 1, degree);
 }
 
