@@ -63,8 +63,8 @@ typedef struct {
     int (*scatter)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y);
     /* out[i] = x[idx[i]] */
     int (*gather)(Device *, int64_t n, const int32_t *idx, const double *x, double *out);
-    /* Optional (NULL: gather then scatter, or two scatters), one pass where a launch costs more than the work:
-     * take: out[i] = x[idx[i]], then x[idx[i]] = 0; put2: y[idx[i]] = z[idx[i]] = vals[i] */
+    /* Optional (NULL: gather then scatter, or two scatters), one pass where a launch costs more than the
+     * work: take: out[i] = x[idx[i]], then x[idx[i]] = 0; put2: y[idx[i]] = z[idx[i]] = vals[i] */
     int (*take)(Device *, int64_t n, const int32_t *idx, double *x, double *out);
     int (*put2)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
     /* q-point values (uq, may be NULL) and reference gradients (duq, may be NULL) of the L-vector u */
@@ -91,6 +91,19 @@ typedef struct {
      * memory serves. Use through device_host_alloc / device_host_free. */
     int (*host_alloc)(Device *, void **p, size_t bytes);
     void (*host_free)(Device *, void *p);
+    /* Optional: exchanges of doubles between the ranks' devices, ordered on the device's own queue (NCCL on a
+     * GPU: fem/halo.h's device path), so that the host waits neither for the device before an exchange nor
+     * for the messages. peer_init is collective (every rank calls it, on its first halo) and runs once: it
+     * sets the path up when every rank can use it and answers FEM_OK either way; peer_ready then says
+     * whether the path is there (1) and why (why: a few words, may be NULL). peer_exchange_begin, in the
+     * device's order after the work already asked of it, sends send[send_off[i] .. send_off[i+1]) to
+     * ranks[i] and receives recv[recv_off[i] .. recv_off[i+1]) from it (device memory); *ticket names it
+     * for peer_exchange_end, after which the device's later work sees recv filled. NULL: no such path. */
+    int (*peer_init)(Device *);
+    int (*peer_ready)(const Device *, char *why, size_t size);
+    int (*peer_exchange_begin)(Device *, int n, const int *ranks, const int64_t *send_off, const double *send,
+                               const int64_t *recv_off, double *recv, int64_t *ticket);
+    int (*peer_exchange_end)(Device *, int64_t ticket);
     /* Optional: replace entries of a new operator's table (Operator.ops) with this backend's own, keeping the
      * default ones for the rest. NULL: the defaults serve. */
     int (*operator_setup)(struct Operator *op);

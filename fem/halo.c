@@ -71,6 +71,26 @@ static int halo_layers(Halo *h, const int32_t *send, const int32_t *slot) {
     return status;
 }
 
+/* The device path's first message between two ranks sets their connection up (NCCL: about a second, measured
+ * on two H200s): one double each way with every neighbour, at setup rather than in the first solve.
+ * Collective over neighbours, as every halo exchange is. */
+static int halo_connect(Halo *h) {
+    double *buf = NULL;
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(h->nnbr + 1)), ticket = 0;
+    if (!off) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    for (int i = 0; i <= h->nnbr; i++) off[i] = i;
+    int status = device_alloc(h->dev, (void **)&buf, sizeof(double) * 2 * (size_t)h->nnbr);
+    if (!status) status = h->dev->ops.zero(h->dev, buf, sizeof(double) * 2 * (size_t)h->nnbr);
+    if (!status)
+        status =
+            h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, off, buf, off, buf + h->nnbr, &ticket);
+    if (!status) status = h->dev->ops.peer_exchange_end(h->dev, ticket);
+    if (!status) status = h->dev->ops.sync(h->dev);
+    device_free(h->dev, buf);
+    free(off);
+    return status;
+}
+
 static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv, int32_t *sum) {
     expand(d->send, d->send_off, d->nnbr, h->ncomp, send, h->send_off);
     expand(d->recv, d->recv_off, d->nnbr, h->ncomp, recv, h->recv_off);
@@ -81,19 +101,25 @@ static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv, int3
     FEM_TRY(upload_list(h->dev, &h->sum_idx, sum, h->nsum));
     FEM_TRY(alloc_both(h, &h->send_dev, &h->send_host, h->nsend));
     FEM_TRY(alloc_both(h, &h->recv_dev, &h->recv_host, h->nrecv));
-    return alloc_both(h, &h->sum_dev, &h->sum_host, h->nsum);
+    FEM_TRY(alloc_both(h, &h->sum_dev, &h->sum_host, h->nsum));
+    return h->queued && h->nnbr ? halo_connect(h) : FEM_OK;
 }
 
 HaloPath halo_auto_path(const Device *dev) {
+    if (dev->ops.peer_ready && dev->ops.peer_ready(dev, NULL, 0)) return HALO_DEVICE;
     return dev->kind == DEV_CUDA && comm_cuda_support().aware ? HALO_DIRECT : HALO_STAGED;
 }
 
 void halo_describe(const Halo *h, char *text, size_t size) {
     CommCudaSupport s = comm_cuda_support();
-    if (h->direct)
+    char why[200] = "";
+    if (h->dev && h->dev->ops.peer_ready) h->dev->ops.peer_ready(h->dev, why, sizeof why);
+    if (h->queued)
+        snprintf(text, size, "%s on the GPU's own queue (device buffers, no host synchronisation)", why);
+    else if (h->direct)
         snprintf(text, size, "CUDA-aware MPI (device buffers handed to MPI; %s)", s.why);
     else if (h->dev && h->dev->kind == DEV_CUDA)
-        snprintf(text, size, "staged through host (pinned buffers; %s)", s.why);
+        snprintf(text, size, "staged through host (pinned buffers; %s; %s)", why[0] ? why : "no NCCL", s.why);
     else
         snprintf(text, size, "staged through host (%s device)", h->dev ? h->dev->name : "no");
 }
@@ -104,9 +130,15 @@ int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp) {
 
 int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path) {
     memset(h, 0, sizeof *h);
+    /* the device's own exchanges are set up on the first halo of a run (collective: every rank makes it) */
+    if ((path == HALO_AUTO || path == HALO_DEVICE) && dev->ops.peer_init) FEM_TRY(dev->ops.peer_init(dev));
+    if (path == HALO_AUTO) path = halo_auto_path(dev);
+    if (path == HALO_DEVICE && !(dev->ops.peer_ready && dev->ops.peer_ready(dev, NULL, 0)))
+        return fem_fail(FEM_ERR_USAGE, "the %s device has no exchanges of its own between ranks", dev->name);
     h->dist = d;
     h->dev = dev;
-    h->direct = (path == HALO_AUTO ? halo_auto_path(dev) : path) == HALO_DIRECT;
+    h->queued = path == HALO_DEVICE;
+    h->direct = path == HALO_DIRECT || h->queued;
     h->ncomp = ncomp;
     h->nnbr = d->nnbr;
     h->nbr = d->nbr;
@@ -151,10 +183,12 @@ static int check_idle(const Halo *h, const Vec *v) {
 
 /* n entries of v at device indices idx into the buffer MPI sends from: the device's own (direct path) or the
  * host's, which the device's gather writes itself (staged path: mapped pinned memory on a GPU, no copy and no
- * second synchronisation); the device's work is finished before MPI reads it. */
+ * second synchronisation); the device's work is finished before MPI reads it. On the device path the
+ * exchange is queued behind the gather: nothing waits. */
 static int gather_to_host(Halo *h, const Vec *v, int64_t n, const int32_t *idx, double *dev, double *host) {
     if (n == 0) return FEM_OK;
     FEM_TRY(h->dev->ops.gather(h->dev, n, idx, v->data, h->direct ? dev : host));
+    if (h->queued) return FEM_OK;
     return h->dev->ops.sync ? h->dev->ops.sync(h->dev) : FEM_OK;
 }
 
@@ -174,7 +208,10 @@ static int post(Halo *h, Vec *v, int reverse) {
     const int64_t *so = reverse ? h->recv_off : h->send_off, *ro = reverse ? h->send_off : h->recv_off;
     double *send = h->direct ? h->send_dev : h->send_host, *recv = h->direct ? h->recv_dev : h->recv_host;
     double *sb = reverse ? recv : send, *rb = reverse ? send : recv;
-    FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
+    if (h->queued)
+        FEM_TRY(h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, so, sb, ro, rb, &h->ticket));
+    else
+        FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
     h->pending = v;
     h->pending_reverse = reverse;
     return FEM_OK;
@@ -185,7 +222,7 @@ static int arrive(Halo *h, Vec *v, int reverse) {
     if (h->pending != v || h->pending_reverse != reverse)
         return fem_fail(FEM_ERR_INTERNAL, "a halo exchange ended without its begin");
     h->pending = NULL;
-    return comm_exchange_end(&h->x);
+    return h->queued ? h->dev->ops.peer_exchange_end(h->dev, h->ticket) : comm_exchange_end(&h->x);
 }
 
 int halo_forward_begin(Halo *h, Vec *v) {

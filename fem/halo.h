@@ -5,13 +5,17 @@
  * reverse-add: every ghost's partial sum is added to its owner's entry, then the ghost is zeroed (after an
  * operator wrote element contributions into ghost rows).
  * Each is split into begin and end: between them the messages travel and the caller may compute what does not
- * touch the halo (an operator's interior elements). Two paths move the values:
+ * touch the halo (an operator's interior elements). Three paths move the values:
  *   staged: the device's gather writes host buffers (pinned and mapped on a GPU: Device.ops.host_alloc), the
  *           device is synchronised, MPI, and the device's scatter reads the received host buffer in place (no
  *           copies: each exchange costs one synchronisation); serves every device and every MPI;
  *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI
  *           is CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the
  *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
+ *   device: the direct path's buffers and sums, the messages moved by the device itself on its own queue
+ *           (Device.ops.peer_*: NCCL between GPUs, gpu/nccl.cu): gather, messages and scatter are queued in
+ *           order and the host waits for none of them. Taken when every rank can use it; FEMTO_NCCL=0 turns
+ *           it off.
  * On one process (no neighbours) every call returns at once.
  *
  * A Halo belongs to its caller (no global state) and serves one layout (a Dist and a number of components) at
@@ -43,7 +47,9 @@ typedef struct Halo {
     CommExchange x;
     Vec *pending; /* the Vec whose exchange is in flight */
     int pending_reverse;
-    int direct; /* MPI on device buffers (no host staging) */
+    int direct; /* device buffers (no host staging): MPI on them, or the device's own exchange (queued) */
+    int queued; /* the device's own exchange on its queue (Device.ops.peer_*: NCCL), ticket naming it */
+    int64_t ticket;
     /* direct reverse-add: layer j holds the sent positions that are the j-th to name their dof, so a layer's
      * dofs are distinct: layer_pos / layer_dof [layer_off[j] .. layer_off[j+1]) (device), scratch (device) */
     int nlayers;
@@ -52,15 +58,19 @@ typedef struct Halo {
     double *layer_vals, *layer_sums;
 } Halo;
 
-typedef enum { HALO_AUTO = 0, HALO_STAGED = 1, HALO_DIRECT = 2 } HaloPath;
+typedef enum { HALO_AUTO = 0, HALO_STAGED = 1, HALO_DIRECT = 2, HALO_DEVICE = 3 } HaloPath;
 
 /* The halo of d's space with ncomp components on device dev, by the path that suits them (halo_auto_path). */
 int halo_create(Halo *h, const Dist *d, Device *dev, int ncomp);
-/* The same by a given path (HALO_DIRECT on the CPU device is valid, its memory being the host's: tests). */
+/* The same by a given path (HALO_DIRECT on the CPU device is valid, its memory being the host's: tests).
+ * HALO_AUTO and HALO_DEVICE first set up the device's own exchanges (Device.ops.peer_init, collective, once
+ * per device); HALO_DEVICE where they are not there is FEM_ERR_USAGE. */
 int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath path);
-/* HALO_DIRECT for a GPU device when MPI is CUDA-aware, else HALO_STAGED. */
+/* HALO_DEVICE when the device's own exchanges are set up (NCCL on a GPU: Device.ops.peer_ready), else
+ * HALO_DIRECT for a GPU device when MPI is CUDA-aware, else HALO_STAGED. */
 HaloPath halo_auto_path(const Device *dev);
-/* For the run's verbose setup line: "CUDA-aware MPI" or "staged through host (...)", saying why. */
+/* For the run's verbose setup line: "NCCL x.y.z on the GPU's own queue", "CUDA-aware MPI" or "staged through
+ * host (...)", saying why. */
 void halo_describe(const Halo *h, char *text, size_t size);
 void halo_destroy(Halo *h);
 

@@ -48,8 +48,9 @@ unsigned gpu_vec_blocks(const GpuState *g, int64_t n) {
     return (unsigned)(blocks > 0 ? blocks : 1);
 }
 
-/* Waits for the device's work; also makes it the calling thread's current GPU (CUDA keeps that per thread, and
- * a device created on another thread, as femto-app creates it while the mesh is read, is not current here). */
+/* Waits for the device's work; also makes it the calling thread's current GPU (CUDA keeps that per thread,
+ * and a device created on another thread, as femto-app creates it while the mesh is read, is not current
+ * here). */
 static int gpu_sync(Device *d) {
     GPU_CHECK(cudaSetDevice(gpu_state(d)->device));
     GPU_CHECK(cudaDeviceSynchronize());
@@ -59,6 +60,7 @@ static int gpu_sync(Device *d) {
 static void gpu_destroy(Device *d) {
     GpuState *g = gpu_state(d);
     if (!g) return;
+    gpu_peer_destroy(g);
     cudaFree(g->dot_partial);
     if (g->dot_host) cudaFreeHost(g->dot_host);
     cudaFree(g->fill_pattern);
@@ -106,7 +108,8 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
         /* where the dot kernel writes its result for the host: pinned and mapped, so no copy follows it */
         if (a == cudaSuccess) a = cudaHostAlloc((void **)&g->dot_host, sizeof(double), cudaHostAllocMapped);
         if (a == cudaSuccess) a = cudaHostGetDevicePointer((void **)&g->dot_host_dev, g->dot_host, 0);
-        if (a != cudaSuccess) status = gpu_fail(a, "allocating the dot product's buffers", __FILE__, __LINE__);
+        if (a != cudaSuccess)
+            status = gpu_fail(a, "allocating the dot product's buffers", __FILE__, __LINE__);
     }
     if (status) {
         cudaGetLastError();
@@ -147,6 +150,10 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->ops.sync = gpu_sync;
     d->ops.destroy = gpu_destroy;
     d->ops.operator_setup = gpu_operator_setup;
+    d->ops.peer_init = gpu_peer_init;
+    d->ops.peer_ready = gpu_peer_ready;
+    d->ops.peer_exchange_begin = gpu_peer_exchange_begin;
+    d->ops.peer_exchange_end = gpu_peer_exchange_end;
     return FEM_OK;
 }
 

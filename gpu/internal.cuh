@@ -53,6 +53,8 @@ typedef struct {
     int const_tables;
     double patch_rows[2][2][GPU_PATCH_ROWS];
     int patch_rows_n[2][2];
+    /* nccl.cu: the exchanges between the ranks' GPUs on the GPU's own queue (NULL until peer_init) */
+    struct GpuPeer *peer;
 } GpuState;
 
 static inline GpuState *gpu_state(const Device *d) {
@@ -86,6 +88,14 @@ int gpu_download(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_copy(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_zero(Device *d, void *p, size_t bytes);
 
+/* nccl.cu: the Device table's peer_* entries (fem/device.h), and freeing their state */
+int gpu_peer_init(Device *d);
+int gpu_peer_ready(const Device *d, char *why, size_t size);
+int gpu_peer_exchange_begin(Device *d, int n, const int *ranks, const int64_t *send_off, const double *send,
+                            const int64_t *recv_off, double *recv, int64_t *ticket);
+int gpu_peer_exchange_end(Device *d, int64_t ticket);
+void gpu_peer_destroy(GpuState *g);
+
 /* vector.cu */
 int gpu_axpby(Device *d, int64_t n, double a, const double *x, double b, double *y);
 int gpu_dot(Device *d, int64_t n, const double *x, const double *y, double *out);
@@ -108,19 +118,18 @@ extern "C" int gpu_operator_setup(struct Operator *op);
 
 /* fused_simplex.cu: the register kernel of triangles and tetrahedra of order <= 2 (used by fused.cu) */
 extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int residual);
-/* The register kernel's element patches for atomic assembly (gpu/fused_simplex.cu; FEMTO_GPU_PATCH=0: none). */
+/* The register kernel's element patches for atomic assembly (gpu/fused_simplex.cu; FEMTO_GPU_PATCH=0: none).
+ */
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op);
-extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
-                                       double *out);
-extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual,
-                                           int *regs, int *blocks_per_sm);
+extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out);
+extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
+                                           int *blocks_per_sm);
 
 /* fused_tensor.cu: the sum-factorised fused kernel of quad and hex cell blocks, which fused.cu tries first.
  * gpu_fused_tensor_block runs a block's residual or Jacobian action (0 in *done where it does not serve the
  * block); _ready says whether it serves the block's residual or Jacobian; _occupancy gives its registers and
  * resident blocks per SM (0 in *handled where it does not serve the block). */
-int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double *in, double *out,
-                           int *done);
+int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double *in, double *out, int *done);
 int gpu_fused_tensor_ready(const Operator *op, const OpBlock *b);
 int gpu_fused_tensor_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                int *blocks_per_sm, int *handled);

@@ -34,5 +34,10 @@ if [ -f .device/cudss/libcudss_mtlayer_gomp.so.0 ]; then export CUDSS_THREADING_
 export LD_LIBRARY_PATH="$PWD/.device/libs:$PWD/.device/cudss${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # cuBLAS (which cuDSS loads) from the machine's own CUDA toolkit
 if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"; fi
+# NCCL (the halo between GPUs, gpu/nccl.cu: loaded at run time) from the machine's Python wheel when its CUDA has none
+if [ ! -e /usr/local/cuda/lib/libnccl.so.2 ] && [ ! -e /usr/local/cuda/lib64/libnccl.so.2 ]; then
+  nccl=$(find /opt /usr/local/lib /usr/lib/python3 -name libnccl.so.2 2>/dev/null | head -1)
+  if [ -n "$nccl" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$nccl")"; fi
+fi
 cd build
 "$@"

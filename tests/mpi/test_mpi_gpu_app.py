@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""femto-app over 2 MPI ranks on GPUs: the halo exchange through NCCL on the GPUs' own queues against the one
+staged through the host, and both against one process.
+
+usage: test_mpi_gpu_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
+
+The sample inputs/cantilever/cantilever-refined.xml (139,587 dofs, multigrid on 4 levels, two of them on the
+meshes before refinement: every level exchanges halos) runs with --device cuda:
+- in one process;
+- over 2 ranks with the default halo path: NCCL when the machine has 2 GPUs or more (the run's halo line names
+  it), else the staged path, whose line says why NCCL was not taken (NCCL refuses two ranks on one GPU);
+- over 2 ranks with FEMTO_NCCL=0: the staged path, its line saying that NCCL was switched off.
+The two 2-rank runs give the same tip displacement to 1e-13 and the same CG count: the device path adds the
+received partial sums in the staged path's order. Each equals one process's tip to 1e-9 and its CG count within
+10%. Exit 77 (skipped) without a GPU. Standard library; the helpers of test_mpi_app.py."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_mpi_app import run, script_args, summary  # noqa: E402
+
+
+def gpus():
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def tip(s):
+    return [v for k, v in sorted(s.items()) if k.startswith("displacement_") and k.endswith("@tip")]
+
+
+def halo_line(stdout):
+    lines = [l.strip() for l in stdout.splitlines() if l.strip().startswith("halo:")]
+    return lines[0] if lines else "no halo line"
+
+
+def main():
+    args = script_args(__doc__)
+    if args is None:
+        return 2
+    app, inputs, work, mpi = args
+    if not os.path.exists(mpi[0]):  # a GPU machine with the build of another: its own launcher on PATH
+        mpi[0] = shutil.which("mpirun") or shutil.which("mpiexec") or mpi[0]
+    ngpu = gpus()
+    if ngpu == 0:
+        print("no GPU: skipped")
+        return 77
+    xml = os.path.join(inputs, "cantilever", "cantilever-refined.xml")
+    cache = os.path.join(work, "cache")
+
+    def femto(name, n, **env):
+        out = os.path.join(work, name)
+        cmd = (mpi + ["-n", str(n)] if n > 1 else []) + [app, "run", xml, "--output-dir", out, "--device", "cuda",
+                                                          "-v"]
+        r = run(cmd, FEMTO_MESH_CACHE=cache, **env)
+        s = summary(out) if r.returncode == 0 else None
+        if s is None:
+            problems.append(f"{name}: exit {r.returncode}: {r.stdout[-600:]}{r.stderr[-600:]}")
+        return r, s
+
+    problems = []
+    r1, s1 = femto("one", 1)
+    rd, sd = femto("default", 2)
+    rs, ss = femto("staged", 2, FEMTO_NCCL="0")
+    if s1 is None or sd is None or ss is None:
+        for p in problems:
+            print("FAIL " + p)
+        return 1
+    hd, hs = halo_line(rd.stdout), halo_line(rs.stdout)
+    print(f"{ngpu} GPU(s)\n  default: {hd}\n  FEMTO_NCCL=0: {hs}")
+    if ngpu >= 2 and not re.search(r"halo: NCCL \d+\.\d+\.\d+ on the GPU's own queue", hd):
+        problems.append(f"2 ranks on {ngpu} GPUs did not take NCCL: {hd}")
+    if ngpu < 2 and "staged through host" not in hd:
+        problems.append(f"2 ranks on one GPU did not stage: {hd}")
+    if "staged through host" not in hs or "FEMTO_NCCL=0" not in hs:
+        problems.append(f"FEMTO_NCCL=0 did not stage, or its halo line does not say why: {hs}")
+    t1, td, ts = tip(s1), tip(sd), tip(ss)
+    scale = max(map(abs, t1))
+    if max(abs(a - b) for a, b in zip(td, ts)) > 1e-13 * scale:
+        problems.append(f"tip {td} with the default path against {ts} staged")
+    if sd["linear_iterations"] != ss["linear_iterations"]:
+        problems.append(f"CG {sd['linear_iterations']:g} with the default path against {ss['linear_iterations']:g} staged")
+    for name, s in (("default", sd), ("staged", ss)):
+        if max(abs(a - b) for a, b in zip(tip(s), t1)) > 1e-9 * scale:
+            problems.append(f"{name}: tip {tip(s)} over 2 ranks against {t1} in one process")
+        if abs(s["linear_iterations"] - s1["linear_iterations"]) > 0.1 * s1["linear_iterations"]:
+            problems.append(f"{name}: CG {s['linear_iterations']:g} over 2 ranks against {s1['linear_iterations']:g}")
+    print(f"tip {td} over 2 ranks, {t1} in one process; CG {sd['linear_iterations']:g} and "
+          f"{s1['linear_iterations']:g}; solve {sd.get('solve_seconds', 0):.3f} s (default) and "
+          f"{ss.get('solve_seconds', 0):.3f} s (staged)")
+    for p in problems:
+        print("FAIL " + p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
