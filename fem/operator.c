@@ -83,8 +83,8 @@ static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, co
     return status;
 }
 
-/* Points whose geometry the device computes at a time: the scratch of eval_geometry_cells (10 doubles a point)
- * and the coordinates stay near 100 MB. */
+/* Points whose geometry the device computes at a time: the scratch of eval_geometry_cells (10 doubles a
+ * point) and the coordinates stay near 100 MB. */
 enum { GEO_CHUNK_POINTS = 1 << 20 };
 
 /* Cell block b's geometry (and coordinates, want_x) at its q-points, computed on the device into b->geo and
@@ -119,10 +119,10 @@ cleanup:
 }
 
 /* Geometry (and coordinates, when the q-functions read them) at a block's q-points, on the device; on cells
- * (tags given) the Jacobian's compact q-point data too. Cells' geometry is computed on the device, unless their
- * compact data needs it at every q-point on the host (curved cells); facets' on the host (their normals'
- * orientation needs the adjacent cell), and cells' there too when a det J is not positive, which the host's
- * pass reports naming the element. */
+ * (tags given) the Jacobian's compact q-point data too. Cells' geometry is computed on the device, unless
+ * their compact data needs it at every q-point on the host (curved cells); facets' on the host (their
+ * normals' orientation needs the adjacent cell), and cells' there too when a det J is not positive, which the
+ * host's pass reports naming the element. */
 static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, int want_x,
                           const int32_t *tags) {
     const Mesh *m = op->space->mesh;
@@ -148,11 +148,13 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
     size_t stride = facet ? FGEO_STRIDE : GEO_STRIDE(m->dim);
     double *geo = malloc(sizeof(double) * (size_t)n * stride);
     double *x = want_x ? malloc(sizeof(double) * (size_t)n * 3) : NULL;
-    int status = geo && (x || !want_x) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
+    int status =
+        geo && (x || !want_x) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
     if (!status)
         status = facet ? geometry_facets(m, mesh_block, q, b->nelem, b->list, geo, x)
                        : geometry_cells(m, mesh_block, q, b->nelem, NULL, geo, x);
-    if (!status) status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
+    if (!status)
+        status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
     if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)n * 3);
     if (!status && !facet) status = block_qdata(op, b, mesh_block, tags, geo, b->basis.tables.nq);
     free(geo);
@@ -215,9 +217,13 @@ static int setup_facets(Operator *op, int fi, const int32_t *tags) {
     int status = facet_subset(sb, tags, b, &sub_tags, &dofs);
     if (!status && b->nelem > 0) {
         status = basis_create(&b->basis, op->dev, sb->shape, sp->order, deg);
-        if (!status) status = restriction_create_subset(&b->restriction, op->dev, b->nelem, sb->ndof, sp->nnodes, dofs);
+        if (!status)
+            status =
+                restriction_create_subset(&b->restriction, op->dev, b->nelem, sb->ndof, sp->nnodes, dofs);
         if (!status) block_views(op, b);
-        if (!status) status = device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)b->nelem);
+        if (!status)
+            status =
+                device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)b->nelem);
         if (!status) status = block_geometry(op, b, 1, fi, 1, NULL);
         if (!status) status = block_work(op, b, op->phys.nfstate, op->facet_grads);
     }
@@ -238,8 +244,8 @@ static int bind_qfunctions(Operator *op) {
         op->facet_residual = device_qfunction(op->dev, ph->facet_residual.id);
         op->facet_jacobian = device_qfunction(op->dev, ph->facet_jacobian.id);
         if (!op->facet_residual || !op->facet_jacobian)
-            return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of the q-function %s", op->dev->name,
-                            ph->facet_residual.name);
+            return fem_fail(FEM_ERR_DEVICE, "the %s device has no instance of the q-function %s",
+                            op->dev->name, ph->facet_residual.name);
     }
     op->grads = (qf_reads(&ph->cell_residual, QF_UNKNOWN) & QF_GRAD) != 0;
     op->facet_grads = (qf_reads(&ph->facet_residual, QF_UNKNOWN) & QF_GRAD) != 0;
@@ -267,14 +273,14 @@ int op_create(Operator *op, Device *dev, const Space *sp, const OpPhysics *phys,
     for (int b = 0; b < op->ncells && !status; b++) status = setup_cells(op, b, cell_tags[b]);
     for (int b = 0; b < op->nfacets && !status; b++)
         if (facet_tags && facet_tags[b]) status = setup_facets(op, b, facet_tags[b]);
-    if (!status) status = vec_create_split(&op->work, dev, sp->ndofs, sp->ndofs_owned);
     if (!status && dev->ops.operator_setup) status = dev->ops.operator_setup(op);
     if (status) op_destroy(op);
     return status;
 }
 
 int op_create_like(Operator *op, const Operator *like, const Space *sp) {
-    return op_create(op, like->dev, sp, &like->phys, like->qdegree, like->cell_tags_host, like->facet_tags_host);
+    return op_create(op, like->dev, sp, &like->phys, like->qdegree, like->cell_tags_host,
+                     like->facet_tags_host);
 }
 
 static void block_free(Operator *op, OpBlock *b) {
@@ -298,7 +304,6 @@ void op_destroy(Operator *op) {
     device_free(op->dev, op->dir_tmp);
     device_free(op->dev, op->ones);
     free(op->dir_host);
-    vec_destroy(&op->work);
     memset(op, 0, sizeof *op);
 }
 
@@ -330,7 +335,15 @@ int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs) {
     op->ndir = n;
     if (n == 0) return FEM_OK;
     FEM_ALLOC(op->dir_host, n, "constrained dofs");
-    memcpy(op->dir_host, dofs, sizeof(int32_t) * (size_t)n);
+    /* the owned dofs first, each part in the given order (the overlapped Jacobian sets the ghosts aside after
+     * the exchange: op_jacobian) */
+    int64_t k = 0, nowned = op->space->ndofs_owned;
+    for (int64_t i = 0; i < n; i++)
+        if (dofs[i] < nowned) op->dir_host[k++] = dofs[i];
+    op->ndir_owned = k;
+    for (int64_t i = 0; i < n; i++)
+        if (dofs[i] >= nowned) op->dir_host[k++] = dofs[i];
+    dofs = op->dir_host;
     FEM_TRY(device_alloc_copy(d, (void **)&op->dir, dofs, sizeof(int32_t) * (size_t)n));
     FEM_TRY(alloc_zero(op, &op->dir_tmp, n));
     FEM_TRY(alloc_zero(op, &op->ones, n));
@@ -371,21 +384,34 @@ int op_residual(Operator *op, const Vec *u, Vec *r) {
     return FEM_OK;
 }
 
-/* The element entry `run` (the residual or the Jacobian's action) with the halo's forward exchange of `in`
- * travelling meanwhile: the interior blocks, the end of the exchange, the boundary blocks. `fix` (NULL: none)
- * refreshes what the boundary blocks read from `in` once its ghosts have arrived. */
-static int overlapped(Operator *op, int (*run)(Operator *, const Vec *, Vec *), Vec *in, const Vec *read,
-                      Vec *out, int (*fix)(Operator *, const Vec *)) {
+/* dir_tmp[first .. first + n) = v's entries at dir[first ..], which become 0 (the constrained columns drop
+ * out of the element loop). */
+static int set_aside(Operator *op, int64_t first, int64_t n, Vec *v) {
+    Device *d = op->dev;
+    if (n == 0) return FEM_OK;
+    if (d->ops.take) return d->ops.take(d, n, op->dir + first, v->data, op->dir_tmp + first);
+    FEM_TRY(d->ops.gather(d, n, op->dir + first, v->data, op->dir_tmp + first));
+    return d->ops.scatter(d, n, op->dir + first, NULL, v->data);
+}
+
+/* The element entry `run` (the residual or the Jacobian's action) on `in` with the halo's forward exchange of
+ * `in` travelling meanwhile: the interior blocks, the end of the exchange, the boundary blocks. With `aside`
+ * (the Jacobian: its constrained columns drop out), in's constrained entries are set aside into dir_tmp and
+ * zeroed in place: the owned ones once the exchange has read them (in the device's order), the ghosts once
+ * they have arrived; the caller puts them back. */
+static int overlapped(Operator *op, int (*run)(Operator *, const Vec *, Vec *), Vec *in, Vec *out,
+                      int aside) {
     FEM_TRY(halo_forward_begin(op->halo, in));
+    int status = aside ? set_aside(op, 0, op->ndir_owned, in) : FEM_OK;
     op->phase = OP_PHASE_INTERIOR;
-    int status = run(op, read, out);
+    if (!status) status = run(op, in, out);
     op->phase = OP_PHASE_ALL;
     int ended = halo_forward_end(op->halo, in); /* always: the exchange must not stay in flight */
     FEM_TRY(status);
     FEM_TRY(ended);
-    if (fix) FEM_TRY(fix(op, in));
+    if (aside) FEM_TRY(set_aside(op, op->ndir_owned, op->ndir - op->ndir_owned, in));
     op->phase = OP_PHASE_BOUNDARY;
-    status = run(op, read, out);
+    status = run(op, in, out);
     op->phase = OP_PHASE_ALL;
     return status;
 }
@@ -394,7 +420,7 @@ int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
     /* u's ghosts are copies of their owners' entries: refreshing them leaves u the same vector */
     if (op->halo && op->overlap)
-        FEM_TRY(overlapped(op, op->ops.residual, (Vec *)u, u, r, NULL));
+        FEM_TRY(overlapped(op, op->ops.residual, (Vec *)u, r, 0));
     else {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
         FEM_TRY(op->ops.residual(op, u, r));
@@ -402,45 +428,23 @@ int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
 }
 
-/* op->work = v with the constrained entries zero (the constrained columns drop out). */
-static int zero_constrained(Operator *op, const Vec *v) {
-    FEM_TRY(vec_copy(&op->work, v));
-    return op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, op->work.data);
-}
-
-/* After the forward exchange: v's ghosts into op->work, constrained ghosts zero again. */
-static int work_ghosts(Operator *op, const Vec *v) {
-    int64_t nowned = op->space->ndofs_owned, n = v->n;
-    if (n > nowned)
-        FEM_TRY(op->dev->ops.copy(op->dev, op->work.data + nowned, v->data + nowned,
-                                  sizeof(double) * (size_t)(n - nowned)));
-    return op->dev->ops.scatter(op->dev, op->ndir, op->dir, NULL, op->work.data);
-}
-
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
-    const Vec *in = v;
     FEM_TRY(vec_zero(Jv));
     if (op->halo && op->overlap) {
-        if (op->ndir) { /* its ghosts set after the exchange (work_ghosts) */
-            FEM_TRY(zero_constrained(op, v));
-            in = &op->work;
-        }
-        FEM_TRY(overlapped(op, op->ops.apply_add, (Vec *)v, in, Jv, op->ndir ? work_ghosts : NULL));
-        if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
-        if (op->ndir) FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
+        /* v's constrained entries set aside and zeroed in place (overlapped), then put back */
+        int status = overlapped(op, op->ops.apply_add, (Vec *)v, Jv, op->ndir > 0);
+        int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
+        FEM_TRY(status);
+        FEM_TRY(back);
+        FEM_TRY(halo_reverse_add(op->halo, Jv));
     } else {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
-        /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element loop
-         * and put back (two small scatters where a copy of v moved the whole vector twice) */
-        if (op->ndir && d->ops.take)
-            FEM_TRY(d->ops.take(d, op->ndir, op->dir, v->data, op->dir_tmp));
-        else if (op->ndir) {
-            FEM_TRY(d->ops.gather(d, op->ndir, op->dir, v->data, op->dir_tmp));
-            FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, NULL, v->data));
-        }
-        int status = op->ops.apply_add(op, in, Jv);
+        /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element
+         * loop and put back (two small scatters where a copy of v moved the whole vector twice) */
+        FEM_TRY(set_aside(op, 0, op->ndir, (Vec *)v));
+        int status = op->ops.apply_add(op, v, Jv);
         if (op->ndir && !op->halo && d->ops.put2) { /* v's entries back and Jv's identity rows in one pass */
             int back = d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
             FEM_TRY(status);

@@ -47,9 +47,9 @@ typedef struct {
 } OpPhysics;
 
 /* The quadrature degree of a block of mesh block mb's cells or facets (shape s) at element order p: qdegree
- * when positive (the user's), else the physics' exact degree where the cells are affine simplices (or straight
- * lines), else the default 2p + g - 1. Output integrals (fem/evaluate.h) use the same rule, so that a balance of
- * residual terms holds to round-off. */
+ * when positive (the user's), else the physics' exact degree where the cells are affine simplices (or
+ * straight lines), else the default 2p + g - 1. Output integrals (fem/evaluate.h) use the same rule, so that
+ * a balance of residual terms holds to round-off. */
 int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, const MeshBlock *mb, Shape s, int facet);
 
 /* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */
@@ -72,13 +72,13 @@ typedef struct Operator Operator;
 
 /* Element-level entries: no constraints (see above). */
 typedef struct {
-    int (*residual)(Operator *op, const Vec *u, Vec *r); /* r = R(u); stores the q-point state */
+    int (*residual)(Operator *op, const Vec *u, Vec *r);  /* r = R(u); stores the q-point state */
     int (*apply_add)(Operator *op, const Vec *x, Vec *y); /* y += J x at the state of the last residual */
     int (*diagonal)(Operator *op, Vec *d);                /* d = diag(J) */
     /* K[e][(i, c)][(j, c')] (host, row-major, element dofs i * ncomp + c) of every element of cell block b
      * (facet 0) or facet block b (facet 1), at the state of the last residual */
     int (*element_matrices)(Operator *op, int facet, int b, double *K);
-    void (*destroy)(Operator *op);                        /* what a backend's override keeps in op->impl */
+    void (*destroy)(Operator *op); /* what a backend's override keeps in op->impl */
 } OperatorOps;
 
 struct Operator {
@@ -93,15 +93,15 @@ struct Operator {
     int grads, facet_grads, needs_x, aux_used; /* what the q-functions read (from their descriptors) */
     QfFn cell_residual, cell_jacobian, facet_residual, facet_jacobian; /* the device's instances */
     OpBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
-    int qdegree;                       /* as given to op_create (0: each order's default) */
-    int32_t *const *cell_tags_host;    /* as given to op_create (the caller's, kept alive by it) */
+    int qdegree;                    /* as given to op_create (0: each order's default) */
+    int32_t *const *cell_tags_host; /* as given to op_create (the caller's, kept alive by it) */
     int32_t *const *facet_tags_host;
     int64_t ndir;
-    int32_t *dir;      /* device: constrained dofs */
-    int32_t *dir_host; /* the same on the host (sorted as given) */
+    int64_t ndir_owned; /* dir lists the owned dofs first (over MPI ranks: then the ghosts) */
+    int32_t *dir;       /* device: constrained dofs */
+    int32_t *dir_host;  /* the same on the host (owned first, each part as given) */
     double *dir_tmp, *ones;
-    Vec work;
-    struct Halo *halo;                 /* the space's halo over MPI ranks (NULL: one process) */
+    struct Halo *halo; /* the space's halo over MPI ranks (NULL: one process) */
     /* Over MPI ranks, the cell blocks that touch no shared node (Dist.cell_boundary 0): the element entries
      * then run in two phases, OP_PHASE_INTERIOR while the halo's exchange travels and OP_PHASE_BOUNDARY (the
      * other cell blocks and every facet block) after it; OP_PHASE_ALL otherwise (op_block_runs). */
@@ -163,7 +163,8 @@ QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residu
  * as the geometry, and none of what the compact form does not read (state, tags, coordinates, aux, sources).
  */
 QfArgs op_block_qdata_args(const Operator *op, const OpBlock *b);
-/* The descriptor of the q-function that a cell (facet 0) or facet block runs for the residual or the Jacobian. */
+/* The descriptor of the q-function that a cell (facet 0) or facet block runs for the residual or the
+ * Jacobian. */
 static inline const QFunction *op_qfunction(const Operator *op, int facet, int residual) {
     return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
                  : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);

@@ -120,8 +120,11 @@ static inline int elas_solve(Device *d, const Space *sp, Model *md, double *u, E
                    ksp_name(ns.ksp.type), es->last.linear_iterations, es->last.rnorm0, es->last.rnorm);
     }
     if (!status && es->reaction) {
-        status = op_residual_unconstrained(&op, &du, &op.work);
-        if (!status) status = vec_download(&op.work, es->reaction);
+        Vec r = {0};
+        status = vec_create(&r, d, du.n);
+        if (!status) status = op_residual_unconstrained(&op, &du, &r);
+        if (!status) status = vec_download(&r, es->reaction);
+        vec_destroy(&r);
     }
     newton_destroy(&nw);
     vec_destroy(&du);
