@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -183,6 +183,37 @@ for step in $steps; do
       echo "== refined cantilever sample on $n rank(s), cuda"
       mpirun --allow-run-as-root --oversubscribe -n $n ./femto-app run $o/cantilever-r2.xml --device cuda \
         --output-dir $o/r2-$n 2>&1 | grep -E "probe 'tip'|preconditioner:|^load|rror" | cut -c1-160
+    done ;;
+  abnccl) # issue 15: the halo through NCCL on the GPUs' queues against the staged one (FEMTO_NCCL=0): the refined
+    # cantilever sample on 2 ranks (its halo line and tip), then weak-scaling runs alternating (AB_RUNS rounds of one
+    # 1-rank run and 2-rank runs with NCCL and staged; WEAK_SIZE, WEAK_REFINE as in weakgpu)
+    o=overheads; mkdir -p $o && cp "$src"/inputs/cantilever/cantilever.geo $o/
+    sed 's|cantilever.msh"|cantilever.geo" refine="2"|; s|xsi:noNamespaceSchemaLocation="[^"]*"||' \
+      "$src"/inputs/cantilever/cantilever.xml > $o/cantilever-r2.xml
+    for nccl in 1 0; do
+      echo "== refined cantilever sample on 2 ranks, cuda, FEMTO_NCCL=$nccl"
+      FEMTO_NCCL=$nccl timeout 120 mpirun --allow-run-as-root --oversubscribe -n 2 ./femto-app run $o/cantilever-r2.xml \
+        --device cuda -v --output-dir $o/r2-nccl$nccl 2>&1 | grep -E "probe 'tip'|preconditioner:|halo:|^load|solve|rror|NCCL" | cut -c1-200
+    done
+    for i in $(seq 1 "${AB_RUNS:-2}"); do
+      for v in "1 1" "2 1" "2 0"; do
+        set -- $v
+        echo "== abnccl $i, $1 rank(s), FEMTO_NCCL=$2"
+        FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak \
+          --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
+          --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+      done
+    done ;;
+  mgprof) # issue 15: where a V-cycle's time goes per level (FEMTO_MG_PROFILE: the device synchronised around each
+    # part) on the weak-scaling beam, 1 rank and 2 ranks with NCCL and staged; the files come back as prof-R-N.txt
+    for v in "1 1" "2 1" "2 0"; do
+      set -- $v
+      echo "== mgprof $1 rank(s), FEMTO_NCCL=$2"
+      rm -f "$out/prof-$1-$2.txt"
+      FEMTO_MG_PROFILE="$out/prof-$1-$2.txt" FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app \
+        --device cuda --ranks $1 --weak --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} \
+        --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+      cat "$out/prof-$1-$2.txt"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do

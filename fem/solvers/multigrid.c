@@ -71,6 +71,13 @@ typedef struct {
     int n, nh; /* levels, of which on coarser meshes */
     MgLevel L[MG_MAX_LEVELS];
     MgCoarse coarse;
+    /* FEMTO_MG_PROFILE=FILE (a diagnostic): the device is synchronised around each part of the V-cycle and
+     * each part's seconds per level are summed (prof[l]: smoothing before, residual and restriction,
+     * prolongation and correction, residual and smoothing after; the coarse solve in prof[n-1][0]), then
+     * appended to FILE, one line per level and rank, when the preconditioner is destroyed */
+    const char *profile;
+    double prof[MG_MAX_LEVELS][4];
+    int64_t cycles;
     char description[1024];
 } Multigrid;
 
@@ -545,6 +552,8 @@ static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     if (!mg) {
         mg = pc->data = calloc(1, sizeof *mg);
         if (!mg) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for multigrid");
+        mg->profile = getenv("FEMTO_MG_PROFILE");
+        if (mg->profile && !mg->profile[0]) mg->profile = NULL;
         FEM_TRY(mg_build(mg, op, &pc->set));
     }
     for (int l = 0; l < mg->n; l++) {
@@ -562,31 +571,69 @@ static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     return FEM_OK;
 }
 
+/* FEMTO_MG_PROFILE: the time since *t into part `part` of level l, once the device has finished its work. */
+static int mark(Multigrid *mg, int l, int part, double *t) {
+    if (!mg->profile) return FEM_OK;
+    Device *dev = mg->L[0].op->dev;
+    if (dev->ops.sync) FEM_TRY(dev->ops.sync(dev));
+    double t1 = now();
+    mg->prof[l][part] += t1 - *t;
+    *t = t1;
+    return FEM_OK;
+}
+
 /* x = M^-1 b on level l: smooth, correct from the coarser level, smooth again. */
 static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
     MgLevel *L = &mg->L[l];
-    if (l == mg->n - 1) return mg_coarse_apply(&mg->coarse, b, x);
+    double t = mg->profile ? now() : 0.0;
+    if (l == mg->n - 1) {
+        FEM_TRY(mg_coarse_apply(&mg->coarse, b, x));
+        return mark(mg, l, 0, &t);
+    }
     MgLevel *C = &mg->L[l + 1];
     LinOp A = op_linop(L->op);
     FEM_TRY(chebyshev_apply(&L->cheb, A, b, x));
+    FEM_TRY(mark(mg, l, 0, &t));
     FEM_TRY(A.apply(A.ctx, x, &L->t));
     FEM_TRY(vec_copy(&L->res, b));
     FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
     FEM_TRY(down_restrict(L, &L->res, &C->b));
     FEM_TRY(zero_constrained(C->op, &C->b));
+    FEM_TRY(mark(mg, l, 1, &t));
     FEM_TRY(vcycle(mg, l + 1, &C->b, &C->x));
+    t = mg->profile ? now() : 0.0;
     FEM_TRY(down_prolong(L, &C->x, &L->t));
     FEM_TRY(zero_constrained(L->op, &L->t));
     FEM_TRY(vec_axpby(1.0, &L->t, 1.0, x));
+    FEM_TRY(mark(mg, l, 2, &t));
     FEM_TRY(A.apply(A.ctx, x, &L->t));
     FEM_TRY(vec_copy(&L->res, b));
     FEM_TRY(vec_axpby(-1.0, &L->t, 1.0, &L->res));
     FEM_TRY(chebyshev_apply(&L->cheb, A, &L->res, &L->t));
-    return vec_axpby(1.0, &L->t, 1.0, x);
+    FEM_TRY(vec_axpby(1.0, &L->t, 1.0, x));
+    return mark(mg, l, 3, &t);
 }
 
 static int mg_apply(Pc *pc, const Vec *r, Vec *z) {
-    return vcycle(pc->data, 0, r, z);
+    Multigrid *mg = pc->data;
+    mg->cycles++;
+    return vcycle(mg, 0, r, z);
+}
+
+/* FEMTO_MG_PROFILE's lines (see Multigrid.profile), milliseconds per V-cycle. */
+static void profile_write(const Multigrid *mg) {
+    FILE *f = mg->profile && mg->cycles ? fopen(mg->profile, "a") : NULL;
+    if (!f) return;
+    for (int l = 0; l < mg->n; l++) {
+        const MgLevel *L = &mg->L[l];
+        const double *p = mg->prof[l], c = 1e3 / (double)mg->cycles;
+        fprintf(f,
+                "rank %d of %d, level %d (%lld owned dofs), %lld cycles, ms per cycle: smooth %.3f, "
+                "restrict %.3f, prolong %.3f, post %.3f, total %.3f\n",
+                comm_rank(), comm_size(), l, (long long)L->op->space->ndofs_owned, (long long)mg->cycles,
+                p[0] * c, p[1] * c, p[2] * c, p[3] * c, (p[0] + p[1] + p[2] + p[3]) * c);
+    }
+    fclose(f);
 }
 
 /* What level L holds for the transfer to an h-level below it. */
@@ -625,6 +672,7 @@ static void level_free(Multigrid *mg, int l) {
 static void mg_destroy(Pc *pc) {
     Multigrid *mg = pc->data;
     if (!mg) return;
+    profile_write(mg);
     mg_coarse_destroy(&mg->coarse);
     for (int l = mg->n - 1; l >= 0; l--) level_free(mg, l);
     free(mg);
