@@ -98,11 +98,14 @@ typedef struct {
      * whether the path is there (1) and why (why: a few words, may be NULL). peer_exchange_begin, in the
      * device's order after the work already asked of it, sends send[send_off[i] .. send_off[i+1]) to
      * ranks[i] and receives recv[recv_off[i] .. recv_off[i+1]) from it (device memory); *ticket names it
-     * for peer_exchange_end, after which the device's later work sees recv filled. NULL: no such path. */
+     * for peer_exchange_end, after which the device's later work sees recv filled. beside 1: on a queue of
+     * its own, so that the device's work asked between begin and end runs beside the messages; 0: in the
+     * device's queue itself (an exchange its caller ends at once: no hand-offs between queues). NULL: no
+     * such path. */
     int (*peer_init)(Device *);
     int (*peer_ready)(const Device *, char *why, size_t size);
     int (*peer_exchange_begin)(Device *, int n, const int *ranks, const int64_t *send_off, const double *send,
-                               const int64_t *recv_off, double *recv, int64_t *ticket);
+                               const int64_t *recv_off, double *recv, int beside, int64_t *ticket);
     int (*peer_exchange_end)(Device *, int64_t ticket);
     /* Optional: replace entries of a new operator's table (Operator.ops) with this backend's own, keeping the
      * default ones for the rest. NULL: the defaults serve. */

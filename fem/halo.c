@@ -82,8 +82,8 @@ static int halo_connect(Halo *h) {
     int status = device_alloc(h->dev, (void **)&buf, sizeof(double) * 2 * (size_t)h->nnbr);
     if (!status) status = h->dev->ops.zero(h->dev, buf, sizeof(double) * 2 * (size_t)h->nnbr);
     if (!status)
-        status =
-            h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, off, buf, off, buf + h->nnbr, &ticket);
+        status = h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, off, buf, off, buf + h->nnbr, 0,
+                                                 &ticket);
     if (!status) status = h->dev->ops.peer_exchange_end(h->dev, ticket);
     if (!status) status = h->dev->ops.sync(h->dev);
     device_free(h->dev, buf);
@@ -204,12 +204,12 @@ static int scatter_from_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, dou
 /* Posts v's exchange, its send buffer filled: forward sends the owned values (send lists) to the ghosts;
  * reverse sends the ghosts' values the other way, so the receive list's layout is sent and the send list's
  * received. The direct path hands MPI the device buffers. */
-static int post(Halo *h, Vec *v, int reverse) {
+static int post(Halo *h, Vec *v, int reverse, int beside) {
     const int64_t *so = reverse ? h->recv_off : h->send_off, *ro = reverse ? h->send_off : h->recv_off;
     double *send = h->direct ? h->send_dev : h->send_host, *recv = h->direct ? h->recv_dev : h->recv_host;
     double *sb = reverse ? recv : send, *rb = reverse ? send : recv;
     if (h->queued)
-        FEM_TRY(h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, so, sb, ro, rb, &h->ticket));
+        FEM_TRY(h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, so, sb, ro, rb, beside, &h->ticket));
     else
         FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
     h->pending = v;
@@ -225,11 +225,16 @@ static int arrive(Halo *h, Vec *v, int reverse) {
     return h->queued ? h->dev->ops.peer_exchange_end(h->dev, h->ticket) : comm_exchange_end(&h->x);
 }
 
-int halo_forward_begin(Halo *h, Vec *v) {
+/* beside: work may run between begin and end (see Device.ops.peer_exchange_begin) */
+static int forward_begin(Halo *h, Vec *v, int beside) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
     FEM_TRY(gather_to_host(h, v, h->nsend, h->send_idx, h->send_dev, h->send_host));
-    return post(h, v, 0);
+    return post(h, v, 0, beside);
+}
+
+int halo_forward_begin(Halo *h, Vec *v) {
+    return forward_begin(h, v, 1);
 }
 
 int halo_forward_end(Halo *h, Vec *v) {
@@ -239,16 +244,20 @@ int halo_forward_end(Halo *h, Vec *v) {
 }
 
 int halo_forward(Halo *h, Vec *v) {
-    FEM_TRY(halo_forward_begin(h, v));
+    FEM_TRY(forward_begin(h, v, 0));
     return halo_forward_end(h, v);
 }
 
-int halo_reverse_begin(Halo *h, Vec *v) {
+static int reverse_begin(Halo *h, Vec *v, int beside) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
     FEM_TRY(gather_to_host(h, v, h->nrecv, h->recv_idx, h->recv_dev, h->recv_host));
     if (h->nrecv) FEM_TRY(h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, NULL, v->data));
-    return post(h, v, 1);
+    return post(h, v, 1, beside);
+}
+
+int halo_reverse_begin(Halo *h, Vec *v) {
+    return reverse_begin(h, v, 1);
 }
 
 /* Direct path: owned entries += the partial sums received into send_dev, layer by layer (distinct dofs in a
@@ -275,7 +284,7 @@ int halo_reverse_end(Halo *h, Vec *v) {
 }
 
 int halo_reverse_add(Halo *h, Vec *v) {
-    FEM_TRY(halo_reverse_begin(h, v));
+    FEM_TRY(reverse_begin(h, v, 0));
     return halo_reverse_end(h, v);
 }
 

@@ -14,8 +14,8 @@
  *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
  *   device: the direct path's buffers and sums, the messages moved by the device itself on its own queue
  *           (Device.ops.peer_*: NCCL between GPUs, gpu/nccl.cu): gather, messages and scatter are queued in
- *           order and the host waits for none of them. Taken when every rank can use it; FEMTO_NCCL=0 turns
- *           it off.
+ *           order and the host waits for none of them. Taken when FEMTO_NCCL=1 asks for it and every rank
+ *           can use it (its set-up costs about 2 s, which a solve's few per cent repay only over many).
  * On one process (no neighbours) every call returns at once.
  *
  * A Halo belongs to its caller (no global state) and serves one layout (a Dist and a number of components) at

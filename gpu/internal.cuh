@@ -92,7 +92,7 @@ int gpu_zero(Device *d, void *p, size_t bytes);
 int gpu_peer_init(Device *d);
 int gpu_peer_ready(const Device *d, char *why, size_t size);
 int gpu_peer_exchange_begin(Device *d, int n, const int *ranks, const int64_t *send_off, const double *send,
-                            const int64_t *recv_off, double *recv, int64_t *ticket);
+                            const int64_t *recv_off, double *recv, int beside, int64_t *ticket);
 int gpu_peer_exchange_end(Device *d, int64_t ticket);
 void gpu_peer_destroy(GpuState *g);
 

@@ -11,7 +11,8 @@
  * NCCL is loaded at run time, as cuDSS is (gpu/cudss_load.cu): femto is not linked against it. The build's
  * library file is tried first, then the soname through the loader's search path (a Python wheel's
  * nvidia/nccl/lib, for example). Only point-to-point sends and receives are used, never NVLink multicast.
- * FEMTO_NCCL=0 switches the path off (the staged or CUDA-aware MPI path then serves). */
+ * The path is taken when FEMTO_NCCL=1 asks for it (else the staged or CUDA-aware MPI path serves): measured
+ * on two H200s, it makes a multigrid solve a few per cent faster and its set-up about 2 s longer. */
 #include "fem/comm.h"
 #include "fem/dynlib.h"
 #include "gpu/internal.cuh"
@@ -92,9 +93,11 @@ static int nccl_fail(ncclResult_t r, const char *call) {
 
 /* Whether this rank can take the path, and if not why (in p->why). */
 static int locally_able(struct GpuPeer *p) {
+    /* asked for: its set-up costs about 2 s (the communicator, then each pair's connection), which the few
+     * per cent it saves a solve repay only over many solves (docs/PERFORMANCE.md) */
     const char *env = getenv("FEMTO_NCCL");
-    if (env && strcmp(env, "0") == 0) {
-        snprintf(p->why, sizeof p->why, "NCCL switched off (FEMTO_NCCL=0)");
+    if (!env || strcmp(env, "1") != 0) {
+        snprintf(p->why, sizeof p->why, "NCCL not asked for (FEMTO_NCCL=1)");
         return 0;
     }
     pthread_once(&once, load);
@@ -194,25 +197,31 @@ int gpu_peer_init(Device *d) {
 }
 
 int gpu_peer_exchange_begin(Device *d, int n, const int *ranks, const int64_t *send_off, const double *send,
-                            const int64_t *recv_off, double *recv, int64_t *ticket) {
+                            const int64_t *recv_off, double *recv, int beside, int64_t *ticket) {
     struct GpuPeer *p = gpu_state(d)->peer;
     if (!p || p->state != 1) return fem_fail(FEM_ERR_INTERNAL, "an NCCL exchange without NCCL");
     ncclComm_t comm = (ncclComm_t)p->comm;
-    GPU_CHECK(cudaEventRecord(p->ready, 0));
-    GPU_CHECK(cudaStreamWaitEvent(p->stream, p->ready, 0));
+    /* beside: NCCL's stream, after the default stream's work; else the default (legacy) stream itself */
+    cudaStream_t stream = beside ? p->stream : cudaStreamLegacy;
+    if (beside) {
+        GPU_CHECK(cudaEventRecord(p->ready, 0));
+        GPU_CHECK(cudaStreamWaitEvent(p->stream, p->ready, 0));
+    }
     NCCL_CHECK(api.ncclGroupStart());
     ncclResult_t r = ncclSuccess;
     /* a pair's counts agree on both sides (one side's send list is the other's receive list), so both skip
      * an empty one */
     for (int i = 0; i < n && r == ncclSuccess; i++) {
         size_t nr = (size_t)(recv_off[i + 1] - recv_off[i]), ns = (size_t)(send_off[i + 1] - send_off[i]);
-        if (nr) r = api.ncclRecv(recv + recv_off[i], nr, ncclFloat64, ranks[i], comm, p->stream);
+        if (nr) r = api.ncclRecv(recv + recv_off[i], nr, ncclFloat64, ranks[i], comm, stream);
         if (ns && r == ncclSuccess)
-            r = api.ncclSend(send + send_off[i], ns, ncclFloat64, ranks[i], comm, p->stream);
+            r = api.ncclSend(send + send_off[i], ns, ncclFloat64, ranks[i], comm, stream);
     }
     ncclResult_t e = api.ncclGroupEnd();
     if (r != ncclSuccess) return nccl_fail(r, "ncclSend/ncclRecv");
     if (e != ncclSuccess) return nccl_fail(e, "ncclGroupEnd");
+    *ticket = -1; /* in the default stream's order already */
+    if (!beside) return FEM_OK;
     *ticket = p->count++;
     GPU_CHECK(cudaEventRecord(p->done[*ticket % 8], p->stream));
     return FEM_OK;
@@ -221,7 +230,7 @@ int gpu_peer_exchange_begin(Device *d, int n, const int *ranks, const int64_t *s
 int gpu_peer_exchange_end(Device *d, int64_t ticket) {
     struct GpuPeer *p = gpu_state(d)->peer;
     if (!p || p->state != 1) return fem_fail(FEM_ERR_INTERNAL, "an NCCL exchange without NCCL");
-    GPU_CHECK(cudaStreamWaitEvent(0, p->done[ticket % 8], 0));
+    if (ticket >= 0) GPU_CHECK(cudaStreamWaitEvent(0, p->done[ticket % 8], 0));
     return FEM_OK;
 }
 
@@ -253,7 +262,7 @@ int gpu_peer_init(Device *d) {
 }
 
 int gpu_peer_exchange_begin(Device *, int, const int *, const int64_t *, const double *, const int64_t *,
-                            double *, int64_t *) {
+                            double *, int, int64_t *) {
     return fem_fail(FEM_ERR_INTERNAL, "an NCCL exchange in a build without NCCL");
 }
 

@@ -54,3 +54,21 @@ if [ "$nvcc_found" = 1 ] && [ ! -f "$cudss_dir/lib/libcudss.so.0" ]; then
   cp "$tmp"/wheel/nvidia_cudss_cu13-*.dist-info/licenses/LICENSE.txt "$cudss_dir/" 2>/dev/null || true
   ln -sf libcudss.so.0 "$cudss_dir/lib/libcudss.so"
 fi
+
+# NVIDIA NCCL: halo exchanges between the GPUs of a run over MPI ranks (gpu/nccl.cu, loaded at run time), only
+# where the CUDA backend is built with MPI and CUDA's own folders have no nccl.h: the PyPI wheel's header and
+# library unpacked into /opt/femto/nccl/{include,lib}, where CMake looks. Without it such runs stage their
+# exchanges through the host.
+nccl_dir=/opt/femto/nccl
+if [ "$nvcc_found" = 1 ] && [ ! -f /usr/local/cuda/include/nccl.h ] && [ ! -f /usr/include/nccl.h ] &&
+   [ ! -f "$nccl_dir/include/nccl.h" ]; then
+  echo "femto: installing NVIDIA NCCL into $nccl_dir"
+  tmp_nccl=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --dest "$tmp_nccl" nvidia-nccl-cu13
+  unzip -q "$tmp_nccl"/nvidia_nccl_cu13-*.whl 'nvidia/nccl/include/*' 'nvidia/nccl/lib/libnccl.so.2' \
+    -d "$tmp_nccl/wheel"
+  mkdir -p "$nccl_dir"
+  rm -rf "$nccl_dir/include" "$nccl_dir/lib"
+  cp -r "$tmp_nccl/wheel/nvidia/nccl/include" "$tmp_nccl/wheel/nvidia/nccl/lib" "$nccl_dir/"
+  rm -rf "$tmp_nccl"
+fi
