@@ -146,7 +146,7 @@ def choose_size(problem, geo, counts_table, p, size, refine=0):
 
 # ---------------------------------------------------------------- problem files
 
-def problem_xml(problem, h, linear_attrs, with_output, folder, refine=0):
+def problem_xml(problem, h, linear_attrs, with_output, folder, refine=0, length=1):
     """Writes the problem file of one run into folder, with linear_attrs ({name: value}) on <linear>; returns
     its path. refine > 0: meshed at 2^refine times h and refined that many times (cells of size h)."""
     src = os.path.join(PROBLEMS_DIR, PROBLEMS[problem]["xml"])
@@ -154,6 +154,14 @@ def problem_xml(problem, h, linear_attrs, with_output, folder, refine=0):
     root = tree.getroot()
     mesh = root.find("mesh")
     mesh.set("file", os.path.join(PROBLEMS_DIR, mesh.get("file")))
+    if length != 1:  # the structured beam made `length` times longer (L in its .geo), the same cells
+        text = open(mesh.get("file")).read()
+        if "L = 1.0;" not in text:
+            fail(f"{mesh.get('file')} does not set L = 1.0: --weak-length cannot lengthen it")
+        geo = os.path.join(folder, os.path.basename(mesh.get("file")))
+        with open(geo, "w") as f:
+            f.write(text.replace("L = 1.0;", f"L = {length!r};", 1))
+        mesh.set("file", geo)
     if h is not None:
         mesh.set("size", repr(h * 2 ** refine))
     if refine:
@@ -252,7 +260,8 @@ def one_run(args, problem, p, h, predicted, ranks=1):
     """Runs one case; returns its table row as a dict."""
     folder = tempfile.mkdtemp(prefix=f"femto-bench-{problem}-p{p}-")
     try:
-        xml = problem_xml(problem, h, linear_attrs(args), args.with_output, folder, args.refine)
+        length = ranks if args.weak_length else 1
+        xml = problem_xml(problem, h, linear_attrs(args), args.with_output, folder, args.refine, length)
         results = os.path.join(folder, "results")
         cmd = mpi_prefix(args, ranks) + [args.femto, "run", xml, "--device", args.device, "--order", str(p),
                                          "--output-dir", results]
@@ -404,6 +413,10 @@ def options():
     ap.add_argument("--ranks", default="1", help="MPI rank counts, comma-separated (default 1: no mpiexec)")
     ap.add_argument("--weak", action="store_true",
                     help="weak scaling: each size is per rank (dof targets times R, cell sizes over R^(1/3))")
+    ap.add_argument("--weak-length", action="store_true",
+                    help="weak scaling of the structured beam (cantilever-hex) by its length: R ranks solve a beam R "
+                         "times longer with the same cells, so every rank's share is the one-rank problem exactly "
+                         "(--weak grows the cells' count in every direction, in steps the mesh allows)")
     ap.add_argument("--mpiexec", default="mpiexec", help="the MPI launcher (default mpiexec)")
     ap.add_argument("--mpiexec-flags", default="", help="extra launcher flags, e.g. '--oversubscribe'")
     ap.add_argument("--markdown", help="also write the table to this file")
@@ -415,7 +428,12 @@ def options():
     ap.add_argument("--with-output", action="store_true", help="write VTU and HDF5 as the problem file says")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and their predicted dofs only")
     ap.add_argument("--calibrate", action="store_true", help=f"remake {os.path.relpath(COUNTS_FILE, ROOT)}")
-    return ap.parse_args()
+    args = ap.parse_args()
+    if args.weak_length:
+        args.weak = True
+        if any(PROBLEMS[q]["sizing"] != "beam-hex" for q in (args.problem or list(PROBLEMS))):
+            fail("--weak-length lengthens the structured beam: give --problem cantilever-hex")
+    return args
 
 
 def parse_ranks(text):
@@ -450,8 +468,11 @@ def plan(args, counts_table):
                     if size is None:
                         runs.append((problem, p, None, None, ranks))
                         continue
-                    sz = per_rank_size(size, ranks) if args.weak else size
+                    sz = per_rank_size(size, ranks) if args.weak and not args.weak_length else size
                     h, predicted = choose_size(problem, problem_geo(problem), counts_table, p, sz, args.refine)
+                    if args.weak_length:  # `ranks` beams end to end: (p nx + 1) nodes along becomes (p nx R + 1)
+                        nx, ny = beam_hex_cells(h)
+                        predicted = PROBLEMS[problem]["ncomp"] * (p * nx * ranks + 1) * (p * ny + 1) ** 2
                     runs.append((problem, p, h, predicted, ranks))
     return runs
 

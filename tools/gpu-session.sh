@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -200,6 +200,17 @@ for step in $steps; do
         set -- $v
         echo "== abnccl $i, $1 rank(s), FEMTO_NCCL=$2"
         FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak \
+          --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
+          --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+      done
+    done ;;
+  weaklen) # issue 15: weak scaling with every GPU's share exactly the one-GPU problem (solver-bench --weak-length: the
+    # beam R times longer, the same cells), 1 rank against 2 ranks with NCCL (FEMTO_NCCL=1) and staged, AB_RUNS rounds
+    for i in $(seq 1 "${AB_RUNS:-2}"); do
+      for v in "1 0" "2 1" "2 0"; do
+        set -- $v
+        echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2"
+        FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak-length \
           --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
           --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
       done
