@@ -3,10 +3,10 @@
  *
  * The staged path synchronises the GPU before every exchange and waits on the host for the messages: about
  * 70-100 us each, and a multigrid CG iteration makes about fifty (docs/PERFORMANCE.md). Here an exchange is
- * queued work: the GPU's gather, NCCL's sends and receives on a stream of their own (after an event that
- * orders them behind the gather), and the scatter behind an event recorded after them; the host returns at
- * once and queues what follows. Between begin and end the default stream runs the operator's interior
- * elements beside the messages.
+ * queued work: the GPU's gather, NCCL's sends and receives, and the scatter, in that order; the host returns
+ * at once and queues what follows. Where the operator's interior elements run between begin and end, the
+ * messages go on a stream of their own, after an event that orders them behind the gather, and the scatter
+ * waits for an event recorded after them; an exchange ended at once stays on the default stream.
  *
  * NCCL is loaded at run time, as cuDSS is (gpu/cudss_load.cu): femto is not linked against it. The build's
  * library file is tried first, then the soname through the loader's search path (a Python wheel's
@@ -110,6 +110,20 @@ static int locally_able(struct GpuPeer *p) {
     return 1;
 }
 
+/* What peer_connect made (on any rank's failure, or at the end). */
+static void release(struct GpuPeer *p) {
+    if (p->stream) cudaStreamSynchronize(p->stream);
+    if (p->comm) api.ncclCommDestroy((ncclComm_t)p->comm);
+    if (p->stream) cudaStreamDestroy(p->stream);
+    if (p->ready) cudaEventDestroy(p->ready);
+    for (int i = 0; i < 8; i++)
+        if (p->done[i]) cudaEventDestroy(p->done[i]);
+    p->comm = NULL;
+    p->stream = NULL;
+    p->ready = NULL;
+    memset(p->done, 0, sizeof p->done);
+}
+
 /* The communicator over all ranks, its stream and events; every rank calls it once every rank is able. */
 static int peer_connect(GpuState *g, struct GpuPeer *p) {
     struct {
@@ -184,6 +198,7 @@ int gpu_peer_init(Device *d) {
     double failed = status ? 1.0 : 0.0;
     FEM_TRY(comm_sum(&failed, 1));
     if (failed > 0) {
+        release(p);
         /* the staged path serves: the failure is told in the run's verbose setup, not as an error */
         if (status)
             snprintf(p->why, sizeof p->why, "NCCL did not start: %.160s", fem_last_error());
@@ -237,13 +252,7 @@ int gpu_peer_exchange_end(Device *d, int64_t ticket) {
 void gpu_peer_destroy(GpuState *g) {
     struct GpuPeer *p = g->peer;
     if (!p) return;
-    if (p->state == 1) {
-        cudaStreamSynchronize(p->stream);
-        api.ncclCommDestroy((ncclComm_t)p->comm);
-        cudaStreamDestroy(p->stream);
-        cudaEventDestroy(p->ready);
-        for (int i = 0; i < 8; i++) cudaEventDestroy(p->done[i]);
-    }
+    release(p);
     free(p);
     g->peer = NULL;
 }
