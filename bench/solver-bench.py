@@ -158,7 +158,11 @@ def problem_xml(problem, h, linear_attrs, with_output, folder, refine=0, length=
         text = open(mesh.get("file")).read()
         if "L = 1.0;" not in text:
             fail(f"{mesh.get('file')} does not set L = 1.0: --weak-length cannot lengthen it")
-        geo = os.path.join(folder, os.path.basename(mesh.get("file")))
+        # kept between runs (not in the run's folder), so that femto's mesh cache beside it serves the next run
+        keep = os.path.join(tempfile.gettempdir(), "femto-bench-geo")
+        os.makedirs(keep, exist_ok=True)
+        stem, ext = os.path.splitext(os.path.basename(mesh.get("file")))
+        geo = os.path.join(keep, f"{stem}-L{length}{ext}")
         with open(geo, "w") as f:
             f.write(text.replace("L = 1.0;", f"L = {length!r};", 1))
         mesh.set("file", geo)
