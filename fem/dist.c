@@ -29,11 +29,10 @@ static int copy_block(const MeshBlock *gb, const char *keep, int64_t count, Mesh
 }
 
 /* keep[c] for the cells (facet 0) or facets (1) of global block b that are this rank's; returns their count.
- * With `shared` (cells only), keep[c] is 2 for a cell with a mesh node that a cell of another rank touches;
- * with `late` too, the second half of the other (interior) cells are 3. */
-static int64_t select_elements(const Mesh *gm, const int32_t *part, const char *shared, int late, int rank,
-                               int facet, int b, char *keep) {
-    int64_t n = 0, inner = 0;
+ * With `shared` (cells only), keep[c] is 2 for a cell with a mesh node that a cell of another rank touches. */
+static int64_t select_elements(const Mesh *gm, const int32_t *part, const char *shared, int rank, int facet,
+                               int b, char *keep) {
+    int64_t n = 0;
     const MeshBlock *mb = facet ? &gm->facets[b] : &gm->cells[b];
     for (int64_t c = 0; c < mb->count; c++) {
         int64_t cell = facet ? partition_cell_offset(gm, gm->topo.facet_cell[b][c].block) +
@@ -43,20 +42,15 @@ static int64_t select_elements(const Mesh *gm, const int32_t *part, const char *
         n += keep[c];
         for (int i = 0; keep[c] && shared && i < mb->nnodes; i++)
             if (shared[mb->nodes[c * mb->nnodes + i]]) keep[c] = 2;
-        inner += keep[c] == 1;
     }
-    for (int64_t c = 0, k = 0; late && c < mb->count; c++)
-        if (keep[c] == 1 && k++ >= inner / 2) keep[c] = 3;
     return n;
 }
 
 /* shared[n] = 1 for the global mesh nodes that cells of more than one part touch; NULL when the cells are not
- * to be split (FEMTO_OVERLAP=0, or no room for twice the blocks). *late: room for three times the blocks
- * (the interior cells in two halves: see Dist.cell_boundary). */
-static int shared_nodes(const Mesh *gm, const int32_t *part, char **shared, int *late) {
+ * to be split (FEMTO_OVERLAP=0, or no room for twice the blocks). */
+static int shared_nodes(const Mesh *gm, const int32_t *part, char **shared) {
     *shared = NULL;
-    const char *env = getenv("FEMTO_OVERLAP"); /* 1: the forward exchange's overlap alone */
-    *late = 3 * gm->ncell_blocks <= MESH_MAX_BLOCKS && !(env && strcmp(env, "1") == 0);
+    const char *env = getenv("FEMTO_OVERLAP");
     if ((env && strcmp(env, "0") == 0) || 2 * gm->ncell_blocks > MESH_MAX_BLOCKS) return FEM_OK;
     int32_t *first = malloc(sizeof(int32_t) * (size_t)(gm->nnodes + 1));
     *shared = calloc((size_t)gm->nnodes + 1, 1);
@@ -73,10 +67,8 @@ static int shared_nodes(const Mesh *gm, const int32_t *part, char **shared, int 
         for (int64_t k = 0; k < mb->count * mb->nnodes; k++) {
             fem_idx n = mb->nodes[k];
             int32_t p = part[off + k / mb->nnodes];
-            if (first[n] < 0)
-                first[n] = p;
-            else if (first[n] != p)
-                (*shared)[n] = 1;
+            if (first[n] < 0) first[n] = p;
+            else if (first[n] != p) (*shared)[n] = 1;
         }
     }
     free(first);
@@ -105,20 +97,17 @@ static int add_block(Dist *d, const MeshBlock *gb, int b, int facet, char *keep,
 }
 
 /* The rank's elements of every global block; with `shared`, each cell block's interior cells (no shared node)
- * and boundary cells as two local blocks, interior first, and with `late` the interior's second half as a
- * third (Dist.cell_boundary 0, 1, 2). */
-static int copy_blocks(Dist *d, const Mesh *gm, const int32_t *part, const char *shared, int late,
-                       int facet) {
+ * and boundary cells as two local blocks, interior first. */
+static int copy_blocks(Dist *d, const Mesh *gm, const int32_t *part, const char *shared, int facet) {
     int nglobal = facet ? gm->nfacet_blocks : gm->ncell_blocks;
     for (int b = 0; b < nglobal; b++) {
         const MeshBlock *gb = facet ? &gm->facets[b] : &gm->cells[b];
         char *keep = malloc((size_t)gb->count + 1);
         if (!keep) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's cells");
-        select_elements(gm, part, facet ? NULL : shared, late, d->rank, facet, b, keep);
+        select_elements(gm, part, facet ? NULL : shared, d->rank, facet, b, keep);
         int status = facet || !shared ? add_block(d, gb, b, facet, keep, 0, 1)
                                       : add_block(d, gb, b, facet, keep, 1, 0);
         if (!status && !facet && shared) status = add_block(d, gb, b, facet, keep, 2, 1);
-        if (!status && !facet && shared && late) status = add_block(d, gb, b, facet, keep, 3, 2);
         free(keep);
         FEM_TRY(status);
     }
@@ -175,15 +164,14 @@ static int local_mesh(Dist *d, const Mesh *gm, const int32_t *part) {
     memcpy(m->path, gm->path, sizeof m->path);
     m->dim = gm->dim;
     char *shared = NULL;
-    int late = 0;
-    FEM_TRY(shared_nodes(gm, part, &shared, &late));
-    int status = copy_blocks(d, gm, part, shared, late, 0);
+    FEM_TRY(shared_nodes(gm, part, &shared));
+    int status = copy_blocks(d, gm, part, shared, 0);
     free(shared);
     FEM_TRY(status);
     if (m->ncell_blocks == 0)
         return fem_fail(FEM_ERR_INPUT, "mesh %s: MPI rank %d of %d received no cell; run on fewer ranks",
                         gm->path, d->rank, d->nranks);
-    FEM_TRY(copy_blocks(d, gm, part, NULL, 0, 1));
+    FEM_TRY(copy_blocks(d, gm, part, NULL, 1));
     FEM_TRY(local_nodes_and_groups(d, gm));
     return mesh_finish(m);
 }

@@ -16,10 +16,9 @@
  * number, so what rank o sends rank r (r's ghosts owned by o, sorted by global number) arrives as one
  * contiguous range of r's ghosts. Facet elements (boundary conditions) belong to the rank of the cell they
  * bound, so each is integrated once. Blocks with no cell on this rank are left out of the local mesh;
- * cell_block and facet_block say which global block each local block is. A global cell block becomes up to
- * three local ones, half its interior cells (no mesh node shared with another rank), its boundary cells and
- * the other half of the interior (cell_boundary), so that the operator can compute the interior while the
- * halo travels (fem/operator.h). */
+ * cell_block and facet_block say which global block each local block is. A global cell block becomes two
+ * local ones, its interior cells (no mesh node shared with another rank) and then its boundary cells
+ * (cell_boundary), so that the operator can compute the first while the halo travels (fem/operator.h). */
 #ifndef FEMTO_DIST_H
 #define FEMTO_DIST_H
 
@@ -34,13 +33,10 @@ typedef struct {
     int64_t nglobal_nodes;
     int64_t *node_global; /* [space.nnodes] the global space's number of each local node */
     int cell_block[MESH_MAX_BLOCKS], facet_block[MESH_MAX_BLOCKS]; /* the global block of a local block */
-    /* 1 for a local cell block whose cells may touch a node shared with another rank; 0 and 2 for one whose
-     * cells touch none (their operator needs no ghost and sends nothing, so it runs while a halo exchange
-     * travels): each global block's cells become an interior (0), a boundary (1) and a second interior (2)
-     * local block, the interior cells halved between 0 and 2 so that the operator runs the first beside the
-     * forward exchange of its input and the second beside the reverse-add of its output; no 2 when the mesh
-     * has more than MESH_MAX_BLOCKS / 3 cell blocks or FEMTO_OVERLAP=1, no split at all when it has more than
-     * MESH_MAX_BLOCKS / 2 or FEMTO_OVERLAP=0 */
+    /* 1 for a local cell block whose cells may touch a node shared with another rank; 0 for one whose cells
+     * touch none (their operator needs no ghost and sends nothing, so it runs while the halo travels: each
+     * global block's cells become an interior and a boundary local block, unless FEMTO_OVERLAP=0 or the mesh
+     * has more than MESH_MAX_BLOCKS / 2 cell blocks) */
     unsigned char cell_boundary[MESH_MAX_BLOCKS];
     int64_t *cell_global[MESH_MAX_BLOCKS];  /* [count] the cell's index in its global block */
     int64_t *facet_global[MESH_MAX_BLOCKS]; /* [count] the facet's index in its global block */

@@ -314,7 +314,7 @@ void op_set_halo(Operator *op, Halo *halo) {
     const Dist *d = halo ? halo->dist : NULL;
     if (!d || op->space != &d->space) return;
     for (int b = 0; b < op->ncells; b++) {
-        op->interior[b] = d->cell_boundary[b] == 0 ? 1 : d->cell_boundary[b] == 2 ? 2 : 0;
+        op->interior[b] = !d->cell_boundary[b];
         op->overlap |= op->interior[b] && op->cells[b].nelem > 0;
     }
 }
@@ -394,13 +394,11 @@ static int set_aside(Operator *op, int64_t first, int64_t n, Vec *v) {
     return d->ops.scatter(d, n, op->dir + first, NULL, v->data);
 }
 
-/* The element entry `run` (the residual or the Jacobian's action) from `in` into `out`, with the halo's
- * exchanges travelling beside the interior blocks: the forward exchange of in beside the first interior
- * phase, then the boundary blocks, then the reverse-add of out beside the second interior phase (a Dist that
- * split the interior in two: Dist.cell_boundary). With `aside` (the Jacobian: its constrained columns drop
- * out), in's constrained entries are set aside into dir_tmp and zeroed in place: the owned ones once the
- * exchange has read them (in the device's order), the ghosts once they have arrived; the caller puts them
- * back. */
+/* The element entry `run` (the residual or the Jacobian's action) on `in` with the halo's forward exchange of
+ * `in` travelling meanwhile: the interior blocks, the end of the exchange, the boundary blocks. With `aside`
+ * (the Jacobian: its constrained columns drop out), in's constrained entries are set aside into dir_tmp and
+ * zeroed in place: the owned ones once the exchange has read them (in the device's order), the ghosts once
+ * they have arrived; the caller puts them back. */
 static int overlapped(Operator *op, int (*run)(Operator *, const Vec *, Vec *), Vec *in, Vec *out,
                       int aside) {
     FEM_TRY(halo_forward_begin(op->halo, in));
@@ -415,24 +413,18 @@ static int overlapped(Operator *op, int (*run)(Operator *, const Vec *, Vec *), 
     op->phase = OP_PHASE_BOUNDARY;
     status = run(op, in, out);
     op->phase = OP_PHASE_ALL;
-    FEM_TRY(status);
-    /* the boundary blocks wrote every ghost row: their sums travel while the second interior half runs
-     * (it writes only rows no other rank holds) */
-    FEM_TRY(halo_reverse_begin(op->halo, out));
-    op->phase = OP_PHASE_LATE;
-    status = run(op, in, out);
-    op->phase = OP_PHASE_ALL;
-    ended = halo_reverse_end(op->halo, out);
-    FEM_TRY(status);
-    return ended;
+    return status;
 }
 
 int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     op->evaluations++;
     /* u's ghosts are copies of their owners' entries: refreshing them leaves u the same vector */
-    if (op->halo && op->overlap) return overlapped(op, op->ops.residual, (Vec *)u, r, 0);
-    if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
-    FEM_TRY(op->ops.residual(op, u, r));
+    if (op->halo && op->overlap)
+        FEM_TRY(overlapped(op, op->ops.residual, (Vec *)u, r, 0));
+    else {
+        if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)u));
+        FEM_TRY(op->ops.residual(op, u, r));
+    }
     return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
 }
 
@@ -446,6 +438,7 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
         int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
         FEM_TRY(status);
         FEM_TRY(back);
+        FEM_TRY(halo_reverse_add(op->halo, Jv));
     } else {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
         /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element

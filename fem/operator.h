@@ -102,11 +102,9 @@ struct Operator {
     int32_t *dir_host;  /* the same on the host (owned first, each part as given) */
     double *dir_tmp, *ones;
     struct Halo *halo; /* the space's halo over MPI ranks (NULL: one process) */
-    /* Over MPI ranks, the cell blocks that touch no shared node (Dist.cell_boundary 0 and 2: interior 1 and
-     * 2): the element entries then run in three phases, OP_PHASE_INTERIOR (interior 1) while the forward
-     * exchange of the input travels, OP_PHASE_BOUNDARY (the other cell blocks and every facet block) after
-     * it, and OP_PHASE_LATE (interior 2) while the reverse-add of the output travels; OP_PHASE_ALL otherwise
-     * (op_block_runs). */
+    /* Over MPI ranks, the cell blocks that touch no shared node (Dist.cell_boundary 0): the element entries
+     * then run in two phases, OP_PHASE_INTERIOR while the halo's exchange travels and OP_PHASE_BOUNDARY (the
+     * other cell blocks and every facet block) after it; OP_PHASE_ALL otherwise (op_block_runs). */
     unsigned char interior[MESH_MAX_BLOCKS];
     int overlap; /* some block is interior: op_jacobian and op_residual overlap the exchange */
     int phase;
@@ -171,19 +169,17 @@ static inline const QFunction *op_qfunction(const Operator *op, int facet, int r
     return facet ? (residual ? &op->phys.facet_residual : &op->phys.facet_jacobian)
                  : (residual ? &op->phys.cell_residual : &op->phys.cell_jacobian);
 }
-enum { OP_PHASE_ALL = 0, OP_PHASE_INTERIOR = 1, OP_PHASE_BOUNDARY = 2, OP_PHASE_LATE = 3 };
+enum { OP_PHASE_ALL = 0, OP_PHASE_INTERIOR = 1, OP_PHASE_BOUNDARY = 2 };
 /* Whether cell block b (facet 0) or facet block b (1) runs in the operator's current phase; every
- * implementation's residual and Jacobian action skip the others (and the residual zeroes its output only in
- * the first phase, to whose sums the later ones add). */
+ * implementation's residual and Jacobian action skip the others (and the residual zeroes its output only
+ * outside the boundary phase, which adds to the interior phase's sums). */
 static inline int op_block_runs(const Operator *op, int facet, int b) {
     if (op->phase == OP_PHASE_ALL) return 1;
-    int interior = facet ? 0 : op->interior[b];
-    return op->phase == OP_PHASE_INTERIOR ? interior == 1
-           : op->phase == OP_PHASE_LATE   ? interior == 2
-                                          : !interior;
+    int interior = !facet && op->interior[b];
+    return op->phase == OP_PHASE_INTERIOR ? interior : !interior;
 }
 static inline int op_zeroes_output(const Operator *op) {
-    return op->phase == OP_PHASE_ALL || op->phase == OP_PHASE_INTERIOR;
+    return op->phase != OP_PHASE_BOUNDARY;
 }
 /* Whether a block's Jacobian action adds nothing (its q-function is marked zero: a dead load on facets). */
 static inline int op_block_skipped(const Operator *op, int facet, int residual) {

@@ -140,38 +140,30 @@ static void check_cuda_detection(const Dist *d, Device *cpu) {
     halo_destroy(&h);
 }
 
-/* The interior and boundary cell blocks (dist.h, cell_boundary): no interior cell (either half) touches a
- * node that another rank holds (a ghost, or an owned node in a send list), every boundary cell does, the two
- * interior halves differ by at most one cell in each global block, and on meshes of 10 cells a rank or more
- * some rank has interior cells, so that the operator's overlap (op_set_halo) is exercised. */
+/* The interior and boundary cell blocks (dist.h, cell_boundary): no interior cell touches a node that another
+ * rank holds (a ghost, or an owned node in a send list), every boundary cell does, and on meshes of 10 cells a
+ * rank or more some rank has interior cells, so that the operator's overlap (op_set_halo) is exercised. */
 static void check_interior(const Dist *d, const int *valence) {
-    int64_t ncell[2] = {0, 0}, wrong = 0, halves[MESH_MAX_BLOCKS][2] = {{0}};
+    int64_t ncell[2] = {0, 0}, wrong = 0;
     for (int b = 0; b < d->space.ncell_blocks; b++) {
         const SpaceBlock *sb = &d->space.cells[b];
-        int boundary = d->cell_boundary[b] == 1;
+        int boundary = d->cell_boundary[b];
         ncell[boundary] += sb->count;
-        if (!boundary) halves[d->cell_block[b]][d->cell_boundary[b] == 2] += sb->count;
         for (int64_t c = 0; c < sb->count; c++) {
             int touches = 0;
-            for (int i = 0; i < sb->ndof; i++)
-                touches |= valence[d->node_global[sb->dofs[c * sb->ndof + i]]] > 1;
+            for (int i = 0; i < sb->ndof; i++) touches |= valence[d->node_global[sb->dofs[c * sb->ndof + i]]] > 1;
             wrong += touches != boundary;
         }
     }
     CHECK(wrong == 0, "rank %d: %lld cells in a block of the wrong kind (interior: touches no shared node)",
           d->rank, (long long)wrong);
-    for (int g = 0; g < MESH_MAX_BLOCKS; g++)
-        CHECK(halves[g][1] == halves[g][0] || halves[g][1] == halves[g][0] + 1,
-              "rank %d: global block %d's interior split %lld + %lld", d->rank, g, (long long)halves[g][0],
-              (long long)halves[g][1]);
     double sums[3] = {(double)ncell[0], (double)ncell[1], 1.0};
     CHECK_OK(comm_sum(sums, 3));
     CHECK(ncell[1] > 0, "rank %d: no boundary cell", d->rank);
     /* (meshes of 10 cells or more a rank; the 12-hexahedron cube over 3 ranks has none inside) */
     CHECK(sums[0] > 0 || sums[0] + sums[1] < 10 * sums[2], "no rank has an interior cell (%.0f cells)",
           sums[0] + sums[1]);
-    printf("rank %d: %lld interior, %lld boundary cells\n", d->rank, (long long)ncell[0],
-           (long long)ncell[1]);
+    printf("rank %d: %lld interior, %lld boundary cells\n", d->rank, (long long)ncell[0], (long long)ncell[1]);
 }
 
 /* A failure on the last rank alone reaches every rank: the same code and the failing rank's sentence. */
