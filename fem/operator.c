@@ -432,29 +432,26 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
     FEM_TRY(vec_zero(Jv));
-    if (op->halo && op->overlap) {
-        /* v's constrained entries set aside and zeroed in place (overlapped), then put back */
-        int status = overlapped(op, op->ops.apply_add, (Vec *)v, Jv, op->ndir > 0);
-        int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
-        FEM_TRY(status);
-        FEM_TRY(back);
-        FEM_TRY(halo_reverse_add(op->halo, Jv));
-    } else {
+    /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element loop
+     * and put back (two small scatters where a copy of v moved the whole vector twice); over ranks with the
+     * overlap, the owned ones once the exchange has read them and the ghosts once they have arrived */
+    int status;
+    if (op->halo && op->overlap)
+        status = overlapped(op, op->ops.apply_add, (Vec *)v, Jv, op->ndir > 0);
+    else {
         if (op->halo) FEM_TRY(halo_forward(op->halo, (Vec *)v));
-        /* the constrained columns drop out: v's constrained entries are set aside, zeroed for the element
-         * loop and put back (two small scatters where a copy of v moved the whole vector twice) */
         FEM_TRY(set_aside(op, 0, op->ndir, (Vec *)v));
-        int status = op->ops.apply_add(op, v, Jv);
-        if (op->ndir && !op->halo && d->ops.put2) { /* v's entries back and Jv's identity rows in one pass */
-            int back = d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
-            FEM_TRY(status);
-            return back;
-        }
-        int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
-        FEM_TRY(status);
-        FEM_TRY(back);
-        if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
+        status = op->ops.apply_add(op, v, Jv);
     }
+    if (op->ndir && !op->halo && d->ops.put2) { /* v's entries back and Jv's identity rows in one pass */
+        int back = d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
+        FEM_TRY(status);
+        return back;
+    }
+    int back = op->ndir ? d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data) : FEM_OK;
+    FEM_TRY(status);
+    FEM_TRY(back);
+    if (op->halo) FEM_TRY(halo_reverse_add(op->halo, Jv));
     /* identity rows, after the sums: a ghost's partial sum in such a row is dropped */
     if (op->ndir) FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
     return FEM_OK;
