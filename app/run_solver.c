@@ -47,6 +47,7 @@ NewtonSettings run_newton_settings(Run *r, int symmetric, int linear) {
                                    .coarse = (int)s->coarse,
                                    .coarse_cycles = s->coarse_cycles,
                                    .coarse_precision = (int)s->coarse_precision,
+                                   .coarse_inverse = (int)s->coarse_inverse,
                                    .cache_dir = r->order_cache[0] ? r->order_cache : NULL},
                             .ksp = {.type = ksp,
                                     .rtol = s->linear_rtol,

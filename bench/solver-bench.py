@@ -257,6 +257,8 @@ def linear_attrs(args):
         attrs["preconditioner"] = args.preconditioner
     if args.coarse_solver:
         attrs["coarse-solver"] = args.coarse_solver
+    if args.coarse_inverse:
+        attrs["coarse-inverse"] = args.coarse_inverse
     return attrs
 
 
@@ -411,6 +413,8 @@ def options():
                     help="<linear preconditioner=...> (default: femto's)")
     ap.add_argument("--coarse-solver", choices=["auto", "boomeramg", "cudss", "cholmod"],
                     help="<linear coarse-solver=...> (default: femto's)")
+    ap.add_argument("--coarse-inverse", choices=["auto", "yes", "no"],
+                    help="<linear coarse-inverse=...>: cuDSS's factor as its explicit inverse (default: femto's)")
     ap.add_argument("--refine", type=int, default=0,
                     help="mesh at 2^N times the cell size and refine N times (<mesh refine>): about the same cells "
                          "(the hexahedral beam's exactly), and multigrid goes on to the meshes before refinement")

@@ -206,8 +206,9 @@ int comm_allgather_int64(int64_t mine, int64_t *all) {
 /* A tag of its own, so that these messages can never be taken for a halo exchange's (tag 0). */
 enum { COMM_TAG_ROOT = 7, COMM_PIECE = 1 << 30 };
 
-/* Root's side of a gather (to_root) or scatter: every other rank's part of all (off) received or sent in pieces
- * of at most COMM_PIECE bytes, and its own part copied from or to mine; another rank sends or receives mine. */
+/* Root's side of a gather (to_root) or scatter: every other rank's part of all (off) received or sent in
+ * pieces of at most COMM_PIECE bytes, and its own part copied from or to mine; another rank sends or receives
+ * mine. */
 static int root_transfer(int to_root, char *mine, int64_t bytes, char *all, const int64_t *off, int root) {
     int size = comm_size(), rank = comm_rank(), nreq = 0, rc = MPI_SUCCESS;
     int64_t pieces = 1;
@@ -216,7 +217,8 @@ static int root_transfer(int to_root, char *mine, int64_t bytes, char *all, cons
         if (r != root || rank != root) pieces += (n + COMM_PIECE - 1) / COMM_PIECE;
     }
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)pieces);
-    if (!req) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for %lld MPI requests", (long long)pieces);
+    if (!req)
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for %lld MPI requests", (long long)pieces);
     for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
         if (r == root || (rank != root && r != rank)) continue;
         char *buf = rank == root ? all + off[r] : mine;
@@ -224,8 +226,10 @@ static int root_transfer(int to_root, char *mine, int64_t bytes, char *all, cons
         int peer = rank == root ? r : root, receive = (rank == root) == to_root;
         for (int64_t done = 0; done < n && rc == MPI_SUCCESS; done += COMM_PIECE) {
             int piece = (int)(n - done < COMM_PIECE ? n - done : COMM_PIECE);
-            rc = receive ? MPI_Irecv(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD, &req[nreq++])
-                         : MPI_Isend(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD, &req[nreq++]);
+            rc = receive ? MPI_Irecv(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD,
+                                     &req[nreq++])
+                         : MPI_Isend(buf + done, piece, MPI_BYTE, peer, COMM_TAG_ROOT, MPI_COMM_WORLD,
+                                     &req[nreq++]);
         }
     }
     if (rank == root && to_root) memcpy(all + off[root], mine, (size_t)bytes);
@@ -233,16 +237,16 @@ static int root_transfer(int to_root, char *mine, int64_t bytes, char *all, cons
     if (rc == MPI_SUCCESS) rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     free(req);
     if (rc != MPI_SUCCESS)
-        return fem_fail(FEM_ERR_INTERNAL, "%s MPI rank %d failed", to_root ? "gathering to" : "scattering from",
-                        root);
+        return fem_fail(FEM_ERR_INTERNAL, "%s MPI rank %d failed",
+                        to_root ? "gathering to" : "scattering from", root);
     return FEM_OK;
 }
 
 /* The checks both directions share: root's own part is as long as the offsets say. */
 static int root_part_matches(int64_t bytes, const int64_t *off, int root) {
     if (comm_rank() == root && off[root + 1] - off[root] != bytes)
-        return fem_fail(FEM_ERR_INTERNAL, "the offsets of a transfer to or from MPI rank %d do not match its part",
-                        root);
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "the offsets of a transfer to or from MPI rank %d do not match its part", root);
     return FEM_OK;
 }
 
@@ -250,6 +254,22 @@ int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t
     if (comm_size() == 1) return memcpy(recv, send, (size_t)bytes), FEM_OK;
     FEM_TRY(root_part_matches(bytes, off, root));
     return root_transfer(1, (char *)send, bytes, recv, off, root);
+}
+
+int comm_allgather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off) {
+    int n = comm_size(), rank = comm_rank();
+    if (n == 1) return memcpy(recv, send, (size_t)bytes), FEM_OK;
+    if (off[n] > INT32_MAX || off[rank + 1] - off[rank] != bytes)
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "an all-gather of %lld bytes over %d MPI ranks does not fit its offsets",
+                        (long long)off[n], n);
+    int *counts = malloc(sizeof(int) * 2 * (size_t)n);
+    if (!counts) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an all-gather's counts");
+    for (int r = 0; r < n; r++) counts[r] = (int)(off[r + 1] - off[r]), counts[n + r] = (int)off[r];
+    int rc = MPI_Allgatherv(send, (int)bytes, MPI_BYTE, recv, counts, counts + n, MPI_BYTE, MPI_COMM_WORLD);
+    free(counts);
+    if (rc != MPI_SUCCESS) return fem_fail(FEM_ERR_INTERNAL, "an all-gather over %d MPI ranks failed", n);
+    return FEM_OK;
 }
 
 int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root) {
@@ -316,6 +336,11 @@ int comm_allgather_int64(int64_t mine, int64_t *all) {
 }
 int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root) {
     (void)off, (void)root;
+    memcpy(recv, send, (size_t)bytes);
+    return FEM_OK;
+}
+int comm_allgather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off) {
+    (void)off;
     memcpy(recv, send, (size_t)bytes);
     return FEM_OK;
 }

@@ -32,8 +32,8 @@ int comm_size(void);
 int comm_launch_rank(void);
 int comm_launch_size(void);
 /* This process's rank among the ranks of its machine (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, MPICH's
- * MPI_LOCALRANKID, Slurm's SLURM_LOCALID; 0 when not launched by one): one GPU per rank is GPU (local rank mod
- * the GPUs the machine has). */
+ * MPI_LOCALRANKID, Slurm's SLURM_LOCALID; 0 when not launched by one): one GPU per rank is GPU (local rank
+ * mod the GPUs the machine has). */
 int comm_local_rank(void);
 
 /* 0 in a process forked from the one that initialised MPI (its inherited exit handlers must not finalise MPI
@@ -69,10 +69,14 @@ int comm_exchange_end(CommExchange *x);
 /* Every rank's value of `mine`, in all[0 .. comm_size()) on every rank (all[0] = mine on one process). */
 int comm_allgather_int64(int64_t mine, int64_t *all);
 
-/* Gathers to root: rank r's `bytes` bytes of send land at recv + off[r] on root, where off has comm_size() + 1
- * entries (byte offsets; rank r's count is off[r + 1] - off[r], which must equal its bytes). recv and off are
- * read on root only. Any size (sent in pieces of at most 1 GiB). A copy on one process. */
+/* Gathers to root: rank r's `bytes` bytes of send land at recv + off[r] on root, where off has comm_size() +
+ * 1 entries (byte offsets; rank r's count is off[r + 1] - off[r], which must equal its bytes). recv and off
+ * are read on root only. Any size (sent in pieces of at most 1 GiB). A copy on one process. */
 int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root);
+
+/* Every rank's `bytes` bytes of send land at recv + off[r] on every rank (off as for comm_gather_bytes, on
+ * every rank). At most 2 GiB in all. A copy on one process. */
+int comm_allgather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off);
 
 /* The reverse: root's send + off[r] .. off[r + 1] goes to rank r's recv (bytes bytes). */
 int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root);

@@ -4,8 +4,9 @@
  * view: half the memory) and computes a Cholesky factorisation once, at setup; an application is the forward
  * and backward solve, reading b and writing x in GPU memory on the default stream, where femto's kernels run.
  * The factor is in double precision, or in single precision (CoarseOptions.precision: asked for, or where the
- * double-precision one would not fit), where the values, the factor and a solve's two vectors are float and two
- * small kernels convert b and x. Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence. */
+ * double-precision one would not fit), where the values, the factor and a solve's two vectors are float and
+ * two small kernels convert b and x. Every cuDSS status is checked and becomes one FEM_ERR_DEVICE sentence.
+ */
 #include "fem/solvers/order_cache.h"
 #include "gpu/internal.cuh"
 
@@ -21,20 +22,28 @@
 
 typedef struct {
     Device *dev;
-    int64_t n, nnz;         /* rows, nonzeros of the upper triangle */
-    int *rowptr, *cols;     /* device: the upper triangle in CSR, 32-bit indices */
-    void *vals, *scratch;   /* device: its values; b and x (double, or float for a single-precision factor) */
-    int single;             /* the factor in single precision (CoarsePrecision): half the bytes */
-    double gpu_memory;      /* CoarseOptions.gpu_memory */
-    double need, avail;     /* a factorisation refused for its memory: bytes it needed, bytes there were */
-    double peak;            /* cuDSS's estimate of the factorisation's peak GPU memory */
+    int64_t n, nnz;       /* rows, nonzeros of the upper triangle */
+    int *rowptr, *cols;   /* device: the upper triangle in CSR, 32-bit indices */
+    void *vals, *scratch; /* device: its values; b and x (double, or float for a single-precision factor) */
+    int single;           /* the factor in single precision (CoarsePrecision): half the bytes */
+    double gpu_memory;    /* CoarseOptions.gpu_memory */
+    double need, avail;   /* a factorisation refused for its memory: bytes it needed, bytes there were */
+    double peak;          /* cuDSS's estimate of the factorisation's peak GPU memory */
     cudssHandle_t handle;
     cudssConfig_t config;
     cudssData_t data;
     cudssMatrix_t A, b, x;
     int host_threads; /* host threads of cuDSS's reordering (1 without its threading layer) */
-    const char *cache_dir; /* where the reordering is cached (fem/solvers/order_cache.h), or NULL; setup only */
-    uint64_t key;          /* the pattern's key there */
+    const char
+        *cache_dir; /* where the reordering is cached (fem/solvers/order_cache.h), or NULL; setup only */
+    uint64_t key;   /* the pattern's key there */
+    /* The explicit inverse (CoarseOptions.inverse): columns inv_first .. inv_first + inv_count - 1 of A^-1,
+     * inv_ld entries apart, in the factor's precision; NULL: the triangular solves. A^-1 is symmetric, so
+     * column j is row j, and an application is x = inv^T b. */
+    void *inv;
+    int64_t inv_first, inv_count, inv_ld;
+    double inv_seconds; /* its computation at the last factorisation */
+    char inv_why[300];  /* one process: why the inverse that was wanted is not there */
 } Dss;
 
 static const char *status_name(cudssStatus_t s) {
@@ -91,13 +100,15 @@ static int upper_triangle(const CsrMatrix *A, int **rp, int **ci, double **v, in
     }
     char tag[64];
     const char *alg = getenv("FEMTO_CUDSS_REORDERING");
-    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION, alg && alg[0] ? alg : "default");
+    snprintf(tag, sizeof tag, "cuDSS %d SPD upper, reordering %s", CUDSS_VERSION,
+             alg && alg[0] ? alg : "default");
     *key = order_cache_key(A->nrows, *nnz, tag, *rp, sizeof(int) * (size_t)(A->nrows + 1), *ci,
                            sizeof(int) * (size_t)*nnz);
     return FEM_OK;
 }
 
-/* The values v of the upper triangle to the device, as the factor's precision wants them; alloc: first time. */
+/* The values v of the upper triangle to the device, as the factor's precision wants them; alloc: first time.
+ */
 static int upload_values(Dss *s, const double *v, int alloc) {
     size_t size = s->single ? sizeof(float) : sizeof(double);
     float *f = NULL;
@@ -118,7 +129,8 @@ static int upload_upper(Dss *s, const CsrMatrix *A) {
     int *rp = NULL, *ci = NULL;
     double *v = NULL;
     int status = upper_triangle(A, &rp, &ci, &v, &s->nnz, &s->key);
-    if (!status) status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
+    if (!status)
+        status = device_alloc_copy(s->dev, (void **)&s->rowptr, rp, sizeof(int) * (size_t)(A->nrows + 1));
     if (!status) status = device_alloc_copy(s->dev, (void **)&s->cols, ci, sizeof(int) * (size_t)s->nnz);
     if (!status) status = upload_values(s, v, 1);
     free(rp), free(ci), free(v);
@@ -161,17 +173,17 @@ static int create_objects(Dss *s) {
     FEM_TRY(dss_check(cudssDataCreate(s->handle, &s->data), "creating its data"));
     cudaDataType_t type = s->single ? CUDA_R_32F : CUDA_R_64F;
     size_t size = s->single ? sizeof(float) : sizeof(double);
-    FEM_TRY(dss_check(cudssMatrixCreateCsr(&s->A, s->n, s->n, s->nnz, s->rowptr, NULL, s->cols, s->vals,
-                                           CUDA_R_32I, type, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER,
-                                           CUDSS_BASE_ZERO),
-                      "wrapping the coarse matrix"));
+    FEM_TRY(
+        dss_check(cudssMatrixCreateCsr(&s->A, s->n, s->n, s->nnz, s->rowptr, NULL, s->cols, s->vals,
+                                       CUDA_R_32I, type, CUDSS_MTYPE_SPD, CUDSS_MVIEW_UPPER, CUDSS_BASE_ZERO),
+                  "wrapping the coarse matrix"));
     FEM_TRY(device_alloc(s->dev, &s->scratch, size * 2 * (size_t)s->n));
     char *scratch = (char *)s->scratch;
     FEM_TRY(dss_check(cudssMatrixCreateDn(&s->b, s->n, 1, s->n, scratch, type, CUDSS_LAYOUT_COL_MAJOR),
                       "wrapping a right-hand side"));
-    FEM_TRY(dss_check(
-        cudssMatrixCreateDn(&s->x, s->n, 1, s->n, scratch + size * (size_t)s->n, type, CUDSS_LAYOUT_COL_MAJOR),
-        "wrapping a solution"));
+    FEM_TRY(dss_check(cudssMatrixCreateDn(&s->x, s->n, 1, s->n, scratch + size * (size_t)s->n, type,
+                                          CUDSS_LAYOUT_COL_MAJOR),
+                      "wrapping a solution"));
     return FEM_OK;
 }
 
@@ -197,7 +209,8 @@ static int check_memory(Dss *s, int64_t est[16]) {
 }
 
 /* The analysis (reordering, symbolic factorisation), with the reordering from the cache when it holds this
- * pattern's, else stored there for the next run. *cache: 0 no cache, 1 the reordering came from it, 2 stored. */
+ * pattern's, else stored there for the next run. *cache: 0 no cache, 1 the reordering came from it, 2 stored.
+ */
 static int analyse(Dss *s, int *cache) {
     *cache = 0;
     int *perm = s->cache_dir ? (int *)malloc(sizeof(int) * (size_t)s->n) : NULL;
@@ -205,8 +218,9 @@ static int analyse(Dss *s, int *cache) {
         cudssDataSet(s->handle, s->data, CUDSS_DATA_USER_PERM, perm, sizeof(int) * (size_t)s->n) ==
             CUDSS_STATUS_SUCCESS)
         *cache = 1;
-    int status = dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
-                           "analysing the coarse matrix (reordering, symbolic factorisation)");
+    int status =
+        dss_check(cudssExecute(s->handle, CUDSS_PHASE_ANALYSIS, s->config, s->data, s->A, s->x, s->b),
+                  "analysing the coarse matrix (reordering, symbolic factorisation)");
     size_t written = 0;
     if (!status && perm && !*cache &&
         cudssDataGet(s->handle, s->data, CUDSS_DATA_PERM_REORDER_ROW, perm, sizeof(int) * (size_t)s->n,
@@ -254,24 +268,182 @@ static int factorize(Dss *s, char *description, size_t len) {
     if (lu_nnz > 0) k += snprintf(description + k, len - (size_t)k, ", nnz(L) = %.3g", (double)lu_nnz);
     if (est[0] > 0)
         k += snprintf(description + k, len - (size_t)k, ", %.2f GB on the GPU", (double)est[0] / 1e9);
-    snprintf(description + k, len - (size_t)k, "; analysis %.2f s on %d host thread%s%s, factorisation %.2f s)",
-             t1 - t0, s->host_threads, s->host_threads == 1 ? "" : "s",
-             cache == 1 ? " with the cached reordering" : cache == 2 ? ", reordering cached" : "", t2 - t1);
+    snprintf(description + k, len - (size_t)k,
+             "; analysis %.2f s on %d host thread%s%s, factorisation %.2f s)", t1 - t0, s->host_threads,
+             s->host_threads == 1 ? "" : "s",
+             cache == 1   ? " with the cached reordering"
+             : cache == 2 ? ", reordering cached"
+                          : "",
+             t2 - t1);
     return FEM_OK;
 }
 
 static __global__ void to_float(const double *__restrict__ a, float *__restrict__ b, int64_t n) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         b[i] = (float)a[i];
 }
 
 static __global__ void to_double(const float *__restrict__ a, double *__restrict__ b, int64_t n) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
         b[i] = a[i];
+}
+
+/* Column j < k of the n x k block B (column-major) is the unit vector e_{first + j}; B is zero elsewhere. */
+template <typename T> static __global__ void unit_columns(T *B, int64_t n, int64_t first, int64_t k) {
+    int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (j < k) B[first + j + j * n] = (T)1;
+}
+
+enum { INV_THREADS = 256, INV_COLS = 4 };
+
+/* x[j] = sum_i X[i + j ld] b[i] for j < count: each block reads INV_COLS columns of the inverse once (the
+ * memory traffic) and b once for all of them; sums in double precision whatever X's. */
+template <typename T>
+static __global__ void __launch_bounds__(INV_THREADS)
+    inverse_apply(const T *__restrict__ X, int64_t ld, int64_t n, int64_t count, const double *__restrict__ b,
+                  double *__restrict__ x) {
+    int64_t c0 = (int64_t)blockIdx.x * INV_COLS;
+    const T *col[INV_COLS];
+    for (int c = 0; c < INV_COLS; c++) col[c] = X + (c0 + c < count ? c0 + c : count - 1) * ld;
+    double sum[INV_COLS] = {0};
+    for (int64_t i = threadIdx.x; i < n; i += INV_THREADS) {
+        double bi = b[i];
+#pragma unroll
+        for (int c = 0; c < INV_COLS; c++) sum[c] += (double)col[c][i] * bi;
+    }
+    __shared__ double part[INV_COLS][INV_THREADS / 32];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int c = 0; c < INV_COLS; c++) {
+        for (int o = 16; o > 0; o /= 2) sum[c] += __shfl_down_sync(0xffffffffu, sum[c], o);
+        if (lane == 0) part[c][warp] = sum[c];
+    }
+    __syncthreads();
+    if (threadIdx.x < INV_COLS && c0 + threadIdx.x < count) {
+        double t = 0;
+        for (int w = 0; w < INV_THREADS / 32; w++) t += part[threadIdx.x][w];
+        x[c0 + threadIdx.x] = t;
+    }
+}
+
+/* Columns c0 .. c0 + k - 1 of the inverse's (block c0 / k of them): one cuDSS solve with k right-hand sides,
+ * the unit vectors, in the n x k blocks B and X of tmp, then X copied into place. */
+static int inverse_block(Dss *s, void *tmp, int64_t c0, int64_t k) {
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    cudaDataType_t type = s->single ? CUDA_R_32F : CUDA_R_64F;
+    char *B = (char *)tmp, *X = B + size * (size_t)s->n * (size_t)k;
+    GPU_CHECK(cudaMemsetAsync(B, 0, size * (size_t)s->n * (size_t)k));
+    unsigned blocks = (unsigned)((k + 255) / 256);
+    if (s->single)
+        unit_columns<float><<<blocks, 256>>>((float *)B, s->n, s->inv_first + c0, k);
+    else
+        unit_columns<double><<<blocks, 256>>>((double *)B, s->n, s->inv_first + c0, k);
+    GPU_LAUNCHED("unit_columns");
+    cudssMatrix_t mb = NULL, mx = NULL;
+    int status = dss_check(cudssMatrixCreateDn(&mb, s->n, k, s->n, B, type, CUDSS_LAYOUT_COL_MAJOR),
+                           "wrapping the unit vectors of the explicit inverse");
+    if (!status)
+        status = dss_check(cudssMatrixCreateDn(&mx, s->n, k, s->n, X, type, CUDSS_LAYOUT_COL_MAJOR),
+                           "wrapping columns of the explicit inverse");
+    if (!status)
+        status = dss_check(cudssExecute(s->handle, CUDSS_PHASE_SOLVE, s->config, s->data, s->A, mx, mb),
+                           "computing columns of the coarse matrix's explicit inverse");
+    if (mb) cudssMatrixDestroy(mb);
+    if (mx) cudssMatrixDestroy(mx);
+    FEM_TRY(status);
+    GPU_CHECK(cudaMemcpy2DAsync((char *)s->inv + size * (size_t)s->inv_ld * (size_t)c0,
+                                size * (size_t)s->inv_ld, X, size * (size_t)s->n, size * (size_t)s->n,
+                                (size_t)k, cudaMemcpyDeviceToDevice));
+    return FEM_OK;
+}
+
+/* The right-hand sides of one block of compute_inverse: about 256 MB of them, and as many solutions. */
+static int64_t inverse_block_columns(const Dss *s) {
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    int64_t k = (int64_t)(256e6 / ((double)size * (double)s->n));
+    if (k < 1) k = 1;
+    return k < s->inv_count ? k : s->inv_count;
+}
+
+/* The inverse's columns from the factor, in blocks of right-hand sides (inverse_block_columns). */
+static int compute_inverse(Dss *s) {
+    double t0 = omp_get_wtime();
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    int64_t k = inverse_block_columns(s);
+    void *tmp = NULL;
+    FEM_TRY(device_alloc(s->dev, &tmp, 2 * size * (size_t)s->n * (size_t)k));
+    int status = FEM_OK;
+    for (int64_t c0 = 0; c0 < s->inv_count && !status; c0 += k)
+        status = inverse_block(s, tmp, c0, s->inv_count - c0 < k ? s->inv_count - c0 : k);
+    cudaError_t e = cudaDeviceSynchronize();
+    device_free(s->dev, tmp);
+    FEM_TRY(status);
+    GPU_CHECK(e);
+    s->inv_seconds = omp_get_wtime() - t0;
+    return FEM_OK;
+}
+
+/* Whether to apply the factor as its explicit inverse (CoarseOptions.inverse, coarse.h), and if so the
+ * inverse made: *made = 1. Asked for by the ranks' coarse level (inverse_count > 0), a failure is the status;
+ * else (one process) an inverse that does not fit leaves the triangular solves. */
+static int maybe_invert(Dss *s, const CoarseOptions *opt, int *made) {
+    *made = 0;
+    CoarseInverse mode = opt ? opt->inverse : COARSE_INVERSE_AUTO;
+    int asked = opt && opt->inverse_count > 0;
+    if (!asked && mode == COARSE_INVERSE_NO) return FEM_OK;
+    size_t size = s->single ? sizeof(float) : sizeof(double);
+    s->inv_first = asked ? opt->inverse_first : 0;
+    s->inv_count = asked ? opt->inverse_count : s->n;
+    int64_t align = 128 / (int64_t)size; /* columns start on 128-byte boundaries */
+    s->inv_ld = (s->n + align - 1) / align * align;
+    double bytes = (double)size * (double)s->inv_ld * (double)s->inv_count;
+    size_t free_b = 0, total_b = 0;
+    GPU_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    double avail = s->gpu_memory > 0 && s->gpu_memory < (double)free_b ? s->gpu_memory : (double)free_b;
+    double blocks =
+        2.0 * (double)size * (double)s->n * (double)inverse_block_columns(s); /* compute_inverse's */
+    int fits = bytes + blocks <= 0.9 * avail;
+    if (!asked && mode == COARSE_INVERSE_AUTO && (bytes > COARSE_INVERSE_MAX_BYTES || bytes > 0.25 * avail))
+        return FEM_OK;
+    if (!fits) {
+        int status =
+            fem_fail(FEM_ERR_DEVICE,
+                     "it would take %.2f GB of GPU memory, with its blocks of right-hand sides %.2f GB, "
+                     "and %.2f GB are free",
+                     bytes / 1e9, (bytes + blocks) / 1e9, avail / 1e9);
+        if (asked) return status;
+        snprintf(s->inv_why, sizeof s->inv_why, "%s", fem_last_error());
+        fem_clear_error();
+        return FEM_OK;
+    }
+    int status = device_alloc(s->dev, &s->inv, (size_t)bytes);
+    if (!status) status = compute_inverse(s);
+    if (status && !asked) { /* one process: the triangular solves still work */
+        snprintf(s->inv_why, sizeof s->inv_why, "%s", fem_last_error());
+        fem_clear_error();
+        device_free(s->dev, s->inv);
+        s->inv = NULL;
+        return FEM_OK;
+    }
+    *made = !status;
+    return status;
 }
 
 static int dss_apply(void *impl, const double *b, double *x) {
     Dss *s = (Dss *)impl;
+    if (s->inv) {
+        unsigned blocks = (unsigned)((s->inv_count + INV_COLS - 1) / INV_COLS);
+        if (s->single)
+            inverse_apply<float>
+                <<<blocks, INV_THREADS>>>((const float *)s->inv, s->inv_ld, s->n, s->inv_count, b, x);
+        else
+            inverse_apply<double>
+                <<<blocks, INV_THREADS>>>((const double *)s->inv, s->inv_ld, s->n, s->inv_count, b, x);
+        GPU_LAUNCHED("inverse_apply");
+        return FEM_OK;
+    }
     if (s->single) { /* b and x through the float scratch vectors */
         float *fb = (float *)s->scratch, *fx = fb + s->n;
         unsigned blocks = gpu_vec_blocks(gpu_state(s->dev), s->n);
@@ -304,6 +476,7 @@ static int dss_refactor(void *impl, const CsrMatrix *A, int *done) {
     if (!status && A->nrows == s->n && nnz == s->nnz && key == s->key) {
         status = upload_values(s, v, 0);
         if (!status) status = numeric(s);
+        if (!status && s->inv) status = compute_inverse(s);
         *done = !status;
     }
     free(rp), free(ci), free(v);
@@ -324,6 +497,7 @@ static void dss_destroy(void *impl) {
     device_free(s->dev, s->cols);
     device_free(s->dev, s->vals);
     device_free(s->dev, s->scratch);
+    device_free(s->dev, s->inv);
     free(s);
 }
 
@@ -341,6 +515,19 @@ static int dss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, i
     if (!status) status = upload_upper(s, A);
     if (!status) status = create_objects(s);
     if (!status) status = factorize(s, out->description, sizeof out->description);
+    int inverted = 0;
+    if (!status) status = maybe_invert(s, opt, &inverted);
+    if (inverted) {
+        size_t k = strlen(out->description), size = s->single ? sizeof(float) : sizeof(double);
+        snprintf(out->description + k, sizeof out->description - k,
+                 ", applied as its explicit inverse (%s%.2f GB, computed in %.2f s)",
+                 s->inv_count < s->n ? "this rank's rows, " : "",
+                 (double)size * (double)s->inv_ld * (double)s->inv_count / 1e9, s->inv_seconds);
+    } else if (!status && s->inv_why[0]) {
+        size_t k = strlen(out->description);
+        snprintf(out->description + k, sizeof out->description - k, ", not as its explicit inverse: %s",
+                 s->inv_why);
+    }
     *need = s->need, *avail = s->avail;
     double peak = s->peak;
     status = coarse_backend_finish(out, status, s, 1, dss_apply, dss_destroy);

@@ -35,6 +35,8 @@ typedef enum {
 } CoarseKind;
 /* the values of fem/solvers/coarse.h's CoarsePrecision */
 typedef enum { FACTOR_PRECISION_AUTO = 0, FACTOR_PRECISION_DOUBLE, FACTOR_PRECISION_SINGLE } FactorPrecision;
+/* the values of fem/solvers/coarse.h's CoarseInverse */
+typedef enum { EXPLICIT_INVERSE_AUTO = 0, EXPLICIT_INVERSE_YES, EXPLICIT_INVERSE_NO } ExplicitInverse;
 typedef enum { TIME_STEADY = 0, TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON } TimeScheme;
 
 /* Where a value came from, for messages after parsing ("cantilever.xml:12: ..."). */
@@ -160,6 +162,7 @@ typedef struct {
     CoarseKind coarse;    /* multigrid: the order-1 level's solver, default auto */
     int coarse_cycles;    /* multigrid: BoomerAMG V-cycles per coarse solve, default 3 */
     FactorPrecision coarse_precision; /* multigrid: cuDSS's factor, default auto */
+    ExplicitInverse coarse_inverse;   /* multigrid: cuDSS's factor as its explicit inverse, default auto */
 } SolverSettings;
 
 typedef struct {

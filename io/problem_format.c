@@ -28,6 +28,7 @@ static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG
                                      COARSE_SOLVER_CHOLMOD};
 static const int coarse_precisions[] = {FACTOR_PRECISION_AUTO, FACTOR_PRECISION_DOUBLE,
                                         FACTOR_PRECISION_SINGLE};
+static const int coarse_inverses[] = {EXPLICIT_INVERSE_AUTO, EXPLICIT_INVERSE_YES, EXPLICIT_INVERSE_NO};
 static const int preconditioners[] = {PRECOND_MULTIGRID, PRECOND_JACOBI, PRECOND_CHEBYSHEV, PRECOND_NONE};
 static const int devices[] = {DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA};
 static const int assemblies[] = {ASSEMBLY_GATHER, ASSEMBLY_ATOMIC};
@@ -287,7 +288,8 @@ const ProblemElementSpec problem_format[] = {
       ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
       INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3),
       ENUM("coarse-precision", "auto double single", coarse_precisions, SolverSettings, coarse_precision,
-           FACTOR_PRECISION_AUTO)},
+           FACTOR_PRECISION_AUTO),
+      ENUM("coarse-inverse", "auto yes no", coarse_inverses, SolverSettings, coarse_inverse, EXPLICIT_INVERSE_AUTO)},
      IN_PROBLEM(solver)},
     {"femto/output", "vtu? hdf5? fields? plots? probe*", {OPT("directory", PF_STRING), OPT("basename", PF_NAME)},
      BY_HAND},

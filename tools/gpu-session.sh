@@ -207,24 +207,26 @@ for step in $steps; do
   weaklen) # issue 15: weak scaling with every GPU's share exactly the one-GPU problem (solver-bench --weak-length: the
     # beam R times longer, the same cells), 1 rank against 2 ranks with NCCL (FEMTO_NCCL=1) and staged, AB_RUNS rounds
     for i in $(seq 1 "${AB_RUNS:-2}"); do
-      for v in ${WEAKLEN_VARIANTS:-1:0:2 2:1:2 2:0:2}; do # ranks:FEMTO_NCCL:FEMTO_OVERLAP
+      for v in ${WEAKLEN_VARIANTS:-1:0:2:auto 2:1:2:auto 2:0:2:auto}; do # ranks:FEMTO_NCCL:FEMTO_OVERLAP:coarse-inverse
         set -- ${v//:/ }
-        echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2 FEMTO_OVERLAP=$3"
+        echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2 FEMTO_OVERLAP=$3 coarse-inverse=${4:-auto}"
         FEMTO_OVERLAP=$3 FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak-length \
+          --coarse-inverse ${4:-auto} \
           --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
           --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
       done
     done ;;
   mgprof) # issue 15: where a V-cycle's time goes per level (FEMTO_MG_PROFILE: the device synchronised around each
-    # part) on the weak-scaling beam, 1 rank and 2 ranks with NCCL and staged; the files come back as prof-R-N.txt
-    for v in "1 1" "2 1" "2 0"; do
-      set -- $v
-      echo "== mgprof $1 rank(s), FEMTO_NCCL=$2"
-      rm -f "$out/prof-$1-$2.txt"
-      FEMTO_MG_PROFILE="$out/prof-$1-$2.txt" FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app \
-        --device cuda --ranks $1 --weak --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} \
-        --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
-      cat "$out/prof-$1-$2.txt"
+    # part) on the weak-scaling beam (--weak-length), MGPROF_VARIANTS of ranks:FEMTO_NCCL:coarse-inverse; the files
+    # come back as prof-R-N-I.txt
+    for v in ${MGPROF_VARIANTS:-1:0:auto 1:0:no 2:0:auto 2:0:no}; do
+      set -- ${v//:/ }
+      echo "== mgprof $1 rank(s), FEMTO_NCCL=$2 coarse-inverse=$3"
+      rm -f "$out/prof-$1-$2-$3.txt"
+      FEMTO_MG_PROFILE="$out/prof-$1-$2-$3.txt" FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app \
+        --device cuda --ranks $1 --weak-length --coarse-inverse $3 --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} \
+        --refine ${WEAK_REFINE:-2} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+      cat "$out/prof-$1-$2-$3.txt"
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do

@@ -133,8 +133,8 @@ static int create_auto(Device *dev, const CsrMatrix *A, const CoarseOptions *o, 
     return status;
 }
 
-/* Over MPI ranks: gathered to rank 0 for the solver one process would use (a named CHOLMOD or cuDSS, or AUTO's
- * choice while the whole matrix is small enough: coarse_gather.h), else BoomerAMG over all ranks. */
+/* Over MPI ranks: gathered to rank 0 for the solver one process would use (a named CHOLMOD or cuDSS, or
+ * AUTO's choice while the whole matrix is small enough: coarse_gather.h), else BoomerAMG over all ranks. */
 static int create_over_ranks(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseSolver *cs) {
     int cholmod = 0;
 #ifdef FEMTO_HAVE_CHOLMOD
@@ -143,7 +143,10 @@ static int create_over_ranks(Device *dev, const CsrMatrix *A, const CoarseOption
     CoarseType inner;
     int64_t nglobal;
     FEM_TRY(coarse_gather_choice(dev, o, cudss_factory != NULL, cholmod, &inner, &nglobal));
-    if (inner != COARSE_BOOMERAMG) return coarse_gather_create(dev, A, o, inner, &cs->st.type, &cs->be);
+    int try_inverse =
+        dev->kind == DEV_CUDA && cudss_factory && (inner == COARSE_CUDSS || inner == COARSE_AUTO);
+    if (inner != COARSE_BOOMERAMG)
+        return coarse_gather_create(dev, A, o, inner, try_inverse, &cs->st.type, &cs->be);
     cs->st.type = COARSE_BOOMERAMG;
     return create_backend(dev, A, o, COARSE_BOOMERAMG, &cs->be);
 }

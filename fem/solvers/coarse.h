@@ -41,7 +41,21 @@ typedef struct {
  * the GPU's memory (half its bytes; inside CG the single-precision coarse solve costs at most an iteration or
  * two: docs/solvers.md). DOUBLE: double only (a factor too large hands over to the next solver). SINGLE:
  * single always. The host solvers work in double precision whatever this says. */
-typedef enum { COARSE_PRECISION_AUTO = 0, COARSE_PRECISION_DOUBLE = 1, COARSE_PRECISION_SINGLE = 2 } CoarsePrecision;
+typedef enum {
+    COARSE_PRECISION_AUTO = 0,
+    COARSE_PRECISION_DOUBLE = 1,
+    COARSE_PRECISION_SINGLE = 2
+} CoarsePrecision;
+
+/* cuDSS's factor applied as the explicit inverse: its columns computed once at setup (one solve with many
+ * right-hand sides), each application then one matrix-vector product, which reads the inverse at the GPU's
+ * memory bandwidth where the triangular solves cost about 0.7 ms whatever the matrix's size
+ * (docs/solvers.md). AUTO: when the inverse takes at most COARSE_INVERSE_MAX_BYTES on a GPU and a quarter of
+ * its free memory; YES: whenever it fits in the free memory; NO: never. CHOLMOD and BoomerAMG ignore it. */
+typedef enum { COARSE_INVERSE_AUTO = 0, COARSE_INVERSE_YES = 1, COARSE_INVERSE_NO = 2 } CoarseInverse;
+/* about 1 ms of reading at an H100's or H200's bandwidth: a 22,000-row inverse in double precision on one
+ * GPU, or over 2 GPUs each holding the columns of its own rows of a 31,000-row one */
+#define COARSE_INVERSE_MAX_BYTES 4.0e9
 
 typedef struct {
     CoarseType
@@ -57,17 +71,22 @@ typedef struct {
      * are this rank's local dofs, the first nowned of them its own and the others partial sums of rows that
      * other ranks own (a constrained ghost's row zero: its owner holds the identity row); A's columns are
      * local dofs too; global[i] is local dof i's number in the rank-contiguous global numbering, where this
-     * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes. BoomerAMG
-     * solves it over all ranks; CHOLMOD and cuDSS (named, or AUTO's choice while the whole matrix is small
-     * enough) solve it gathered to rank 0 (coarse_gather.h). Vectors keep A's nrows entries: b's ghosts are
-     * not read, x's are set to 0. NULL: one process, A is the whole matrix. */
+     * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes.
+     * BoomerAMG solves it over all ranks; CHOLMOD and cuDSS (named, or AUTO's choice while the whole matrix
+     * is small enough) solve it gathered to rank 0 (coarse_gather.h). Vectors keep A's nrows entries: b's
+     * ghosts are not read, x's are set to 0. NULL: one process, A is the whole matrix. */
     const int64_t *global;
     int64_t nowned, first;
-    /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the same
-     * mesh (cuDSS's reordering: fem/solvers/order_cache.h); NULL: nothing is kept. */
+    /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the
+     * same mesh (cuDSS's reordering: fem/solvers/order_cache.h); NULL: nothing is kept. */
     const char *cache_dir;
     CoarsePrecision precision; /* cuDSS's factor */
     double gpu_memory;         /* bytes of GPU memory cuDSS's factorisation may take; 0: what is free */
+    CoarseInverse inverse;     /* cuDSS's factor as its explicit inverse */
+    /* Internal to the coarse level over MPI ranks (coarse_gather.c), 0 elsewhere: inverse_count > 0 asks
+     * cuDSS for rows inverse_first .. inverse_first + inverse_count - 1 of A^-1 only, explicitly (a failure
+     * is the create's status); an application then reads b's nrows entries and writes x's inverse_count. */
+    int64_t inverse_first, inverse_count;
 } CoarseOptions;
 
 typedef struct CoarseSolver CoarseSolver;
@@ -85,8 +104,8 @@ int coarse_create(Device *dev, const CsrMatrix *A, const CoarseOptions *opt, Coa
 int coarse_apply(CoarseSolver *cs, const double *b, double *x);
 
 /* The solver made for A again with A's new values, where A has the pattern of the matrix it was made for and
- * the solver keeps what depends on the pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor): *done = 1,
- * and only the numeric factorisation runs. Otherwise (another pattern, BoomerAMG, a solver over MPI ranks)
+ * the solver keeps what depends on the pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor): *done =
+ * 1, and only the numeric factorisation runs. Otherwise (another pattern, BoomerAMG, a solver over MPI ranks)
  * *done = 0, cs is unchanged, and the caller makes a new solver. Newton's steps change the values, never the
  * pattern. */
 int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done);
@@ -103,7 +122,7 @@ typedef struct {
     int applications;        /* coarse_apply calls */
     double apply_seconds;    /* their total time, transfers included */
     double transfer_seconds; /* of which host <-> device copies (a host solver on a CUDA device) */
-    double device_bytes;     /* GPU memory at the factorisation's peak, where the solver says (cuDSS); else 0 */
+    double device_bytes; /* GPU memory at the factorisation's peak, where the solver says (cuDSS); else 0 */
 } CoarseStats;
 void coarse_stats(const CoarseSolver *cs, CoarseStats *st);
 

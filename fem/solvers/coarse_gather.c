@@ -16,9 +16,9 @@ enum { ROOT = 0 };
 typedef struct {
     Device *dev;
     int64_t nlocal, nowned, nglobal;
-    int64_t *off;    /* [ranks + 1]: byte offsets of the ranks' owned entries in a whole vector */
-    double *gb, *gx; /* root: the whole b and x on the host */
-    double *db, *dx; /* root: the same in dev's memory, the inner solver's vectors */
+    int64_t *off;        /* [ranks + 1]: byte offsets of the ranks' owned entries in a whole vector */
+    double *gb, *gx;     /* root: the whole b and x on the host */
+    double *db, *dx;     /* root: the same in dev's memory, the inner solver's vectors */
     CoarseSolver *inner; /* root */
 } Gathered;
 
@@ -46,7 +46,8 @@ static void gathered_destroy(void *impl) {
     free(g);
 }
 
-/* b's owned entries to rank 0, the solve there, x's back; x's ghosts 0. Every rank returns rank 0's status. */
+/* b's owned entries to rank 0, the solve there, x's back; x's ghosts 0. Every rank returns rank 0's status.
+ */
 static int gathered_apply(void *impl, const double *b, double *x) {
     Gathered *g = impl;
     const int64_t own = (int64_t)sizeof(double) * g->nowned;
@@ -62,6 +63,46 @@ static int gathered_apply(void *impl, const double *b, double *x) {
     int moved = comm_scatter_bytes(g->gx, g->off, x, own, ROOT);
     for (int64_t i = g->nowned; i < g->nlocal; i++) x[i] = 0.0;
     return comm_agree(status ? status : moved);
+}
+
+/* The explicit inverse over the ranks: every rank factorises the whole matrix and keeps the columns of A^-1
+ * for its own rows (A^-1 is symmetric); an application all-gathers b's owned entries and multiplies. */
+typedef struct {
+    Device *dev;
+    int64_t nlocal, nowned, nglobal;
+    int64_t *off;        /* as Gathered's */
+    double *hown, *hall; /* pinned host: this rank's owned entries of b, the whole b */
+    double *dall;        /* the whole b in dev's memory */
+    CoarseSolver *inner; /* cuDSS, this rank's rows of the inverse */
+} Spread;
+
+static void spread_destroy(void *impl) {
+    Spread *p = impl;
+    if (!p) return;
+    coarse_destroy(&p->inner);
+    if (p->dev) {
+        device_free(p->dev, p->dall);
+        device_host_free(p->dev, p->hown);
+        device_host_free(p->dev, p->hall);
+    }
+    free(p->off);
+    free(p);
+}
+
+/* x's owned entries = this rank's rows of A^-1 times the whole b; x's ghosts 0. Every step is taken on every
+ * rank whatever failed before it (the all-gather is collective); the ranks agree on the status. */
+static int spread_apply(void *impl, const double *b, double *x) {
+    Spread *p = impl;
+    Device *d = p->dev;
+    const int64_t own = (int64_t)sizeof(double) * p->nowned;
+    int status = d->ops.download(d, p->hown, b, (size_t)own);
+    int moved = comm_allgather_bytes(p->hown, own, p->hall, p->off);
+    if (!status) status = moved;
+    if (!status) status = d->ops.upload(d, p->dall, p->hall, sizeof(double) * (size_t)p->nglobal);
+    if (!status) status = coarse_apply(p->inner, p->dall, x);
+    if (!status && p->nlocal > p->nowned)
+        status = d->ops.zero(d, x + p->nowned, sizeof(double) * (size_t)(p->nlocal - p->nowned));
+    return comm_agree(status);
 }
 
 /* off[r] = bytes before rank r's part of a whole array of `per` bytes a row (counts: every rank's rows). */
@@ -82,7 +123,8 @@ static int gather_rows(const void *mine, int64_t n, int64_t per, const int64_t *
     *all = NULL;
     if (!status && comm_rank() == ROOT) {
         *all = malloc((size_t)off[comm_size()] + 1);
-        if (!*all) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory on MPI rank 0 for the coarse matrix");
+        if (!*all)
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory on MPI rank 0 for the coarse matrix");
     }
     status = comm_agree(status);
     if (!status) status = comm_gather_bytes(mine, n * per, *all, off, ROOT);
@@ -95,7 +137,8 @@ static int local_triplets(const CsrMatrix *A, const int64_t *global, int32_t **r
     int64_t nnz = A->rowptr[A->nrows];
     *rows = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
     *cols = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
-    if (!*rows || !*cols) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse matrix's rows");
+    if (!*rows || !*cols)
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse matrix's rows");
     for (int64_t i = 0; i < A->nrows; i++)
         for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
             (*rows)[k] = (int32_t)global[i];
@@ -179,8 +222,75 @@ static int share_result(Gathered *g, CoarseType *type, CoarseBackend *out) {
     return FEM_OK;
 }
 
+/* Root's whole matrix G to every rank. */
+static int share_matrix(CsrMatrix *G, int64_t nglobal) {
+    int64_t nnz = comm_rank() == ROOT ? G->nnz : 0;
+    FEM_TRY(comm_bcast(&nnz, sizeof nnz, ROOT));
+    int status = FEM_OK;
+    if (comm_rank() != ROOT) {
+        G->nrows = G->ncols = nglobal, G->nnz = nnz;
+        G->rowptr = malloc(sizeof(int64_t) * (size_t)(nglobal + 1));
+        G->cols = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+        G->vals = malloc(sizeof(double) * (size_t)(nnz + 1));
+        if (!G->rowptr || !G->cols || !G->vals)
+            status = fem_fail(FEM_ERR_INTERNAL,
+                              "out of host memory for the whole coarse matrix on MPI rank %d", comm_rank());
+    }
+    FEM_TRY(comm_agree(status));
+    FEM_TRY(comm_bcast(G->rowptr, (int64_t)sizeof(int64_t) * (nglobal + 1), ROOT));
+    FEM_TRY(comm_bcast(G->cols, (int64_t)sizeof(int32_t) * nnz, ROOT));
+    return comm_bcast(G->vals, (int64_t)sizeof(double) * nnz, ROOT);
+}
+
+/* Whether the ranks try the explicit inverse (CoarseOptions.inverse): AUTO while the largest rank's columns
+ * take at most COARSE_INVERSE_MAX_BYTES. */
+static int spread_wanted(const CoarseOptions *o, const int64_t *owned, int64_t nglobal) {
+    if (o->inverse == COARSE_INVERSE_NO) return 0;
+    if (o->inverse == COARSE_INVERSE_YES) return 1;
+    int64_t most = 0;
+    for (int r = 0; r < comm_size(); r++) most = owned[r] > most ? owned[r] : most;
+    double size = o->precision == COARSE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+    return size * (double)nglobal * (double)most <= COARSE_INVERSE_MAX_BYTES;
+}
+
+/* Every rank: cuDSS on the whole matrix G, its rows of the inverse, the vectors of an application. */
+static int spread_setup(Spread *p, const CsrMatrix *G, const CoarseOptions *o) {
+    CoarseOptions io = *o;
+    io.type = COARSE_CUDSS;
+    io.global = NULL;
+    io.coords = NULL;
+    io.inverse_first = o->first, io.inverse_count = o->nowned;
+    io.nowned = io.first = 0;
+    FEM_TRY(device_host_alloc(p->dev, (void **)&p->hown, sizeof(double) * (size_t)(p->nowned + 1)));
+    FEM_TRY(device_host_alloc(p->dev, (void **)&p->hall, sizeof(double) * (size_t)p->nglobal));
+    FEM_TRY(device_alloc(p->dev, (void **)&p->dall, sizeof(double) * (size_t)p->nglobal));
+    return coarse_create(p->dev, G, &io, &p->inner);
+}
+
+/* The explicit inverse over the ranks, or a status every rank shares (the caller then gathers to rank 0). */
+static int spread_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CsrMatrix *G,
+                         const int64_t *owned, int64_t nglobal, CoarseBackend *out) {
+    Spread *p = fem_calloc(1, sizeof *p, "the coarse level's explicit inverse over ranks");
+    int status = p ? FEM_OK : FEM_ERR_INTERNAL;
+    if (p) {
+        p->dev = dev, p->nlocal = A->nrows, p->nowned = o->nowned, p->nglobal = nglobal;
+        status = offsets(owned, sizeof(double), &p->off);
+    }
+    status = comm_agree(status);
+    if (!status) status = share_matrix(G, nglobal);
+    if (!status) status = comm_agree(spread_setup(p, G, o));
+    if (!status) {
+        snprintf(out->description, sizeof out->description, "%s, on each of %d MPI ranks",
+                 coarse_describe(p->inner), comm_size());
+        /* every rank's line names its own rows: rank 0's stands for all */
+        status = comm_bcast(out->description, sizeof out->description, ROOT);
+    }
+    if (!p) return status;
+    return coarse_backend_finish(out, status, p, 1, spread_apply, spread_destroy);
+}
+
 int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseType inner,
-                         CoarseType *type, CoarseBackend *out) {
+                         int try_inverse, CoarseType *type, CoarseBackend *out) {
     Gathered *g = fem_calloc(1, sizeof *g, "the gathered coarse solver");
     int64_t *owned = NULL;
     CsrMatrix G = {0};
@@ -198,10 +308,25 @@ int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o
                               (long long)g->nglobal);
     }
     if (!status) status = gather_matrix(A, o, g->nglobal, &G);
+    char why[300] = "";
+    if (!status && try_inverse && spread_wanted(o, owned, g->nglobal)) {
+        status = spread_create(dev, A, o, &G, owned, g->nglobal, out);
+        if (!status) {
+            *type = COARSE_CUDSS;
+            csr_destroy(&G);
+            free(owned);
+            gathered_destroy(g);
+            return FEM_OK;
+        }
+        snprintf(why, sizeof why, " (not as the explicit inverse on every rank: %s)", fem_last_error());
+        fem_clear_error();
+        status = FEM_OK;
+    }
     if (!status) status = gather_coords(o, owned, &coords);
     if (!status && comm_rank() == ROOT) status = root_setup(g, &G, o, inner, coords);
     status = comm_agree(status);
     if (!status) status = share_result(g, type, out);
+    if (!status) strncat(out->description, why, sizeof out->description - strlen(out->description) - 1);
     csr_destroy(&G);
     free(coords);
     free(owned);

@@ -27,8 +27,15 @@ int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cud
 
 /* The gathered backend (host vectors of A's nrows local entries): rank 0 creates `inner` for the whole matrix
  * on dev. *type becomes the solver rank 0 ended with (AUTO's choice) on every rank. Collective; a failure on
- * rank 0 is every rank's status and sentence. */
+ * rank 0 is every rank's status and sentence.
+ *
+ * try_inverse (a CUDA device with cuDSS, inner cuDSS or AUTO): first, where o->inverse asks for it (AUTO:
+ * while a rank's share takes at most COARSE_INVERSE_MAX_BYTES), the explicit inverse on every rank: the whole
+ * matrix to every rank, each factorising it with cuDSS and keeping the columns of A^-1 of its own rows, so that
+ * an application is one all-gather of b's owned entries and one matrix-vector product on every GPU at once,
+ * instead of rank 0's solve between a gather and a scatter (device vectors). Should that fail on any rank
+ * (its memory), the ranks gather to rank 0, and the description says why. */
 int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseType inner,
-                         CoarseType *type, CoarseBackend *out);
+                         int try_inverse, CoarseType *type, CoarseBackend *out);
 
 #endif

@@ -61,7 +61,8 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
                          .dim = sp->mesh->dim,
                          .cycles = set->coarse_cycles > 0 ? set->coarse_cycles : 3,
                          .cache_dir = set->cache_dir,
-                         .precision = (CoarsePrecision)set->coarse_precision};
+                         .precision = (CoarsePrecision)set->coarse_precision,
+                         .inverse = (CoarseInverse)set->coarse_inverse};
     CsrMatrix A;
     int64_t *global = NULL;
     double t0 = now();
@@ -70,7 +71,7 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     CoarseSolver *cs = NULL;
     int kept = 0;
     if (!status && old && coarse_refactor(old, &A, &kept) != FEM_OK) /* not factorised: a new solver, with */
-        fem_clear_error(), kept = 0;                                  /* AUTO's fallbacks */
+        fem_clear_error(), kept = 0;                                 /* AUTO's fallbacks */
     if (kept) cs = old, old = NULL;
     coarse_destroy(&old);
     if (!status && !kept) status = coarse_create(op->dev, &A, &opt, &cs);

@@ -27,6 +27,7 @@ typedef struct {
     int coarse;      /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
     int coarse_cycles; /* multigrid: AMG V-cycles per coarse solve (0: 3) */
     int coarse_precision; /* multigrid: cuDSS's factor (CoarsePrecision, fem/solvers/coarse.h); 0: automatic */
+    int coarse_inverse;   /* multigrid: cuDSS's factor as its explicit inverse (CoarseInverse); 0: automatic */
     const char *cache_dir; /* multigrid: CoarseOptions.cache_dir (NULL: none) */
 } PcSettings;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """femto-app over 2 MPI ranks on GPUs: the halo exchange through NCCL on the GPUs' own queues against the one
-staged through the host, and both against one process.
+staged through the host, the coarse level's explicit inverse on every rank against cuDSS's solves gathered to
+rank 0, and all against one process.
 
 usage: test_mpi_gpu_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 
@@ -9,10 +10,14 @@ meshes before refinement: every level exchanges halos) runs with --device cuda:
 - in one process;
 - over 2 ranks with FEMTO_NCCL=1: NCCL when the machine has 2 GPUs or more (the run's halo line names it), else
   the staged path, whose line says why NCCL was not taken (NCCL refuses two ranks on one GPU);
-- over 2 ranks by default: the staged path, its line saying that NCCL was not asked for.
-The two 2-rank runs give the same tip displacement to 1e-13 and the same CG count: the device path adds the
-received partial sums in the staged path's order. Each equals one process's tip to 1e-9 and its CG count within
-10%. Exit 77 (skipped) without a GPU. Standard library; the helpers of test_mpi_app.py."""
+- over 2 ranks by default: the staged path, its line saying that NCCL was not asked for;
+- over 2 ranks with <linear coarse-inverse="no"> (a copy of the file): the coarse level gathered to rank 0 for
+  cuDSS's triangular solves, where the default keeps each rank's rows of the explicit inverse (the multigrid
+  line says which).
+The NCCL and staged runs give the same tip displacement to 1e-13 and the same CG count: the device path adds
+the received partial sums in the staged path's order. The gathered run gives their CG count and tip to 1e-10.
+Each equals one process's tip to 1e-9 and its CG count within 10%. Exit 77 (skipped) without a GPU. Standard
+library; the helpers of test_mpi_app.py."""
 import os
 import re
 import shutil
@@ -58,10 +63,20 @@ def main():
     xml = os.path.join(inputs, "cantilever", "cantilever-refined.xml")
     cache = os.path.join(work, "cache")
 
-    def femto(name, n, **env):
+    # the same problem with the coarse level's triangular solves (the mesh named by its absolute path)
+    os.makedirs(work, exist_ok=True)
+    solves = os.path.join(work, "cantilever-solves.xml")
+    with open(xml) as f:
+        text = f.read()
+    text = text.replace('file="cantilever.geo"', f'file="{os.path.join(os.path.dirname(xml), "cantilever.geo")}"')
+    text = text.replace("  <output ", '  <solver><linear coarse-inverse="no"/></solver>\n  <output ')
+    with open(solves, "w") as f:
+        f.write(text)
+
+    def femto(name, n, problem=xml, **env):
         out = os.path.join(work, name)
-        cmd = (mpi + ["-n", str(n)] if n > 1 else []) + [app, "run", xml, "--output-dir", out, "--device", "cuda",
-                                                          "-v"]
+        cmd = (mpi + ["-n", str(n)] if n > 1 else []) + [app, "run", problem, "--output-dir", out, "--device",
+                                                          "cuda", "-v"]
         r = run(cmd, FEMTO_MESH_CACHE=cache, **env)
         s = summary(out) if r.returncode == 0 else None
         if s is None:
@@ -72,7 +87,8 @@ def main():
     r1, s1 = femto("one", 1)
     rd, sd = femto("nccl", 2, FEMTO_NCCL="1")
     rs, ss = femto("staged", 2)
-    if s1 is None or sd is None or ss is None:
+    rg, sg = femto("gathered", 2, problem=solves)
+    if s1 is None or sd is None or ss is None or sg is None:
         for p in problems:
             print("FAIL " + p)
         return 1
@@ -84,13 +100,21 @@ def main():
         problems.append(f"2 ranks on one GPU did not stage: {hd}")
     if "staged through host" not in hs or "NCCL not asked for (FEMTO_NCCL=1)" not in hs:
         problems.append(f"the default did not stage, or its halo line does not say why: {hs}")
-    t1, td, ts = tip(s1), tip(sd), tip(ss)
+    for name, r, said in (("default", rs, "applied as its explicit inverse (this rank's rows"),
+                          ("default", rs, "on each of 2 MPI ranks"), ("coarse-inverse='no'", rg, "gathered to rank 0")):
+        if said not in r.stdout:
+            problems.append(f"{name}: the multigrid line does not say '{said}': "
+                            f"{[l for l in r.stdout.splitlines() if 'coarse:' in l]}")
+    t1, td, ts, tg = tip(s1), tip(sd), tip(ss), tip(sg)
     scale = max(map(abs, t1))
+    if max(abs(a - b) for a, b in zip(tg, ts)) > 1e-10 * scale or sg["linear_iterations"] != ss["linear_iterations"]:
+        problems.append(f"gathered solves: tip {tg}, CG {sg['linear_iterations']:g}; the explicit inverse on every "
+                        f"rank: {ts}, {ss['linear_iterations']:g}")
     if max(abs(a - b) for a, b in zip(td, ts)) > 1e-13 * scale:
         problems.append(f"tip {td} with NCCL against {ts} staged")
     if sd["linear_iterations"] != ss["linear_iterations"]:
         problems.append(f"CG {sd['linear_iterations']:g} with NCCL against {ss['linear_iterations']:g} staged")
-    for name, s in (("nccl", sd), ("staged", ss)):
+    for name, s in (("nccl", sd), ("staged", ss), ("gathered", sg)):
         if max(abs(a - b) for a, b in zip(tip(s), t1)) > 1e-9 * scale:
             problems.append(f"{name}: tip {tip(s)} over 2 ranks against {t1} in one process")
         if abs(s["linear_iterations"] - s1["linear_iterations"]) > 0.1 * s1["linear_iterations"]:

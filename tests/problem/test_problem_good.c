@@ -39,6 +39,7 @@ static void check_default_settings(const Problem *pb) {
     CHECK_NUM(pb->solver.linear_max_iterations, 2000);
     CHECK_NUM(pb->solver.restart, 50);
     CHECK_NUM(pb->solver.coarse_precision, FACTOR_PRECISION_AUTO);
+    CHECK_NUM(pb->solver.coarse_inverse, EXPLICIT_INVERSE_AUTO);
     CHECK_NUM(pb->device.kind, DEVICE_AUTO);
     CHECK_NUM(pb->device.assembly, ASSEMBLY_GATHER);
     CHECK_NUM(pb->device.threads, 0);
@@ -256,6 +257,7 @@ static void check_full(const Problem *pb) {
     CHECK(s->load_steps == 4 && s->krylov == KRYLOV_BICGSTAB && s->precond == PRECOND_CHEBYSHEV);
     CHECK(s->linear_rtol == 1e-6 && s->linear_max_iterations == 500 && s->restart == 30);
     CHECK(s->coarse_precision == FACTOR_PRECISION_SINGLE);
+    CHECK(s->coarse_inverse == EXPLICIT_INVERSE_NO);
     const OutputSettings *o = &pb->output;
     CHECK_STR(o->directory, "/tmp/femto-results");
     CHECK_STR(o->basename, "run1");

@@ -15,9 +15,10 @@
  * iteration. auto                    AUTO on the CPU: CHOLMOD up to COARSE_DIRECT_MAX_ROWS rows, BoomerAMG
  * above. errors                  what is missing or wrong is one sentence and the documented status; a matrix
  * that is not positive definite is CHOLMOD's sentence, and AUTO falls back to BoomerAMG.
- * gpu cudss|cudss-precision|boomeramg (CUDA device; else 77) cuDSS solves the beam to 1e-10 relative residual, CG with it converges in 1
- * iteration, AUTO picks it; cudss-precision: its single-precision factor takes less memory and CG 2 to 5
- * iterations, AUTO precision picks it where double does not fit, double-only hands over and says why;
+ * gpu cudss|cudss-precision|boomeramg (CUDA device; else 77) cuDSS solves the beam to 1e-10 relative
+ * residual, CG with it converges in 1 iteration, AUTO picks it; cudss-precision: its single-precision factor
+ * takes less memory and CG 2 to 5 iterations, AUTO precision picks it where double does not fit, double-only
+ * hands over and says why; cudss-inverse: the factor as its explicit inverse (test_gpu_cudss_inverse).
  * BoomerAMG on the GPU device (host cycles) takes the CPU's iteration count. bench
  * poisson|beam N [THETA AGG COARSEN UNKNOWN NO_RBM CYCLES] and bench-direct poisson|beam N print the
  *                           assembly, setup and application times and the iterations of BoomerAMG or CHOLMOD
@@ -476,6 +477,8 @@ static int test_gpu_cudss(void) {
     GpuPrecond g;
     if (gpu_setup(&gpu, &p, &g, 4)) return TEST_SKIP;
     CoarseOptions o = options(&p, COARSE_CUDSS);
+    o.inverse =
+        COARSE_INVERSE_NO; /* the triangular solves: backward stable (test_gpu_cudss_inverse: the other) */
     int status = coarse_create(&gpu, &p.A, &o, &g.cs);
     if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
         printf("skipped: %s\n", fem_last_error());
@@ -516,6 +519,7 @@ static int test_gpu_cudss_precision(void) {
     for (int single = 0; single < 2; single++) {
         CoarseOptions o = options(&p, COARSE_CUDSS);
         o.precision = single ? COARSE_PRECISION_SINGLE : COARSE_PRECISION_DOUBLE;
+        o.inverse = COARSE_INVERSE_NO;
         int status = coarse_create(&gpu, &p.A, &o, &g.cs);
         if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
             printf("skipped: %s\n", fem_last_error());
@@ -531,16 +535,19 @@ static int test_gpu_cudss_precision(void) {
                single ? "single-precision" : "double-precision", (long long)p.A.nrows, peak[single] / 1e6,
                run.iterations, run.relres, coarse_describe(g.cs));
         CHECK(!single == !strstr(coarse_describe(g.cs), "single-precision Cholesky"),
-              "the description should say single-precision exactly when asked for: %s", coarse_describe(g.cs));
+              "the description should say single-precision exactly when asked for: %s",
+              coarse_describe(g.cs));
         CHECK(run.relres <= 1e-7, "CG's true residual %.1e, expected <= 1e-7", run.relres);
         coarse_destroy(&g.cs);
     }
     CHECK(its[0] <= 1, "CG with the double-precision factor took %d iterations, expected 1", its[0]);
-    CHECK(its[1] >= 2 && its[1] <= 5, "CG with the single-precision factor took %d iterations, expected 2 to 5",
-          its[1]);
+    CHECK(its[1] >= 2 && its[1] <= 5,
+          "CG with the single-precision factor took %d iterations, expected 2 to 5", its[1]);
     /* the factor halves; cuDSS's workspace, a large part of the peak at this size, does not */
-    CHECK(peak[1] > 0 && peak[1] < 0.85 * peak[0], "peaks %.3g (single) and %.3g bytes (double): single "
-          "should take less than 0.85 x double", peak[1], peak[0]);
+    CHECK(peak[1] > 0 && peak[1] < 0.85 * peak[0],
+          "peaks %.3g (single) and %.3g bytes (double): single "
+          "should take less than 0.85 x double",
+          peak[1], peak[0]);
     CoarseOptions o = options(&p, COARSE_CUDSS);
     o.gpu_memory = 0.5 * (peak[0] + peak[1]) / 0.95;
     CHECK_OK(coarse_create(&gpu, &p.A, &o, &g.cs));
@@ -561,6 +568,97 @@ static int test_gpu_cudss_precision(void) {
           "AUTO should hand over from cuDSS and say why: %s", coarse_describe(g.cs));
     coarse_destroy(&g.cs);
     free(x);
+    gpu_teardown(&gpu, &p, &g);
+    return 0;
+}
+
+static double rel_diff(int64_t n, const double *x, const double *y) {
+    double d = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
+    return sqrt(d / s);
+}
+
+/* cuDSS on the GPU of g with options o, its description checked for `said` (NULL: not checked) and `unsaid`;
+ * x = its application to p's b (x has `count` entries; 0: all). */
+static void inverse_run(GpuPrecond *g, const BoxProblem *p, const CoarseOptions *o, const char *said,
+                        const char *unsaid, double *x) {
+    CHECK_OK(coarse_create(g->dev, &p->A, o, &g->cs));
+    const char *d = coarse_describe(g->cs);
+    printf("inverse %d, precision %d, first %lld, count %lld: %s\n", (int)o->inverse, (int)o->precision,
+           (long long)o->inverse_first, (long long)o->inverse_count, d);
+    CHECK(!said || strstr(d, said), "the description should say \"%s\": %s", said, d);
+    CHECK(!unsaid || !strstr(d, unsaid), "the description should not say \"%s\": %s", unsaid, d);
+    int64_t n = o->inverse_count ? o->inverse_count : p->A.nrows;
+    CHECK_OK(g->dev->ops.upload(g->dev, g->dr, p->b, g->bytes));
+    CHECK_OK(coarse_apply(g->cs, g->dr, g->dz));
+    CHECK_OK(g->dev->ops.download(g->dev, x, g->dz, sizeof(double) * (size_t)n));
+}
+
+/* cuDSS's factor as its explicit inverse (CoarseOptions.inverse), on the 3,075-row beam: the triangular
+ * solves' x to 1e-10 relative (the inverse's rounding grows with the condition of A, where the solves' does
+ * not), CG in 1 iteration, a new factorisation of new values recomputes it; AUTO takes it for this matrix and
+ * not where it would take more than a quarter of the memory, YES says why it could not; a band of its rows
+ * (inverse_first, inverse_count: one MPI rank's share) is that band of the whole x; in single precision CG
+ * takes 2 to 5 iterations. */
+static int test_gpu_cudss_inverse(void) {
+    Device gpu;
+    BoxProblem p;
+    GpuPrecond g;
+    if (gpu_setup(&gpu, &p, &g, 4)) return TEST_SKIP;
+    int64_t n = p.A.nrows;
+    double *x0 = malloc(g.bytes), *x1 = malloc(g.bytes), *work = malloc(g.bytes);
+    CoarseOptions o = options(&p, COARSE_CUDSS);
+    o.inverse = COARSE_INVERSE_NO;
+    int status = coarse_create(&gpu, &p.A, &o, &g.cs);
+    if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
+        printf("skipped: %s\n", fem_last_error());
+        return TEST_SKIP;
+    }
+    CHECK_OK(status);
+    coarse_destroy(&g.cs);
+    inverse_run(&g, &p, &o, NULL, "explicit inverse", x0);
+    o.inverse = COARSE_INVERSE_AUTO;
+    inverse_run(&g, &p, &o, "applied as its explicit inverse (", NULL, x1);
+    double diff = rel_diff(n, x1, x0), relres = true_residual(&p.A, p.b, x1, work);
+    printf("explicit inverse against the triangular solves: x differs by %.2e, relative residual %.2e\n",
+           diff, relres);
+    CHECK(diff <= 1e-10, "the explicit inverse's x differs from the solves' by %.2e, expected <= 1e-10",
+          diff);
+    CHECK(relres <= 1e-10, "the explicit inverse's relative residual is %.2e, expected <= 1e-10", relres);
+    check_refactor(g.cs, &p, apply_gpu, &g, x1, work, 1e-12);
+    coarse_destroy(&g.cs);
+    CgRun run = gpu_cg(&g, &p, COARSE_CUDSS, 1e-8, "CG + explicit inverse:");
+    CHECK(run.iterations <= 1, "CG preconditioned by the explicit inverse took %d iterations, expected 1",
+          run.iterations);
+    /* one rank's band of rows */
+    o.inverse_first = n / 3, o.inverse_count = n / 2;
+    inverse_run(&g, &p, &o, "this rank's rows", NULL, x0);
+    diff = rel_diff(o.inverse_count, x0, x1 + o.inverse_first);
+    CHECK(diff <= 1e-13, "rows %lld.. of the inverse alone differ from the whole's by %.2e", (long long)n / 3,
+          diff);
+    coarse_destroy(&g.cs);
+    o.inverse_first = o.inverse_count = 0;
+    /* AUTO and YES under a memory limit: the inverse (76 MB) above a quarter of it, and YES's inverse and its
+     * blocks of right-hand sides above 90% */
+    o.gpu_memory = 200e6;
+    inverse_run(&g, &p, &o, NULL, "explicit inverse", x0);
+    coarse_destroy(&g.cs);
+    o.inverse = COARSE_INVERSE_YES;
+    o.gpu_memory = 150e6;
+    inverse_run(&g, &p, &o, "not as its explicit inverse: it would take", NULL, x0);
+    coarse_destroy(&g.cs);
+    o.gpu_memory = 0;
+    /* single precision: the factor and the inverse */
+    o.inverse = COARSE_INVERSE_AUTO, o.precision = COARSE_PRECISION_SINGLE;
+    CHECK_OK(coarse_create(&gpu, &p.A, &o, &g.cs));
+    CHECK(strstr(coarse_describe(g.cs), "explicit inverse"), "%s", coarse_describe(g.cs));
+    run = pcg(&p.A, apply_gpu, &g, p.b, x0, 1e-8);
+    printf("CG + single-precision explicit inverse: %d iterations, true residual %.1e\n", run.iterations,
+           run.relres);
+    CHECK(run.iterations >= 2 && run.iterations <= 5,
+          "CG with the single-precision inverse took %d iterations, expected 2 to 5", run.iterations);
+    coarse_destroy(&g.cs);
+    free(x0), free(x1), free(work);
     gpu_teardown(&gpu, &p, &g);
     return 0;
 }
@@ -622,6 +720,8 @@ int main(int argc, char **argv) {
         status = test_gpu_cudss();
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss-precision"))
         status = test_gpu_cudss_precision();
+    else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "cudss-inverse"))
+        status = test_gpu_cudss_inverse();
     else if (!strcmp(mode, "gpu") && argc > 2 && !strcmp(argv[2], "boomeramg"))
         status = test_gpu_boomeramg(&cpu);
     else if ((!strcmp(mode, "bench") || !strcmp(mode, "bench-direct")) && argc > 3)
@@ -630,7 +730,9 @@ int main(int argc, char **argv) {
     else {
         fprintf(stderr,
                 "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric|dirichlet "
-                "boomeramg|cholmod | direct | auto | errors | gpu cudss|cudss-precision|boomeramg | bench|bench-direct "
+                "boomeramg|cholmod | direct | auto | errors | gpu "
+                "cudss|cudss-precision|cudss-inverse|boomeramg | "
+                "bench|bench-direct "
                 "poisson|beam N ...\n");
         return 2;
     }
