@@ -211,9 +211,12 @@ for step in $steps; do
         set -- ${v//:/ }
         echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2 FEMTO_OVERLAP=$3 coarse-inverse=${4:-auto}"
         FEMTO_OVERLAP=$3 FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak-length \
-          --coarse-inverse ${4:-auto} \
+          --coarse-inverse ${4:-auto} --keep \
           --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
-          --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+          --mpiexec-flags "--oversubscribe --bind-to none" > "$out/weaklen-one.txt" 2>&1
+        grep -E "^\| cantilever|rror" "$out/weaklen-one.txt" | cut -d'|' -f5-13
+        kept=$(sed -n 's/^solver-bench: *kept //p' "$out/weaklen-one.txt")
+        [ -n "$kept" ] && { grep -ho "coarse: [^;]*" "$kept/stdout.txt" | head -1; rm -rf "$kept"; }
       done
     done ;;
   mgprof) # issue 15: where a V-cycle's time goes per level (FEMTO_MG_PROFILE: the device synchronised around each

@@ -47,15 +47,16 @@ typedef enum {
     COARSE_PRECISION_SINGLE = 2
 } CoarsePrecision;
 
-/* cuDSS's factor applied as the explicit inverse: its columns computed once at setup (one solve with many
- * right-hand sides), each application then one matrix-vector product, which reads the inverse at the GPU's
- * memory bandwidth where the triangular solves cost about 0.7 ms whatever the matrix's size
- * (docs/solvers.md). AUTO: when the inverse takes at most COARSE_INVERSE_MAX_BYTES on a GPU and a quarter of
- * its free memory; YES: whenever it fits in the free memory; NO: never. CHOLMOD and BoomerAMG ignore it. */
+/* The coarse matrix applied as its explicit inverse on the GPU: the inverse computed once at setup (cuSOLVER's
+ * dense Cholesky and inverse; where cuSOLVER cannot be loaded, cuDSS's factor solving for many right-hand sides
+ * at once), each application then one matrix-vector product, which reads the inverse at the GPU's memory
+ * bandwidth where cuDSS's triangular solves cost at least about 0.7 ms whatever the matrix's size
+ * (docs/solvers.md). AUTO: for matrices of at most COARSE_INVERSE_AUTO_ROWS rows; YES: whenever it fits in the
+ * free memory; NO: never. The inverse is in the factor's precision (CoarsePrecision). CHOLMOD and BoomerAMG
+ * ignore it. */
 typedef enum { COARSE_INVERSE_AUTO = 0, COARSE_INVERSE_YES = 1, COARSE_INVERSE_NO = 2 } CoarseInverse;
-/* about 1 ms of reading at an H100's or H200's bandwidth: a 22,000-row inverse in double precision on one
- * GPU, or over 2 GPUs each holding the columns of its own rows of a 31,000-row one */
-#define COARSE_INVERSE_MAX_BYTES 4.0e9
+/* where its computation (n^3 flops) costs about what a linear solve's V-cycles save: docs/solvers.md */
+#define COARSE_INVERSE_AUTO_ROWS 8000
 
 typedef struct {
     CoarseType
