@@ -44,7 +44,8 @@ typedef struct {
     void *inv;
     int64_t inv_first, inv_count;
     int dense;          /* the inverse computed by cuSOLVER (dense Cholesky), else by cuDSS's factor */
-    double inv_seconds; /* its computation at the last factorisation */
+    double inv_seconds;  /* its computation at the last factorisation */
+    double load_seconds; /* cuSOLVER's loading, the first time */
     char inv_why[300];  /* one process: why the inverse that was wanted is not there */
 } Dss;
 
@@ -549,7 +550,9 @@ static int maybe_invert(Dss *s, const CoarseOptions *opt, int *made) {
     s->inv_count = asked ? opt->inverse_count : s->n;
     /* FEMTO_COARSE_INVERSE_BY=cudss: cuDSS's solves even where cuSOLVER loads (tests, measurements) */
     const char *by = getenv("FEMTO_COARSE_INVERSE_BY");
+    double t0 = omp_get_wtime();
     s->dense = !(by && !strcmp(by, "cudss")) && s->n <= 46000 && gpu_cusolver_load() == FEM_OK;
+    s->load_seconds = omp_get_wtime() - t0;
     if (!s->dense) fem_clear_error();
     double size = s->single ? sizeof(float) : sizeof(double), peak = inverse_peak(s);
     size_t free_b = 0, total_b = 0;
@@ -662,10 +665,10 @@ static int dss_create(Device *d, const CsrMatrix *A, const CoarseOptions *opt, i
     if (inverted) {
         size_t k = strlen(out->description), size = s->single ? sizeof(float) : sizeof(double);
         snprintf(out->description + k, sizeof out->description - k,
-                 ", applied as its explicit inverse (%s%.2f GB, computed by %s in %.2f s)",
+                 ", applied as its explicit inverse (%s%.2f GB, computed by %s in %.2f s, loading it %.2f s)",
                  s->inv_count < s->n ? "this rank's rows, " : "",
                  (double)size * (double)s->n * (double)s->inv_count / 1e9,
-                 s->dense ? "cuSOLVER" : "cuDSS's solves", s->inv_seconds);
+                 s->dense ? "cuSOLVER" : "cuDSS's solves", s->inv_seconds, s->load_seconds);
     } else if (!status && s->inv_why[0]) {
         size_t k = strlen(out->description);
         snprintf(out->description + k, sizeof out->description - k, ", not as its explicit inverse: %s",

@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -144,6 +144,8 @@ for step in $steps; do
       env $v timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows kernels --elements 1000000 \
         --markdown "$out/seed-${v#*=}.md" 2>&1 | tail -n 2
     done ;;
+  inverse) # the coarse level's explicit inverse (gpu/cudss.cu): the unit test's lines, with its cost by cuSOLVER and cuDSS
+    timeout 200 ./test_coarse gpu cudss-inverse 2>&1 | tail -n 25 ;;
   mgcg) # where a multigrid CG iteration goes (femto-bench's CG rows with their launch columns)
     echo "== femto-bench mgcg"
     timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows cg --cg-pc multigrid --markdown "$out/mgcg.md" 2>&1 | tail -n 3 ;;
@@ -216,7 +218,7 @@ for step in $steps; do
           --mpiexec-flags "--oversubscribe --bind-to none" > "$out/weaklen-one.txt" 2>&1
         grep -E "^\| cantilever|rror" "$out/weaklen-one.txt" | cut -d'|' -f5-13
         kept=$(sed -n 's/^solver-bench: *kept //p' "$out/weaklen-one.txt")
-        [ -n "$kept" ] && { grep -ho "coarse: [^;]*" "$kept/stdout.txt" | head -1; rm -rf "$kept"; }
+        [ -n "$kept" ] && { grep -ho "coarse: .*; setup [0-9.]* s" "$kept/stdout.txt" | head -1; rm -rf "$kept"; }
       done
     done ;;
   mgprof) # issue 15: where a V-cycle's time goes per level (FEMTO_MG_PROFILE: the device synchronised around each
