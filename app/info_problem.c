@@ -135,7 +135,7 @@ static void print_solver(const SolverSettings *s) {
     printf("          multigrid: levels %s, Chebyshev smoothing of degree %d, coarse solver %s, %d AMG cycle%s per "
            "coarse solve\n",
            levels, s->smoothing_degree, coarse[s->coarse], s->coarse_cycles, s->coarse_cycles == 1 ? "" : "s");
-    static const char *inverse[] = {"applied as its explicit inverse up to 8,000 rows",
+    static const char *inverse[] = {"applied as its explicit inverse on time-dependent linear problems (up to 2 GB of a GPU)",
                                     "applied as its explicit inverse where that fits in GPU memory",
                                     "triangular solves"};
     printf("          cuDSS's factor: %s, %s\n", precision[s->coarse_precision], inverse[s->coarse_inverse]);

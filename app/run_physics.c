@@ -5,6 +5,7 @@
 
 #include "fem/comm.h"
 #include "fem/error.h"
+#include "fem/solvers/coarse.h"
 #include "fem/solvers/stepper.h"
 
 #include <stdio.h>
@@ -435,6 +436,10 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     char model[96];
     t->describe(&r->pb, &p.md, model, sizeof model);
     NewtonSettings ns = run_newton_settings(r, p.md.symmetric, p.md.linear);
+    /* <linear coarse-inverse="auto">: the coarse level's explicit inverse where one preconditioner serves every
+     * time step (a linear time-dependent problem); computing it costs more than one solve's V-cycles save */
+    if (r->pb.solver.coarse_inverse == EXPLICIT_INVERSE_AUTO && !(t->transient(&r->pb) && p.md.linear))
+        ns.pc.coarse_inverse = COARSE_INVERSE_NO;
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
     if (split) status = split_over_ranks(&p);
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,

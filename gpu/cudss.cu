@@ -43,10 +43,10 @@ typedef struct {
      * symmetric, so column j is row j, and an application is x = inv^T b. */
     void *inv;
     int64_t inv_first, inv_count;
-    int dense;          /* the inverse computed by cuSOLVER (dense Cholesky), else by cuDSS's factor */
+    int dense;           /* the inverse computed by cuSOLVER (dense Cholesky), else by cuDSS's factor */
     double inv_seconds;  /* its computation at the last factorisation */
     double load_seconds; /* cuSOLVER's loading, the first time */
-    char inv_why[300];  /* one process: why the inverse that was wanted is not there */
+    char inv_why[300];   /* one process: why the inverse that was wanted is not there */
 } Dss;
 
 static const char *status_name(cudssStatus_t s) {
@@ -545,7 +545,8 @@ static int maybe_invert(Dss *s, const CoarseOptions *opt, int *made) {
     CoarseInverse mode = opt ? opt->inverse : COARSE_INVERSE_AUTO;
     int asked = opt && opt->inverse_count > 0;
     if (!asked && mode == COARSE_INVERSE_NO) return FEM_OK;
-    if (!asked && mode == COARSE_INVERSE_AUTO && s->n > COARSE_INVERSE_AUTO_ROWS) return FEM_OK;
+    double bytes = (s->single ? sizeof(float) : sizeof(double)) * (double)s->n * (double)s->n;
+    if (!asked && mode == COARSE_INVERSE_AUTO && bytes > COARSE_INVERSE_MAX_BYTES) return FEM_OK;
     s->inv_first = asked ? opt->inverse_first : 0;
     s->inv_count = asked ? opt->inverse_count : s->n;
     /* FEMTO_COARSE_INVERSE_BY=cudss: cuDSS's solves even where cuSOLVER loads (tests, measurements) */

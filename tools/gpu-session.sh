@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -146,6 +146,18 @@ for step in $steps; do
     done ;;
   inverse) # the coarse level's explicit inverse (gpu/cudss.cu): the unit test's lines, with its cost by cuSOLVER and cuDSS
     timeout 200 ./test_coarse gpu cudss-inverse 2>&1 | tail -n 25 ;;
+  transient) # the coarse level's explicit inverse where it pays: bench/problems/heat-cube-transient.xml (50 steps, one
+    # preconditioner), coarse-inverse auto (the inverse) against "no", AB_RUNS rounds alternating
+    sed 's|<output |<solver><linear coarse-inverse="no"/></solver>\n  <output |' "$src/bench/problems/heat-cube-transient.xml" \
+      > "$src/bench/problems/heat-cube-transient-no.xml"
+    for i in $(seq 1 "${AB_RUNS:-2}"); do
+      for v in "" -no; do
+        echo "== transient $i heat-cube-transient$v"
+        timeout 280 ./femto-app run "$src/bench/problems/heat-cube-transient$v.xml" --device cuda --output-dir "$out/transient" > "$out/transient.txt" 2>&1
+        grep -E "dofs|^time:|solver:" "$out/transient.txt"; grep -o "coarse: .*; setup [0-9.]* s" "$out/transient.txt"
+      done
+    done
+    rm -f "$src/bench/problems/heat-cube-transient-no.xml" ;;
   mgcg) # where a multigrid CG iteration goes (femto-bench's CG rows with their launch columns)
     echo "== femto-bench mgcg"
     timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows cg --cg-pc multigrid --markdown "$out/mgcg.md" 2>&1 | tail -n 3 ;;

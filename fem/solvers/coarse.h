@@ -47,16 +47,18 @@ typedef enum {
     COARSE_PRECISION_SINGLE = 2
 } CoarsePrecision;
 
-/* The coarse matrix applied as its explicit inverse on the GPU: the inverse computed once at setup (cuSOLVER's
- * dense Cholesky and inverse; where cuSOLVER cannot be loaded, cuDSS's factor solving for many right-hand sides
- * at once), each application then one matrix-vector product, which reads the inverse at the GPU's memory
- * bandwidth where cuDSS's triangular solves cost at least about 0.7 ms whatever the matrix's size
- * (docs/solvers.md). AUTO: for matrices of at most COARSE_INVERSE_AUTO_ROWS rows; YES: whenever it fits in the
- * free memory; NO: never. The inverse is in the factor's precision (CoarsePrecision). CHOLMOD and BoomerAMG
- * ignore it. */
+/* The coarse matrix applied as its explicit inverse on the GPU: the inverse computed once at setup
+ * (cuSOLVER's dense Cholesky and inverse; where cuSOLVER cannot be loaded, cuDSS's factor solving for many
+ * right-hand sides at once), each application then one matrix-vector product, which reads the inverse at the
+ * GPU's memory bandwidth where cuDSS's triangular solves cost at least about 0.7 ms whatever the matrix's
+ * size. Computing it costs more than one linear solve's V-cycles save (docs/solvers.md), so it pays where one
+ * coarse solver serves many solves: femto-app asks for it on time-dependent linear problems. AUTO: where the
+ * inverse takes at most COARSE_INVERSE_MAX_BYTES of a GPU; YES: wherever it fits in the free memory; NO:
+ * never. The inverse is in the factor's precision (CoarsePrecision). CHOLMOD and BoomerAMG ignore it. */
 typedef enum { COARSE_INVERSE_AUTO = 0, COARSE_INVERSE_YES = 1, COARSE_INVERSE_NO = 2 } CoarseInverse;
-/* where its computation (n^3 flops) costs about what a linear solve's V-cycles save: docs/solvers.md */
-#define COARSE_INVERSE_AUTO_ROWS 8000
+/* about 0.5 ms of reading at an H100's or H200's bandwidth, below cuDSS's solve: 15,800 rows in double
+ * precision on one GPU, 22,300 over two */
+#define COARSE_INVERSE_MAX_BYTES 2.0e9
 
 typedef struct {
     CoarseType

@@ -242,11 +242,15 @@ static int share_matrix(CsrMatrix *G, int64_t nglobal) {
     return comm_bcast(G->vals, (int64_t)sizeof(double) * nnz, ROOT);
 }
 
-/* Whether the ranks try the explicit inverse (CoarseOptions.inverse): AUTO up to COARSE_INVERSE_AUTO_ROWS
- * global rows, as one process would. */
-static int spread_wanted(const CoarseOptions *o, int64_t nglobal) {
+/* Whether the ranks try the explicit inverse (CoarseOptions.inverse): AUTO while the largest rank's columns
+ * take at most COARSE_INVERSE_MAX_BYTES. */
+static int spread_wanted(const CoarseOptions *o, const int64_t *owned, int64_t nglobal) {
     if (o->inverse == COARSE_INVERSE_NO) return 0;
-    return o->inverse == COARSE_INVERSE_YES || nglobal <= COARSE_INVERSE_AUTO_ROWS;
+    if (o->inverse == COARSE_INVERSE_YES) return 1;
+    int64_t most = 0;
+    for (int r = 0; r < comm_size(); r++) most = owned[r] > most ? owned[r] : most;
+    double size = o->precision == COARSE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+    return size * (double)nglobal * (double)most <= COARSE_INVERSE_MAX_BYTES;
 }
 
 /* Every rank: cuDSS on the whole matrix G, its rows of the inverse, the vectors of an application. */
@@ -305,7 +309,7 @@ int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o
     }
     if (!status) status = gather_matrix(A, o, g->nglobal, &G);
     char why[300] = "";
-    if (!status && try_inverse && spread_wanted(o, g->nglobal)) {
+    if (!status && try_inverse && spread_wanted(o, owned, g->nglobal)) {
         status = spread_create(dev, A, o, &G, owned, g->nglobal, out);
         if (!status) {
             *type = COARSE_CUDSS;

@@ -29,8 +29,8 @@ int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cud
  * on dev. *type becomes the solver rank 0 ended with (AUTO's choice) on every rank. Collective; a failure on
  * rank 0 is every rank's status and sentence.
  *
- * try_inverse (a CUDA device with cuDSS, inner cuDSS or AUTO): first, where o->inverse asks for it (AUTO: up
- * to COARSE_INVERSE_AUTO_ROWS global rows), the explicit inverse on every rank: the whole
+ * try_inverse (a CUDA device with cuDSS, inner cuDSS or AUTO): first, where o->inverse asks for it (AUTO:
+ * while a rank's share takes at most COARSE_INVERSE_MAX_BYTES), the explicit inverse on every rank: the whole
  * matrix to every rank, each factorising it with cuDSS and keeping the columns of A^-1 of its own rows, so that
  * an application is one all-gather of b's owned entries and one matrix-vector product on every GPU at once,
  * instead of rank 0's solve between a gather and a scatter (device vectors). Should that fail on any rank

@@ -242,7 +242,7 @@ case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
     "          multigrid: levels down to order 1, Chebyshev smoothing of degree 3, coarse solver auto (cuDSS on a GPU "
     "when built in, else CHOLMOD when small, else BoomerAMG), 3 AMG cycles per coarse solve\n",
     "          cuDSS's factor: double precision (single where double would not fit in GPU memory), applied as its "
-    "explicit inverse up to 8,000 rows\n",
+    "explicit inverse on time-dependent linear problems (up to 2 GB of a GPU)\n",
     f"  output: {os.path.join(inputs, 'cantilever', 'results', 'cantilever')}.*\n",
     "          probe 'tip' (line 13) at (1, 0.05, 0.05) m\n",
     "  device: auto (CUDA when a GPU is present, else CPU), gather (deterministic) assembly, all CPU cores\n",

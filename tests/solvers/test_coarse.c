@@ -598,8 +598,8 @@ static void inverse_run(GpuPrecond *g, const BoxProblem *p, const CoarseOptions 
  * solves' x to 1e-10 relative (its residual to 1e-9: the inverse's rounding grows with the condition of A,
  * where the solves' does not), CG in 1 iteration, a new factorisation of new values recomputes it; a band of
  * its rows (inverse_first, inverse_count: one MPI rank's share) is that band of the whole x; cuDSS's solves
- * give cuSOLVER's inverse; YES says why it could not make one; AUTO takes it up to COARSE_INVERSE_AUTO_ROWS
- * rows and not above, where YES does; in single precision CG takes 2 to 5 iterations. */
+ * give cuSOLVER's inverse; YES says why it could not make one; AUTO takes it up to COARSE_INVERSE_MAX_BYTES
+ * and not above, where YES does; in single precision CG takes 2 to 5 iterations. */
 static int test_gpu_cudss_inverse(void) {
     Device gpu;
     BoxProblem p;
@@ -654,7 +654,7 @@ static int test_gpu_cudss_inverse(void) {
     inverse_run(&g, &p, &o, "not as its explicit inverse: it would take", NULL, x0);
     coarse_destroy(&g.cs);
     o.gpu_memory = 0;
-    /* AUTO above COARSE_INVERSE_AUTO_ROWS: the solves; YES there: the inverse */
+    /* AUTO above COARSE_INVERSE_MAX_BYTES (19,683 rows: 3.1 GB): the solves; YES there: the inverse */
     BoxProblem big;
     CHECK_OK(box_beam(8, &big));
     CoarseOptions ob = options(&big, COARSE_CUDSS);
@@ -664,8 +664,9 @@ static int test_gpu_cudss_inverse(void) {
         printf("%lld rows, inverse %s: %s\n", (long long)big.A.nrows, yes ? "yes" : "auto",
                coarse_describe(g.cs));
         CHECK(!yes == !strstr(coarse_describe(g.cs), "explicit inverse"),
-              "%lld rows (above %d), inverse %s: %s", (long long)big.A.nrows, COARSE_INVERSE_AUTO_ROWS,
-              yes ? "yes" : "auto", coarse_describe(g.cs));
+              "%lld rows (%.2g bytes, above %.2g), inverse %s: %s", (long long)big.A.nrows,
+              8.0 * (double)big.A.nrows * (double)big.A.nrows, COARSE_INVERSE_MAX_BYTES, yes ? "yes" : "auto",
+              coarse_describe(g.cs));
         coarse_destroy(&g.cs);
     }
     box_destroy(&big);

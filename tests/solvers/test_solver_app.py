@@ -19,7 +19,11 @@ usage: test_solver_app.py FEMTO_APP MESHES_DIR WORK_DIR [--device cpu|cuda] [--e
       (issue 11's target is 40), else at most 60;
   (g) the same with <linear coarse-precision="single">: on a GPU cuDSS's factor is single-precision (the log
       says so), CG takes at most 3 iterations more and the largest displacement is the same to 1e-6; on the CPU
-      nothing changes (the host solvers work in double precision).
+      nothing changes (the host solvers work in double precision);
+  (h) the coarse level's explicit inverse (<linear coarse-inverse>): on a GPU the steady cantilever of (f) does
+      not take it by default (the log says so) and takes it with "yes", for the same CG count and the largest
+      displacement to 1e-10; transient heat (the cube of (d), 10 backward Euler steps) takes it by default, for
+      the CG count and the final temperatures of "no" to 1e-10. On the CPU the setting changes nothing.
 Standard library only; tests/common/app_checks.py."""
 import os
 import sys
@@ -58,6 +62,22 @@ HEAT = """<?xml version="1.0"?>
     <temperature boundary="left" value="300"/>
     <convection boundary="right" h="50" ambient="280"/>
   </heat>
+  <solver><linear{rtol}/></solver>
+  <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
+</femto>
+"""
+
+TRANSIENT = """<?xml version="1.0"?>
+<femto>
+  <mesh file="{meshes}/cube_tet.geo" size="0.25"/>
+  <discretization order="{order}"/>
+  <heat>
+    <initial temperature="293"/>
+    <material region="domain" conductivity="15" density="7850" specific-heat="460" source="2e4"/>
+    <temperature boundary="left" value="300"/>
+    <convection boundary="right" h="50" ambient="280"/>
+  </heat>
+  <time scheme="backward-euler" start="0" end="1000" step="100"/>
   <solver><linear{rtol}/></solver>
   <output directory="{out}"><vtu enabled="false"/><hdf5 enabled="false"/></output>
 </femto>
@@ -145,5 +165,35 @@ if b and s:
               f"on the CPU coarse-precision='single' changes nothing (the host solvers work in double): "
               f"{s['linear_iterations']:g} and {b['linear_iterations']:g} CG iterations, displacements equal to "
               f"{rel:.1e}")
+
+# (h)
+def coarse_line(values):
+    return " ".join(l.strip() for l in values.get("log", "").splitlines() if "preconditioner:" in l)
+
+
+def temperatures(values):
+    return [v for k, v in sorted(values.items()) if k in ("temperature_min", "temperature_max")]
+
+
+inv = run("cantilever-33k-inverse", BEAM, geo=os.path.abspath(bench_geo), size="0.0202",
+          rtol=' coarse-inverse="yes"', verbosity="-v")
+dflt = run("cantilever-33k-default", BEAM, geo=os.path.abspath(bench_geo), size="0.0202", verbosity="-v")
+t_auto = run("transient-auto", TRANSIENT, verbosity="-v")
+t_no = run("transient-no", TRANSIENT, rtol=' coarse-inverse="no"', verbosity="-v")
+if inv and dflt and t_auto and t_no:
+    rel = abs(inv["max_displacement"] - dflt["max_displacement"]) / dflt["max_displacement"]
+    ta, tn = temperatures(t_auto), temperatures(t_no)
+    trel = max(abs(a - b) / abs(b) for a, b in zip(ta, tn)) if ta and len(ta) == len(tn) else 1.0
+    said = {name: "explicit inverse" in coarse_line(v) for name, v in
+            (("steady default", dflt), ("steady yes", inv), ("transient default", t_auto), ("transient no", t_no))}
+    wanted = {"steady default": False, "steady yes": device == "cuda", "transient default": device == "cuda",
+              "transient no": False}
+    check(said == wanted, f"the explicit inverse taken {said}, expected {wanted}: {coarse_line(t_auto)[:300]}")
+    check(inv["linear_iterations"] == dflt["linear_iterations"] and rel <= 1e-10,
+          f"cantilever with the explicit inverse: {inv['linear_iterations']:g} CG iterations against "
+          f"{dflt['linear_iterations']:g}, the largest displacement the same to {rel:.1e} (<= 1e-10)")
+    check(t_auto["linear_iterations"] == t_no["linear_iterations"] and trel <= 1e-10,
+          f"transient heat: {t_auto['linear_iterations']:g} CG iterations by default, {t_no['linear_iterations']:g} "
+          f"with coarse-inverse='no', temperatures {ta} and {tn} the same to {trel:.1e} (<= 1e-10)")
 
 check.exit()
