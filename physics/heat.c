@@ -258,6 +258,6 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec 
     free(claimed);
     EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree, &md->phys};
     OutputFn fn = heat_output(QF_heat_source_out, "heat_source_out", 1, md->ctx);
-    if (!status) status = eval_cells(&f, &fn, NULL, source);
+    if (!status && source) status = eval_cells(&f, &fn, NULL, source);
     return status;
 }

@@ -30,8 +30,8 @@ typedef struct {
 const char *heat_bc_kind(int kind);
 
 /* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
- * `reaction`, natural ones by integrating their flux) and the source integral. flows has room for
- * pb->heat.nbcs entries. */
+ * `reaction`, natural ones by integrating their flux) and the source integral (source NULL: not computed).
+ * flows has room for pb->heat.nbcs entries. */
 int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source);
 

@@ -8,21 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int heat_flows_now(const PhysicsState *s, HeatFlow *flows, double *source) {
-    const Space *sp = s->sp;
-    Vec R;
-    double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs);
-    if (!reaction) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the heat balance");
-    int status = vec_duplicate(&R, s->u);
-    if (status) return free(reaction), status;
-    status = op_residual_unconstrained(s->op, s->u, &R);
-    if (!status) status = vec_download(&R, reaction);
-    if (!status) status = heat_balance(s->md, s->pb, sp, s->u, reaction, flows, source);
-    vec_destroy(&R);
-    free(reaction);
-    return status;
-}
-
 /* Where a transient run's accounts live in PhysicsTrack.v, for nb boundary conditions, each a block of nb + 1
  * values (the sources last): the heat integrated in time, the heat now (at the last step), the spatial part
  * of it at the last step (Crank-Nicolson), the last step's increment (BDF2); then the initial energy, the
@@ -31,6 +16,26 @@ enum { TRACK_INTEGRAL, TRACK_NOW, TRACK_SPATIAL, TRACK_INCREMENT, TRACK_INITIAL 
 static double *track(PhysicsTrack *tr, int nb, int block) {
     return &tr->v[block * (nb + 1)];
 }
+
+int heat_flows_now(const PhysicsState *s, HeatFlow *flows, double *source) {
+    const Space *sp = s->sp;
+    /* the sources' total is the same at every step (a constant per material): after a transient run's first
+     * step it is the one kept with that step's flows, not integrated over every cell again */
+    double *total = source;
+    if (s->track && s->track->steps > 0) *source = track(s->track, s->pb->heat.nbcs, TRACK_NOW)[s->pb->heat.nbcs], total = NULL;
+    Vec R;
+    double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs);
+    if (!reaction) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the heat balance");
+    int status = vec_duplicate(&R, s->u);
+    if (status) return free(reaction), status;
+    status = op_residual_unconstrained(s->op, s->u, &R);
+    if (!status) status = vec_download(&R, reaction);
+    if (!status) status = heat_balance(s->md, s->pb, sp, s->u, reaction, flows, total);
+    vec_destroy(&R);
+    free(reaction);
+    return status;
+}
+
 
 /* The integral of rho c T [J, or J/m in 2D] for a temperature T on the host. */
 static int energy_of(const PhysicsState *s, const double *T, double *E) {
