@@ -471,6 +471,13 @@ static void gpu_teardown(Device *gpu, BoxProblem *p, GpuPrecond *g) {
     box_destroy(p);
 }
 
+/* 1, with a line saying why, where coarse_create's status says the build has no cuDSS (FEM_ERR_USAGE). */
+static int without_cudss(int status) {
+    if (status != FEM_ERR_USAGE) return 0;
+    printf("skipped: %s\n", fem_last_error());
+    return 1;
+}
+
 static int test_gpu_cudss(void) {
     Device gpu;
     BoxProblem p;
@@ -480,10 +487,7 @@ static int test_gpu_cudss(void) {
     o.inverse =
         COARSE_INVERSE_NO; /* the triangular solves: backward stable (test_gpu_cudss_inverse: the other) */
     int status = coarse_create(&gpu, &p.A, &o, &g.cs);
-    if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
-        printf("skipped: %s\n", fem_last_error());
-        return TEST_SKIP;
-    }
+    if (without_cudss(status)) return TEST_SKIP;
     CHECK_OK(status);
     double *x = malloc(g.bytes), *work = malloc(g.bytes);
     CHECK_OK(apply_gpu(&g, p.b, x));
@@ -521,10 +525,7 @@ static int test_gpu_cudss_precision(void) {
         o.precision = single ? COARSE_PRECISION_SINGLE : COARSE_PRECISION_DOUBLE;
         o.inverse = COARSE_INVERSE_NO;
         int status = coarse_create(&gpu, &p.A, &o, &g.cs);
-        if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
-            printf("skipped: %s\n", fem_last_error());
-            return TEST_SKIP;
-        }
+        if (without_cudss(status)) return TEST_SKIP;
         CHECK_OK(status);
         CoarseStats st;
         coarse_stats(g.cs, &st);
@@ -610,10 +611,7 @@ static int test_gpu_cudss_inverse(void) {
     CoarseOptions o = options(&p, COARSE_CUDSS);
     o.inverse = COARSE_INVERSE_NO;
     int status = coarse_create(&gpu, &p.A, &o, &g.cs);
-    if (status == FEM_ERR_USAGE) { /* a CUDA build without cuDSS */
-        printf("skipped: %s\n", fem_last_error());
-        return TEST_SKIP;
-    }
+    if (without_cudss(status)) return TEST_SKIP;
     CHECK_OK(status);
     coarse_destroy(&g.cs);
     inverse_run(&g, &p, &o, NULL, "explicit inverse", x0);
