@@ -125,6 +125,7 @@ int partition_graph(int64_t n, const int64_t *xadj, const int32_t *adj, int npar
         METIS_SetDefaultOptions(opts);
         opts[METIS_OPTION_SEED] = 1; /* the same parts every run */
         opts[METIS_OPTION_CONTIG] = contig;
+        opts[METIS_OPTION_UFACTOR] = 1; /* parts within 0.1% of each other (partition.h) */
         int rc = METIS_PartGraphKway(&nv, &ncon, x, a, NULL, NULL, NULL, &np, NULL, NULL, opts, &cut, p);
         if (rc != METIS_OK)
             status = fem_fail(FEM_ERR_INTERNAL, "METIS could not partition %lld cells into %d parts (%s)",
