@@ -125,8 +125,15 @@ int partition_graph(int64_t n, const int64_t *xadj, const int32_t *adj, int npar
         METIS_SetDefaultOptions(opts);
         opts[METIS_OPTION_SEED] = 1; /* the same parts every run */
         opts[METIS_OPTION_CONTIG] = contig;
-        opts[METIS_OPTION_UFACTOR] = 1; /* parts within 0.1% of each other (partition.h) */
         int rc = METIS_PartGraphKway(&nv, &ncon, x, a, NULL, NULL, NULL, &np, NULL, NULL, opts, &cut, p);
+        /* parts within 0.1% of each other where that cuts no more than 5% more facets (partition.h) */
+        idx_t *q = rc == METIS_OK && np > 1 ? malloc(sizeof(idx_t) * (size_t)(n + 1)) : NULL, tight = 0;
+        opts[METIS_OPTION_UFACTOR] = 1;
+        if (q && METIS_PartGraphKway(&nv, &ncon, x, a, NULL, NULL, NULL, &np, NULL, NULL, opts, &tight, q) ==
+                     METIS_OK &&
+            tight <= cut + cut / 20)
+            memcpy(p, q, sizeof(idx_t) * (size_t)n);
+        free(q);
         if (rc != METIS_OK)
             status = fem_fail(FEM_ERR_INTERNAL, "METIS could not partition %lld cells into %d parts (%s)",
                               (long long)n, nparts,

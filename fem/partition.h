@@ -4,9 +4,10 @@
  * Cells are numbered across blocks: cell c of cell block b is cell partition_cell_offset(m, b) + c. The dual
  * graph joins two cells that share a facet (a face in 3D, an edge in 2D, found through the mesh's topology),
  * so mixed meshes need no special case; METIS (k-way, a fixed seed, contiguous parts when the graph is
- * connected) cuts it into parts of equal cell counts to 0.1% (METIS's ufactor 1, not its default 3%: a solve
- * over ranks waits for its largest part, and on the weak-scaling beam the default gave one GPU 0.7% more
- * cells than the other, 2.9% more owned dofs; docs/PERFORMANCE.md, sixteenth session). METIS is
+ * connected) cuts it into parts of equal cell counts: to 0.1% (METIS's ufactor 1) where that cuts at most 5%
+ * more facets than METIS's default balance of 3%, else to 3% (a solve over ranks waits for its largest part:
+ * on the weak-scaling beam the default gave one GPU 0.7% more cells than the other, 2.9% more owned dofs; on
+ * small meshes the tight balance can cost compact parts: docs/PERFORMANCE.md, sixteenth session). METIS is
  * deterministic for a given input and build, and partition_mesh_shared computes on rank 0 and broadcasts
  * anyway, so every rank holds the same parts. A refined mesh (Mesh.parent) takes its parent's parts, each
  * cell in its parent cell's, so that each rank holds whole parent cells (multigrid's levels on the parents

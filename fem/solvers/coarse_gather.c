@@ -20,6 +20,13 @@ typedef struct {
     double *gb, *gx;     /* root: the whole b and x on the host */
     double *db, *dx;     /* root: the same in dev's memory, the inner solver's vectors */
     CoarseSolver *inner; /* root */
+    /* The gather and the scatter between the GPUs on their own queues (Device.ops.peer_*: NCCL), b and x in
+     * device memory, where every rank has that path: no host copies, no host waiting for the device. */
+    int on_device;
+    int *peers;       /* root: ranks 1 .. n - 1; else {0} */
+    int64_t *eoff;    /* [ranks + 1]: the ranks' owned entries' offsets in a whole vector, in doubles */
+    int64_t none[64]; /* zero offsets: the side of an exchange that moves nothing */
+    int64_t mine[2];  /* {0, nowned}: a rank's own block */
 } Gathered;
 
 int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cudss, int have_cholmod,
@@ -43,7 +50,59 @@ static void gathered_destroy(void *impl) {
     free(g->off);
     free(g->gb);
     free(g->gx);
+    free(g->peers);
+    free(g->eoff);
     free(g);
+}
+
+/* The device path: b's owned entries to rank 0 through the GPUs' queues, rank 0's solve on its GPU, x's back
+ * the same way; x's ghosts 0. Nothing waits on the host but the ranks' agreement on rank 0's status, before
+ * the scatter (a rank 0 that failed scatters nothing, and no rank waits for it). */
+static int device_apply(void *impl, const double *b, double *x) {
+    Gathered *g = impl;
+    Device *d = g->dev;
+    int root = comm_rank() == ROOT, n = root ? comm_size() - 1 : 1, status = FEM_OK;
+    int64_t t = 0, own = (int64_t)sizeof(double) * g->nowned;
+    if (root) {
+        status = d->ops.copy(d, g->db, b, (size_t)own);
+        if (!status)
+            status = d->ops.peer_exchange_begin(d, n, g->peers, g->none, NULL, g->eoff + 1, g->db, 0, &t);
+        if (!status) status = coarse_apply(g->inner, g->db, g->dx);
+    } else {
+        status = d->ops.peer_exchange_begin(d, 1, g->peers, g->mine, b, g->none, NULL, 0, &t);
+    }
+    FEM_TRY(comm_agree(status));
+    if (root) {
+        status = d->ops.peer_exchange_begin(d, n, g->peers, g->eoff + 1, g->dx, g->none, NULL, 0, &t);
+        if (!status) status = d->ops.copy(d, x, g->dx, (size_t)own);
+    } else {
+        status = d->ops.peer_exchange_begin(d, 1, g->peers, g->none, NULL, g->mine, x, 0, &t);
+    }
+    if (!status && g->nlocal > g->nowned)
+        status = d->ops.zero(d, x + g->nowned, sizeof(double) * (size_t)(g->nlocal - g->nowned));
+    return status;
+}
+
+/* Whether every rank has the device path (Device.ops.peer_ready), and if so its lists. Collective. */
+static int device_path(Gathered *g) {
+    Device *d = g->dev;
+    double have = d->kind == DEV_CUDA && d->ops.peer_ready && d->ops.peer_exchange_begin && d->ops.copy &&
+                  d->ops.peer_ready(d, NULL, 0) && comm_size() <= 64;
+    FEM_TRY(comm_sum(&have, 1));
+    if ((int)have != comm_size() || comm_size() < 2) return FEM_OK;
+    int n = comm_size();
+    g->peers = malloc(sizeof(int) * (size_t)n);
+    g->eoff = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int status =
+        g->peers && g->eoff ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
+    status = comm_agree(status);
+    if (status) return status;
+    for (int r = 0; r <= n; r++) g->eoff[r] = g->off[r] / (int64_t)sizeof(double);
+    for (int r = 1; r < n; r++) g->peers[r - 1] = r;
+    if (comm_rank() != ROOT) g->peers[0] = ROOT;
+    g->mine[0] = 0, g->mine[1] = g->nowned;
+    g->on_device = 1;
+    return FEM_OK;
 }
 
 /* b's owned entries to rank 0, the solve there, x's back; x's ghosts 0. Every rank returns rank 0's status.
@@ -326,10 +385,14 @@ int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o
     if (!status && comm_rank() == ROOT) status = root_setup(g, &G, o, inner, coords);
     status = comm_agree(status);
     if (!status) status = share_result(g, type, out);
+    if (!status) status = device_path(g);
+    if (!status && g->on_device)
+        strncat(out->description, " through NCCL", sizeof out->description - strlen(out->description) - 1);
     if (!status) strncat(out->description, why, sizeof out->description - strlen(out->description) - 1);
     csr_destroy(&G);
     free(coords);
     free(owned);
     if (!g) return status;
+    if (g->on_device) return coarse_backend_finish(out, status, g, 1, device_apply, gathered_destroy);
     return coarse_backend_finish(out, status, g, 0, gathered_apply, gathered_destroy);
 }

@@ -8,8 +8,9 @@ usage: test_mpi_gpu_app.py FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 The sample inputs/cantilever/cantilever-refined.xml (139,587 dofs, multigrid on 4 levels, two of them on the
 meshes before refinement: every level exchanges halos) runs with --device cuda:
 - in one process;
-- over 2 ranks with FEMTO_NCCL=1: NCCL when the machine has 2 GPUs or more (the run's halo line names it), else
-  the staged path, whose line says why NCCL was not taken (NCCL refuses two ranks on one GPU);
+- over 2 ranks with FEMTO_NCCL=1: NCCL when the machine has 2 GPUs or more (the run's halo line names it, and
+  the multigrid line says that the coarse level is gathered to rank 0 through it), else the staged path, whose
+  line says why NCCL was not taken (NCCL refuses two ranks on one GPU);
 - over 2 ranks by default: the staged path, its line saying that NCCL was not asked for;
 - over 2 ranks with <linear coarse-inverse="yes"> (a copy of the file): each rank keeps its rows of the coarse
   level's explicit inverse, where the default (a steady problem) gathers it to rank 0 for cuDSS's triangular
@@ -97,6 +98,9 @@ def main():
     print(f"{ngpu} GPU(s)\n  FEMTO_NCCL=1: {hd}\n  default: {hs}")
     if ngpu >= 2 and not re.search(r"halo: NCCL \d+\.\d+\.\d+ on the GPU's own queue", hd):
         problems.append(f"2 ranks on {ngpu} GPUs did not take NCCL: {hd}")
+    if ngpu >= 2 and "gathered to rank 0 from 2 MPI ranks through NCCL" not in rd.stdout:
+        problems.append("with NCCL the coarse level was not gathered through it: "
+                        f"{[l for l in rd.stdout.splitlines() if 'coarse:' in l]}")
     if ngpu < 2 and "staged through host" not in hd:
         problems.append(f"2 ranks on one GPU did not stage: {hd}")
     if "staged through host" not in hs or "NCCL not asked for (FEMTO_NCCL=1)" not in hs:
