@@ -301,15 +301,15 @@ template <typename T> static __global__ void unit_columns(T *B, int64_t n, int64
 
 enum { INV_THREADS = 256, INV_COLS = 4 };
 
-/* x[j] = sum_i X[i + j ld] b[i] for j < count: each block reads INV_COLS columns of the inverse once (the
+/* x[j] = sum_i X[i + j n] b[i] for j < count: each block reads INV_COLS columns of the inverse once (the
  * memory traffic) and b once for all of them; sums in double precision whatever X's. */
 template <typename T>
 static __global__ void __launch_bounds__(INV_THREADS)
-    inverse_apply(const T *__restrict__ X, int64_t ld, int64_t n, int64_t count, const double *__restrict__ b,
+    inverse_apply(const T *__restrict__ X, int64_t n, int64_t count, const double *__restrict__ b,
                   double *__restrict__ x) {
     int64_t c0 = (int64_t)blockIdx.x * INV_COLS;
     const T *col[INV_COLS];
-    for (int c = 0; c < INV_COLS; c++) col[c] = X + (c0 + c < count ? c0 + c : count - 1) * ld;
+    for (int c = 0; c < INV_COLS; c++) col[c] = X + (c0 + c < count ? c0 + c : count - 1) * n;
     double sum[INV_COLS] = {0};
     for (int64_t i = threadIdx.x; i < n; i += INV_THREADS) {
         double bi = b[i];
@@ -369,10 +369,8 @@ static int solver_check(cusolverStatus_t st, const char *what) {
     return fem_fail(FEM_ERR_DEVICE, "cuSOLVER failed while %s (status %d)", what, (int)st);
 }
 
-/* potrf then potri on F (lower), each checked for its info. */
-static int dense_cholesky_inverse(double *F, int n, void *work, int lwork, int *info) {
-    cusolverDnHandle_t h = NULL;
-    FEM_TRY(solver_check(cusolverDnCreate(&h), "starting"));
+/* potrf then potri on F (lower) with the handle h, each checked for its info. */
+static int dense_cholesky_inverse(cusolverDnHandle_t h, double *F, int n, void *work, int lwork, int *info) {
     int status =
         solver_check(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, F, n, (double *)work, lwork, info),
                      "factorising the dense coarse matrix");
@@ -392,7 +390,6 @@ static int dense_cholesky_inverse(double *F, int n, void *work, int lwork, int *
     if (!status && host_info != 0)
         status = fem_fail(FEM_ERR_DEVICE, "inverting the %d-row coarse matrix's factor failed (info %d)", n,
                           host_info);
-    cusolverDnDestroy(h);
     return status;
 }
 
@@ -412,19 +409,18 @@ static int dense_inverse(Dss *s, double **F) {
     GPU_LAUNCHED("densify_lower");
     cusolverDnHandle_t h = NULL;
     int l1 = 0, l2 = 0;
+    void *work = NULL;
     FEM_TRY(solver_check(cusolverDnCreate(&h), "starting"));
     int status = solver_check(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, *F, n, &l1),
                               "sizing its workspace");
     if (!status)
         status = solver_check(cusolverDnDpotri_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, *F, n, &l2),
                               "sizing its workspace");
-    cusolverDnDestroy(h);
-    FEM_TRY(status);
     int lwork = l1 > l2 ? l1 : l2;
-    void *work = NULL;
-    FEM_TRY(device_alloc(s->dev, &work, sizeof(double) * (size_t)lwork + sizeof(int)));
-    status = dense_cholesky_inverse(*F, n, work, lwork, (int *)((double *)work + lwork));
+    if (!status) status = device_alloc(s->dev, &work, sizeof(double) * (size_t)lwork + sizeof(int));
+    if (!status) status = dense_cholesky_inverse(h, *F, n, work, lwork, (int *)((double *)work + lwork));
     device_free(s->dev, work);
+    cusolverDnDestroy(h);
     FEM_TRY(status);
     dim3 tiles((unsigned)((n + 31) / 32), (unsigned)((n + 31) / 32)), threads(32, 8);
     symmetrize_lower<<<tiles, threads>>>(*F, s->n);
@@ -552,6 +548,7 @@ static int maybe_invert(Dss *s, const CoarseOptions *opt, int *made) {
     /* FEMTO_COARSE_INVERSE_BY=cudss: cuDSS's solves even where cuSOLVER loads (tests, measurements) */
     const char *by = getenv("FEMTO_COARSE_INVERSE_BY");
     double t0 = omp_get_wtime();
+    /* the dense matrix kept below 2^31 entries for cuSOLVER's 32-bit (int) dense API */
     s->dense = !(by && !strcmp(by, "cudss")) && s->n <= 46000 && gpu_cusolver_load() == FEM_OK;
     s->load_seconds = omp_get_wtime() - t0;
     if (!s->dense) fem_clear_error();
@@ -582,11 +579,9 @@ static int dss_apply(void *impl, const double *b, double *x) {
     if (s->inv) {
         unsigned blocks = (unsigned)((s->inv_count + INV_COLS - 1) / INV_COLS);
         if (s->single)
-            inverse_apply<float>
-                <<<blocks, INV_THREADS>>>((const float *)s->inv, s->n, s->n, s->inv_count, b, x);
+            inverse_apply<float><<<blocks, INV_THREADS>>>((const float *)s->inv, s->n, s->inv_count, b, x);
         else
-            inverse_apply<double>
-                <<<blocks, INV_THREADS>>>((const double *)s->inv, s->n, s->n, s->inv_count, b, x);
+            inverse_apply<double><<<blocks, INV_THREADS>>>((const double *)s->inv, s->n, s->inv_count, b, x);
         GPU_LAUNCHED("inverse_apply");
         return FEM_OK;
     }
