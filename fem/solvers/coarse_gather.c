@@ -23,10 +23,10 @@ typedef struct {
     /* The gather and the scatter between the GPUs on their own queues (Device.ops.peer_*: NCCL), b and x in
      * device memory, where every rank has that path: no host copies, no host waiting for the device. */
     int on_device;
-    int *peers;       /* root: ranks 1 .. n - 1; else {0} */
-    int64_t *eoff;    /* [ranks + 1]: the ranks' owned entries' offsets in a whole vector, in doubles */
-    int64_t none[64]; /* zero offsets: the side of an exchange that moves nothing */
-    int64_t mine[2];  /* {0, nowned}: a rank's own block */
+    int *peers;      /* root: ranks 1 .. n - 1; else {0} */
+    int64_t *eoff;   /* [ranks + 1]: the ranks' owned entries' offsets in a whole vector, in doubles */
+    int64_t *none;   /* [ranks + 1] zero offsets: the side of an exchange that moves nothing */
+    int64_t mine[2]; /* {0, nowned}: a rank's own block */
 } Gathered;
 
 int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cudss, int have_cholmod,
@@ -52,6 +52,7 @@ static void gathered_destroy(void *impl) {
     free(g->gx);
     free(g->peers);
     free(g->eoff);
+    free(g->none);
     free(g);
 }
 
@@ -87,14 +88,16 @@ static int device_apply(void *impl, const double *b, double *x) {
 static int device_path(Gathered *g) {
     Device *d = g->dev;
     double have = d->kind == DEV_CUDA && d->ops.peer_ready && d->ops.peer_exchange_begin && d->ops.copy &&
-                  d->ops.peer_ready(d, NULL, 0) && comm_size() <= 64;
+                  d->ops.peer_ready(d, NULL, 0);
     FEM_TRY(comm_sum(&have, 1));
     if ((int)have != comm_size() || comm_size() < 2) return FEM_OK;
     int n = comm_size();
     g->peers = malloc(sizeof(int) * (size_t)n);
     g->eoff = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int status =
-        g->peers && g->eoff ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
+    g->none = calloc((size_t)n + 1, sizeof(int64_t));
+    int status = g->peers && g->eoff && g->none
+                     ? FEM_OK
+                     : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
     status = comm_agree(status);
     if (status) return status;
     for (int r = 0; r <= n; r++) g->eoff[r] = g->off[r] / (int64_t)sizeof(double);
