@@ -32,3 +32,10 @@ void dynlib_close(DynLib *lib) {
     if (lib->handle) dlclose(lib->handle);
     lib->handle = NULL;
 }
+
+int dynlib_open_all(DynLib *lib, const char *file, const char *soname, const DynSym *syms, int n) {
+    if (!dynlib_open(lib, file, soname)) return 0;
+    for (int i = 0; i < n; i++)
+        if (!dynlib_find(lib, syms[i].name, syms[i].fn, syms[i].size)) return dynlib_close(lib), 0;
+    return 1;
+}

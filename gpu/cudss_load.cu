@@ -66,12 +66,10 @@ static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    if (!dynlib_open(&lib, FEMTO_CUDSS_PATH, CUDSS_SONAME)) return;
-    int ok = 1;
-#define FIND_(name, params, args) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
-    CUDSS_FUNCTIONS(FIND_)
-#undef FIND_
-    if (!ok) dynlib_close(&lib);
+#define SYM_(name, params, args) {#name, &api.name, sizeof api.name},
+    const DynSym syms[] = {CUDSS_FUNCTIONS(SYM_)};
+#undef SYM_
+    dynlib_open_all(&lib, FEMTO_CUDSS_PATH, CUDSS_SONAME, syms, (int)(sizeof syms / sizeof syms[0]));
 }
 
 static void *load_thread(void *arg) {

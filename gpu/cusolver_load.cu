@@ -44,12 +44,11 @@ static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    if (!dynlib_open(&lib, FEMTO_CUSOLVER_PATH, FEMTO_CUSOLVER_SONAME)) return;
-    int ok = 1;
-#define FIND_(name, params, args) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
-    CUSOLVER_FUNCTIONS(FIND_)
-#undef FIND_
-    if (!ok) dynlib_close(&lib);
+#define SYM_(name, params, args) {#name, &api.name, sizeof api.name},
+    const DynSym syms[] = {CUSOLVER_FUNCTIONS(SYM_)};
+#undef SYM_
+    dynlib_open_all(&lib, FEMTO_CUSOLVER_PATH, FEMTO_CUSOLVER_SONAME, syms,
+                    (int)(sizeof syms / sizeof syms[0]));
 }
 
 int gpu_cusolver_load(void) {

@@ -71,14 +71,10 @@ static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    if (!dynlib_open(&lib, FEMTO_NCCL_PATH, NCCL_SONAME)) return;
-    int ok = 1;
-#define FIND_(name, params) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
-    NCCL_FUNCTIONS(FIND_)
-#undef FIND_
-    ok =
-        ok && dynlib_find(&lib, "ncclGetErrorString", &api.ncclGetErrorString, sizeof api.ncclGetErrorString);
-    if (!ok) dynlib_close(&lib);
+#define SYM_(name, params) {#name, &api.name, sizeof api.name},
+    const DynSym syms[] = {NCCL_FUNCTIONS(SYM_) SYM_(ncclGetErrorString, ())};
+#undef SYM_
+    dynlib_open_all(&lib, FEMTO_NCCL_PATH, NCCL_SONAME, syms, (int)(sizeof syms / sizeof syms[0]));
 }
 
 static int nccl_fail(ncclResult_t r, const char *call) {

@@ -83,13 +83,10 @@ static DynLib lib;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    if (!dynlib_open(&lib, FEMTO_GMSH_PATH, GMSH_SONAME)) return;
-    int ok = 1;
-#define FIND_(ret, name, params, args) ok = ok && dynlib_find(&lib, #name, &api.name, sizeof api.name);
-    GMSH_FUNCTIONS(FIND_)
-#undef FIND_
-    ok = ok && dynlib_find(&lib, "gmshFree", &api.gmshFree, sizeof api.gmshFree);
-    if (!ok) dynlib_close(&lib);
+#define SYM_(ret, name, params, args) {#name, &api.name, sizeof api.name},
+    const DynSym syms[] = {GMSH_FUNCTIONS(SYM_) SYM_(void, gmshFree, (), ())};
+#undef SYM_
+    dynlib_open_all(&lib, FEMTO_GMSH_PATH, GMSH_SONAME, syms, (int)(sizeof syms / sizeof syms[0]));
 }
 
 const char *gmsh_library_file(void) {

@@ -1,6 +1,6 @@
-/* fem/dynlib.c, which loads Gmsh and cuDSS at run time: a real library found by soname and by file, a
+/* fem/dynlib.c, which loads Gmsh, cuDSS, NCCL and cuSOLVER at run time: a real library found by soname and by file, a
  * function found and called through the pointer, and the sentences for a library or a function that is not
- * there. zlib stands in (every femto build links it, so its soname is on the loader's path). */
+ * there, and a loader's whole table at once. zlib stands in (every femto build links it, so its soname is on the loader's path). */
 #include "common/femto_test.h"
 
 #include "fem/dynlib.h"
@@ -30,5 +30,17 @@ int main(void) {
     CHECK(!dynlib_open(&lib, NULL, "libfemto_no_such_library.so.9") && !lib.handle, "no such library");
     CHECK(strstr(lib.failure, "libfemto_no_such_library.so.9") != NULL, "the failure names the library: '%s'",
           lib.failure);
+
+    /* a loader's table at once: every function found; one missing closes the library and names it */
+    VersionFn v1 = NULL, v2 = NULL, v3 = version;
+    DynSym all[] = {{"zlibVersion", &v1, sizeof v1}, {"zError", &v2, sizeof v2}};
+    CHECK(dynlib_open_all(&lib, NULL, "libz.so.1", all, 2) && lib.handle && v1 && v2, "zlib's table: %s",
+          lib.failure);
+    if (v1) CHECK(strcmp(v1(), version()) == 0, "the table's zlibVersion says '%s'", v1());
+    dynlib_close(&lib);
+    DynSym lacking[] = {{"zlibVersion", &v1, sizeof v1}, {"femto_no_such_function", &v3, sizeof v3}};
+    CHECK(!dynlib_open_all(&lib, NULL, "libz.so.1", lacking, 2) && !lib.handle && !v3,
+          "a table with a missing function: not loaded");
+    CHECK(strcmp(lib.failure, "it lacks femto_no_such_function") == 0, "the failure names it: '%s'", lib.failure);
     return test_result("dynlib");
 }
