@@ -78,6 +78,17 @@ static int cpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x,
     return FEM_OK;
 }
 
+static int cpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
+                          const double *vals, double *v) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (int32_t k = off[i]; k < off[i + 1]; k++) s += src[k] < 0 ? v[dof[i]] : vals[src[k]];
+        v[dof[i]] = s;
+    }
+    return FEM_OK;
+}
+
 static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++)
@@ -115,6 +126,7 @@ int cpu_device_create(Device *d, int threads, AssembleKind assembly) {
                          .recip = cpu_recip,
                          .scatter = cpu_scatter,
                          .gather = cpu_gather,
+                         .sum_copies = cpu_sum_copies,
                          .interpolate = cpu_interpolate,
                          .integrate = cpu_integrate,
                          .fill = cpu_fill,

@@ -67,6 +67,11 @@ typedef struct {
      * work: take: out[i] = x[idx[i]], then x[idx[i]] = 0; put2: y[idx[i]] = z[idx[i]] = vals[i] */
     int (*take)(Device *, int64_t n, const int32_t *idx, double *x, double *out);
     int (*put2)(Device *, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
+    /* Sums over the copies of shared entries in a fixed order (fem/halo.c): for i < n, v[dof[i]] = the sum
+     * over k in [off[i], off[i+1]) of (src[k] < 0 ? v[dof[i]] : vals[src[k]]), added in k order; dof[] has
+     * no repeats. vals may be host memory from host_alloc, which the device reads in place. */
+    int (*sum_copies)(Device *, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
+                      const double *vals, double *v);
     /* q-point values (uq, may be NULL) and reference gradients (duq, may be NULL) of the L-vector u */
     int (*interpolate)(Device *, const ElemView *v, const double *u, double *uq, double *duq);
     /* r += sum over elements of B^T sq + G^T fq (either may be NULL); evec: [nelem][ncomp][ndof] scratch used

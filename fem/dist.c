@@ -246,9 +246,11 @@ static int number_owned_first(Dist *d, const int32_t *owner) {
     return status;
 }
 
-/* (neighbour, owned node) pairs: this rank's owned nodes that a cell of another rank touches. */
-static int send_pairs(const Dist *d, const Space *gsp, const int32_t *part, const int32_t *owner,
-                      const int32_t *local_of_global, NodeKey **pairs, int64_t *npairs) {
+/* (rank, node) pairs: this rank's nodes that a cell of another rank touches too, sorted by rank, then global
+ * number, without repeats. The owned ones among them are what this rank sends (the halo); all of them are
+ * what it shares (Dist.share). local_of_global: -1 for a node that is not this rank's. */
+static int shared_pairs(const Dist *d, const Space *gsp, const int32_t *part, const int32_t *local_of_global,
+                        NodeKey **pairs, int64_t *npairs) {
     int64_t n = 0, cap = 1024;
     NodeKey *p = malloc(sizeof(NodeKey) * (size_t)cap);
     if (!p) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's halo");
@@ -259,7 +261,7 @@ static int send_pairs(const Dist *d, const Space *gsp, const int32_t *part, cons
             if (part[off + c] == d->rank) continue;
             for (int i = 0; i < sb->ndof; i++) {
                 fem_idx g = sb->dofs[c * sb->ndof + i];
-                if (owner[g] != d->rank) continue;
+                if (local_of_global[g] < 0) continue;
                 if (n == cap) {
                     NodeKey *q = realloc(p, sizeof(NodeKey) * (size_t)(cap *= 2));
                     if (!q)
@@ -276,6 +278,21 @@ static int send_pairs(const Dist *d, const Space *gsp, const int32_t *part, cons
         if (u == 0 || p[i].key != p[u - 1].key || p[i].global != p[u - 1].global) p[u++] = p[i];
     *pairs = p;
     *npairs = u;
+    return FEM_OK;
+}
+
+/* Dist.share from the shared pairs (sorted by rank): one list per rank, in increasing global number. */
+static int build_share(Dist *d, const NodeKey *pairs, int64_t npairs) {
+    for (int64_t i = 0; i < npairs; i++) d->nshare += i == 0 || pairs[i].key != pairs[i - 1].key;
+    FEM_ALLOC(d->share_nbr, d->nshare, "a rank's shared nodes");
+    FEM_ALLOC(d->share_off, d->nshare + 1, "a rank's shared nodes");
+    FEM_ALLOC(d->share, npairs, "a rank's shared nodes");
+    d->share_off[0] = 0;
+    for (int64_t i = 0, k = -1; i < npairs; i++) {
+        if (i == 0 || pairs[i].key != pairs[i - 1].key) d->share_nbr[++k] = (int)pairs[i].key;
+        d->share[i] = pairs[i].local;
+        d->share_off[k + 1] = i + 1;
+    }
     return FEM_OK;
 }
 
@@ -308,16 +325,21 @@ static int build_halo(Dist *d, const NodeKey *pairs, int64_t npairs, const int32
     return FEM_OK;
 }
 
-/* The halo from the global space: which owned nodes each neighbour ghosts, and whose ghosts this rank holds.
- */
+/* The halo and the shared lists from the global space: which owned nodes each neighbour ghosts, whose
+ * ghosts this rank holds, and which nodes it has in common with each other rank. */
 static int halo_lists(Dist *d, const Space *gsp, const int32_t *part, const int32_t *owner) {
     int32_t *local_of_global = malloc(sizeof(int32_t) * (size_t)(gsp->nnodes + 1));
     if (!local_of_global) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a rank's halo");
+    for (int64_t g = 0; g < gsp->nnodes; g++) local_of_global[g] = -1;
     for (int64_t i = 0; i < d->space.nnodes; i++) local_of_global[d->node_global[i]] = (int32_t)i;
     NodeKey *pairs = NULL;
-    int64_t npairs = 0;
-    int status = send_pairs(d, gsp, part, owner, local_of_global, &pairs, &npairs);
-    if (!status) status = build_halo(d, pairs, npairs, owner);
+    int64_t npairs = 0, nsend = 0;
+    int status = shared_pairs(d, gsp, part, local_of_global, &pairs, &npairs);
+    if (!status) status = build_share(d, pairs, npairs);
+    /* the owned ones, in the same order, are the send lists */
+    for (int64_t i = 0; !status && i < npairs; i++)
+        if (owner[pairs[i].global] == d->rank) pairs[nsend++] = pairs[i];
+    if (!status) status = build_halo(d, pairs, nsend, owner);
     free(pairs);
     free(local_of_global);
     return status;
@@ -369,6 +391,9 @@ void dist_destroy(Dist *d) {
     free(d->recv_off);
     free(d->send);
     free(d->recv);
+    free(d->share_nbr);
+    free(d->share_off);
+    free(d->share);
     memset(d, 0, sizeof *d);
 }
 

@@ -47,6 +47,13 @@ typedef struct {
     int *nbr;
     int64_t *send_off, *recv_off;
     int32_t *send, *recv;
+    /* Every node this rank has in common with another: with rank share_nbr[i] (increasing) the local nodes
+     * share[share_off[i] .. share_off[i+1]), in increasing global number, so both ends list a node at the
+     * same position. A superset of the halo: two ranks that both ghost a third's node share it. */
+    int nshare;
+    int *share_nbr;
+    int64_t *share_off;
+    int32_t *share;
     /* What it was split from (borrowed: the caller keeps them alive while the Dist is used to make others):
      * the global mesh and the partition, from which dist_create_order splits a space of another order. */
     const Mesh *global_mesh;

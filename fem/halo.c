@@ -15,75 +15,74 @@ static void expand(const int32_t *nodes, const int64_t *off, int nnbr, int ncomp
         for (int c = 0; c < ncomp; c++) dofs[k * ncomp + c] = nodes[k] * ncomp + c;
 }
 
-/* The distinct dofs of send[] (idx) and the slot of each position (slot); returns their count. */
-static int sum_list(const int32_t *send, int64_t nsend, int64_t nowned, int32_t *idx, int32_t *slot,
-                    int64_t *n) {
-    int32_t *first = malloc(sizeof(int32_t) * (size_t)(nowned + 1));
-    if (!first) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
-    for (int64_t i = 0; i < nowned; i++) first[i] = -1;
-    *n = 0;
-    for (int64_t k = 0; k < nsend; k++) {
-        if (first[send[k]] < 0) first[send[k]] = (int32_t)*n, idx[(*n)++] = send[k];
-        slot[k] = first[send[k]];
-    }
-    free(first);
-    return FEM_OK;
-}
-
 static int upload_list(Device *dev, int32_t **dst, const int32_t *src, int64_t n) {
     return device_alloc_copy(dev, (void **)dst, src, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
 /* n doubles: on the device for the direct path, on the host for the staged one (pinned and mapped on a GPU,
  * so that the device's gather and scatter read and write them without a copy). */
-static int alloc_both(Halo *h, double **d, double **host, int64_t n) {
+static int alloc_one(Halo *h, double **p, int64_t n) {
     size_t bytes = sizeof(double) * (size_t)(n > 0 ? n : 1);
-    return h->direct ? device_alloc(h->dev, (void **)d, bytes)
-                     : device_host_alloc(h->dev, (void **)host, bytes);
+    return h->direct ? device_alloc(h->dev, (void **)p, bytes) : device_host_alloc(h->dev, (void **)p, bytes);
 }
 
-/* The direct path's layers (see Halo): slot[k] is the distinct-dof index of position k (sum_list). */
-static int halo_layers(Halo *h, const int32_t *send, const int32_t *slot) {
-    int32_t *seen = calloc((size_t)h->nsum + 1, sizeof(int32_t)),
-            *layer = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
-    int32_t *pos = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1)),
-            *dof = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
-    int status =
-        seen && layer && pos && dof ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
-    for (int64_t k = 0; !status && k < h->nsend; k++) {
-        layer[k] = seen[slot[k]]++;
-        if (layer[k] + 1 > h->nlayers) h->nlayers = layer[k] + 1;
+static int alloc_both(Halo *h, double **d, double **host, int64_t n) {
+    return alloc_one(h, h->direct ? d : host, n);
+}
+
+/* The sums over copies of the dofs idx[0 .. n) (local dofs, n_local of them; a dof may appear at several
+ * positions, each a received value): for each distinct dof its own entry and the positions naming it, in
+ * position order, the own entry first (me < 0) or, where rank_of[k] gives each position's rank in increasing
+ * order for a dof, at rank me's place among them. */
+static int sums_create(Halo *h, HaloSums *p, const int32_t *idx, int64_t n, int64_t nlocal, const int *rank_of,
+                       int me) {
+    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(nlocal + 1)), *dof = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int32_t *off = calloc((size_t)n + 2, sizeof(int32_t)), *src = malloc(sizeof(int32_t) * (size_t)(2 * n + 1));
+    char *own = calloc((size_t)n + 1, 1);
+    int status = slot && dof && off && src && own ? FEM_OK
+                                                  : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    int64_t nd = 0;
+    for (int64_t i = 0; !status && i < nlocal; i++) slot[i] = -1;
+    for (int64_t k = 0; !status && k < n; k++) { /* distinct dofs, and (in off[d + 2]) their positions */
+        if (slot[idx[k]] < 0) slot[idx[k]] = (int32_t)nd, dof[nd++] = idx[k];
+        off[slot[idx[k]] + 2]++;
     }
-    if (!status && !(h->layer_off = calloc((size_t)h->nlayers + 1, sizeof(int64_t))))
-        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
-    for (int64_t k = 0; !status && k < h->nsend; k++) h->layer_off[layer[k] + 1]++;
-    for (int j = 0; !status && j < h->nlayers; j++) h->layer_off[j + 1] += h->layer_off[j];
-    for (int j = 0, n = 0; !status && j < h->nlayers; j++) /* in k order within a layer */
-        for (int64_t k = 0; k < h->nsend; k++)
-            if (layer[k] == j) pos[n] = (int32_t)k, dof[n++] = send[k];
-    if (!status) status = upload_list(h->dev, &h->layer_pos, pos, h->nsend);
-    if (!status) status = upload_list(h->dev, &h->layer_dof, dof, h->nsend);
-    if (!status)
-        status = device_alloc(h->dev, (void **)&h->layer_vals, sizeof(double) * (size_t)(h->nsend + 1));
-    if (!status)
-        status = device_alloc(h->dev, (void **)&h->layer_sums, sizeof(double) * (size_t)(h->nsend + 1));
-    free(seen), free(layer), free(pos), free(dof);
+    for (int64_t d = 0; !status && d < nd; d++) off[d + 2] += off[d + 1] + 1; /* + the own entry */
+    /* off[d + 1] is now where dof d's sources start; filled in position order, the own entry placed by rank */
+    for (int64_t k = 0; !status && k < n; k++) {
+        int32_t d = slot[idx[k]];
+        if (!own[d] && (me < 0 || rank_of[k] > me)) src[off[d + 1]++] = -1, own[d] = 1;
+        src[off[d + 1]++] = (int32_t)k;
+    }
+    for (int64_t d = 0; !status && d < nd; d++)
+        if (!own[d]) src[off[d + 1]++] = -1;
+    /* off[d + 1] is the end of dof d's sources: off[0 .. nd] are the offsets */
+    p->n = nd;
+    if (!status) status = upload_list(h->dev, &p->dof, dof, nd);
+    if (!status) status = upload_list(h->dev, &p->off, off, nd + 1);
+    if (!status) status = upload_list(h->dev, &p->src, src, n + nd);
+    free(slot), free(dof), free(off), free(src), free(own);
     return status;
 }
 
+static void sums_destroy(Device *dev, HaloSums *p) {
+    device_free(dev, p->dof), device_free(dev, p->off), device_free(dev, p->src);
+    memset(p, 0, sizeof *p);
+}
+
 /* The device path's first message between two ranks sets their connection up (NCCL: about a second, measured
- * on two H200s): one double each way with every neighbour, at setup rather than in the first solve.
- * Collective over neighbours, as every halo exchange is. */
+ * on two H200s): one double each way with every rank it shares a node with (a superset of the halo's
+ * neighbours), at setup rather than in the first solve. Collective over those ranks, as every exchange is. */
 static int halo_connect(Halo *h) {
     double *buf = NULL;
-    int64_t *off = malloc(sizeof(int64_t) * (size_t)(h->nnbr + 1)), ticket = 0;
+    int n = h->nshare;
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(n + 1)), ticket = 0;
     if (!off) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
-    for (int i = 0; i <= h->nnbr; i++) off[i] = i;
-    int status = device_alloc(h->dev, (void **)&buf, sizeof(double) * 2 * (size_t)h->nnbr);
-    if (!status) status = h->dev->ops.zero(h->dev, buf, sizeof(double) * 2 * (size_t)h->nnbr);
+    for (int i = 0; i <= n; i++) off[i] = i;
+    int status = device_alloc(h->dev, (void **)&buf, sizeof(double) * 2 * (size_t)n);
+    if (!status) status = h->dev->ops.zero(h->dev, buf, sizeof(double) * 2 * (size_t)n);
     if (!status)
-        status = h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, off, buf, off, buf + h->nnbr, 0,
-                                                 &ticket);
+        status = h->dev->ops.peer_exchange_begin(h->dev, n, h->share_nbr, off, buf, off, buf + n, 0, &ticket);
     if (!status) status = h->dev->ops.peer_exchange_end(h->dev, ticket);
     if (!status) status = h->dev->ops.sync(h->dev);
     device_free(h->dev, buf);
@@ -91,18 +90,36 @@ static int halo_connect(Halo *h) {
     return status;
 }
 
-static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv, int32_t *sum) {
+/* The share lists as dofs, and each position's rank for the sums in rank order. */
+static int share_lists(Halo *h, const Dist *d) {
+    int32_t *idx = malloc(sizeof(int32_t) * (size_t)(h->nshared + 1));
+    int *rank_of = malloc(sizeof(int) * (size_t)(h->nshared + 1));
+    int status = idx && rank_of ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    if (!status) {
+        expand(d->share, d->share_off, d->nshare, h->ncomp, idx, h->share_off);
+        for (int i = 0; i < d->nshare; i++)
+            for (int64_t k = h->share_off[i]; k < h->share_off[i + 1]; k++) rank_of[k] = d->share_nbr[i];
+        status = sums_create(h, &h->ssum, idx, h->nshared, d->space.nnodes * h->ncomp, rank_of, d->rank);
+    }
+    if (!status) status = upload_list(h->dev, &h->share_idx, idx, h->nshared);
+    if (!status) status = alloc_one(h, &h->share_send, h->nshared);
+    if (!status) status = alloc_one(h, &h->share_recv, h->nshared);
+    free(idx);
+    free(rank_of);
+    return status;
+}
+
+static int halo_lists(Halo *h, const Dist *d, int32_t *send, int32_t *recv) {
     expand(d->send, d->send_off, d->nnbr, h->ncomp, send, h->send_off);
     expand(d->recv, d->recv_off, d->nnbr, h->ncomp, recv, h->recv_off);
-    FEM_TRY(sum_list(send, h->nsend, d->space.ndofs_owned, sum, h->sum_slot, &h->nsum));
-    if (h->direct) FEM_TRY(halo_layers(h, send, h->sum_slot));
+    /* the reverse-add receives the send list's layout: each owned dof, then its partial sums in order */
+    FEM_TRY(sums_create(h, &h->rsum, send, h->nsend, d->space.ndofs_owned, NULL, -1));
     FEM_TRY(upload_list(h->dev, &h->send_idx, send, h->nsend));
     FEM_TRY(upload_list(h->dev, &h->recv_idx, recv, h->nrecv));
-    FEM_TRY(upload_list(h->dev, &h->sum_idx, sum, h->nsum));
     FEM_TRY(alloc_both(h, &h->send_dev, &h->send_host, h->nsend));
     FEM_TRY(alloc_both(h, &h->recv_dev, &h->recv_host, h->nrecv));
-    FEM_TRY(alloc_both(h, &h->sum_dev, &h->sum_host, h->nsum));
-    return h->queued && h->nnbr ? halo_connect(h) : FEM_OK;
+    FEM_TRY(share_lists(h, d));
+    return h->queued && h->nshare ? halo_connect(h) : FEM_OK;
 }
 
 HaloPath halo_auto_path(const Device *dev) {
@@ -144,34 +161,37 @@ int halo_create_path(Halo *h, const Dist *d, Device *dev, int ncomp, HaloPath pa
     h->nbr = d->nbr;
     h->nsend = d->send_off[d->nnbr] * ncomp;
     h->nrecv = d->recv_off[d->nnbr] * ncomp;
+    h->nshare = d->nshare;
+    h->share_nbr = d->share_nbr;
+    h->nshared = d->share_off[d->nshare] * ncomp;
     int32_t *send = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
     int32_t *recv = malloc(sizeof(int32_t) * (size_t)(h->nrecv + 1));
-    int32_t *sum = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
-    h->sum_slot = malloc(sizeof(int32_t) * (size_t)(h->nsend + 1));
     h->send_off = malloc(sizeof(int64_t) * (size_t)(d->nnbr + 1));
     h->recv_off = malloc(sizeof(int64_t) * (size_t)(d->nnbr + 1));
-    int status = send && recv && sum && h->sum_slot && h->send_off && h->recv_off
-                     ? halo_lists(h, d, send, recv, sum)
+    h->share_off = malloc(sizeof(int64_t) * (size_t)(d->nshare + 1));
+    int status = send && recv && h->send_off && h->recv_off && h->share_off
+                     ? halo_lists(h, d, send, recv)
                      : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
     free(send);
     free(recv);
-    free(sum);
     if (status) halo_destroy(h);
     return status;
 }
 
 void halo_destroy(Halo *h) {
     if (h->dev) {
-        int32_t *lists[] = {h->send_idx, h->recv_idx, h->sum_idx, h->layer_pos, h->layer_dof};
-        double *bufs[] = {h->send_dev, h->recv_dev, h->sum_dev, h->layer_vals, h->layer_sums};
-        for (int i = 0; i < 5; i++) device_free(h->dev, lists[i]), device_free(h->dev, bufs[i]);
-        double *hosts[] = {h->send_host, h->recv_host, h->sum_host};
-        for (int i = 0; i < 3; i++) device_host_free(h->dev, hosts[i]);
+        int32_t *lists[] = {h->send_idx, h->recv_idx, h->share_idx};
+        for (int i = 0; i < 3; i++) device_free(h->dev, lists[i]);
+        double *bufs[] = {h->send_dev, h->recv_dev, h->send_host, h->recv_host, h->share_send, h->share_recv};
+        for (int i = 0; i < 6; i++)
+            if (bufs[i] && (i < 2 || (i >= 4 && h->direct))) device_free(h->dev, bufs[i]);
+            else if (bufs[i]) device_host_free(h->dev, bufs[i]);
+        sums_destroy(h->dev, &h->rsum);
+        sums_destroy(h->dev, &h->ssum);
     }
     free(h->send_off);
     free(h->recv_off);
-    free(h->sum_slot);
-    free(h->layer_off);
+    free(h->share_off);
     memset(h, 0, sizeof *h);
 }
 
@@ -181,55 +201,63 @@ static int check_idle(const Halo *h, const Vec *v) {
     return FEM_OK;
 }
 
-/* n entries of v at device indices idx into the buffer MPI sends from: the device's own (direct path) or the
- * host's, which the device's gather writes itself (staged path: mapped pinned memory on a GPU, no copy and no
- * second synchronisation); the device's work is finished before MPI reads it. On the device path the
- * exchange is queued behind the gather: nothing waits. */
-static int gather_to_host(Halo *h, const Vec *v, int64_t n, const int32_t *idx, double *dev, double *host) {
+/* n entries of v at device indices idx into the buffer `out` that MPI sends from: the device's own (direct
+ * path) or the host's, which the device's gather writes itself (staged path: mapped pinned memory on a GPU,
+ * no copy and no second synchronisation); the device's work is finished before MPI reads it. On the device
+ * path the exchange is queued behind the gather: nothing waits. With `take` the entries become 0 in v. */
+static int gather_to_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, double *out, int take) {
+    Device *d = h->dev;
     if (n == 0) return FEM_OK;
-    FEM_TRY(h->dev->ops.gather(h->dev, n, idx, v->data, h->direct ? dev : host));
+    if (take && d->ops.take) FEM_TRY(d->ops.take(d, n, idx, v->data, out));
+    else {
+        FEM_TRY(d->ops.gather(d, n, idx, v->data, out));
+        if (take) FEM_TRY(d->ops.scatter(d, n, idx, NULL, v->data));
+    }
     if (h->queued) return FEM_OK;
-    return h->dev->ops.sync ? h->dev->ops.sync(h->dev) : FEM_OK;
+    return d->ops.sync ? d->ops.sync(d) : FEM_OK;
 }
 
-/* The received buffer (the device's, or the host's read by the device's scatter in place) into v at device
- * indices idx. The scatter may still run when this returns: the buffer is written again only after the next
- * gather_to_host of this halo, whose synchronisation waits for it. */
-static int scatter_from_host(Halo *h, Vec *v, int64_t n, const int32_t *idx, double *dev,
-                             const double *host) {
-    if (n == 0) return FEM_OK;
-    return h->dev->ops.scatter(h->dev, n, idx, h->direct ? dev : host, v->data);
-}
-
-/* Posts v's exchange, its send buffer filled: forward sends the owned values (send lists) to the ghosts;
- * reverse sends the ghosts' values the other way, so the receive list's layout is sent and the send list's
- * received. The direct path hands MPI the device buffers. */
-static int post(Halo *h, Vec *v, int reverse, int beside) {
-    const int64_t *so = reverse ? h->recv_off : h->send_off, *ro = reverse ? h->send_off : h->recv_off;
+/* Posts v's exchange of kind `kind` (0 forward, 1 reverse-add, 2 share), its send buffer filled: forward
+ * sends the owned values (send lists) to the ghosts; reverse sends the ghosts' values the other way, so the
+ * receive list's layout is sent and the send list's received; share sends and receives the share lists. The
+ * direct path hands MPI the device buffers. */
+static int post(Halo *h, Vec *v, int kind, int beside) {
     double *send = h->direct ? h->send_dev : h->send_host, *recv = h->direct ? h->recv_dev : h->recv_host;
-    double *sb = reverse ? recv : send, *rb = reverse ? send : recv;
+    int n = kind == 2 ? h->nshare : h->nnbr;
+    const int *ranks = kind == 2 ? h->share_nbr : h->nbr;
+    const int64_t *so = kind == 2 ? h->share_off : kind ? h->recv_off : h->send_off;
+    const int64_t *ro = kind == 2 ? h->share_off : kind ? h->send_off : h->recv_off;
+    double *sb = kind == 2 ? h->share_send : kind ? recv : send;
+    double *rb = kind == 2 ? h->share_recv : kind ? send : recv;
     if (h->queued)
-        FEM_TRY(h->dev->ops.peer_exchange_begin(h->dev, h->nnbr, h->nbr, so, sb, ro, rb, beside, &h->ticket));
+        FEM_TRY(h->dev->ops.peer_exchange_begin(h->dev, n, ranks, so, sb, ro, rb, beside, &h->ticket));
     else
-        FEM_TRY(comm_exchange_begin(&h->x, h->nnbr, h->nbr, so, sb, ro, rb));
+        FEM_TRY(comm_exchange_begin(&h->x, n, ranks, so, sb, ro, rb));
     h->pending = v;
-    h->pending_reverse = reverse;
+    h->pending_kind = kind;
     return FEM_OK;
 }
 
-/* Waits for v's exchange in that direction. */
-static int arrive(Halo *h, Vec *v, int reverse) {
-    if (h->pending != v || h->pending_reverse != reverse)
+/* Waits for v's exchange of that kind. */
+static int arrive(Halo *h, Vec *v, int kind) {
+    if (h->pending != v || h->pending_kind != kind)
         return fem_fail(FEM_ERR_INTERNAL, "a halo exchange ended without its begin");
     h->pending = NULL;
     return h->queued ? h->dev->ops.peer_exchange_end(h->dev, h->ticket) : comm_exchange_end(&h->x);
+}
+
+/* The sums of plan p from the received buffer (the device's, or the host's that the device reads in place:
+ * it may still be read when this returns, and is written again only after the next gather_to_host of this
+ * halo, whose synchronisation waits for it). */
+static int sum_received(Halo *h, Vec *v, const HaloSums *p, const double *vals) {
+    return p->n ? h->dev->ops.sum_copies(h->dev, p->n, p->dof, p->off, p->src, vals, v->data) : FEM_OK;
 }
 
 /* beside: work may run between begin and end (see Device.ops.peer_exchange_begin) */
 static int forward_begin(Halo *h, Vec *v, int beside) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
-    FEM_TRY(gather_to_host(h, v, h->nsend, h->send_idx, h->send_dev, h->send_host));
+    FEM_TRY(gather_to_host(h, v, h->nsend, h->send_idx, h->direct ? h->send_dev : h->send_host, 0));
     return post(h, v, 0, beside);
 }
 
@@ -237,10 +265,12 @@ int halo_forward_begin(Halo *h, Vec *v) {
     return forward_begin(h, v, 1);
 }
 
+/* The scatter may still run when this returns (see sum_received). */
 int halo_forward_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(arrive(h, v, 0));
-    return scatter_from_host(h, v, h->nrecv, h->recv_idx, h->recv_dev, h->recv_host);
+    if (h->nrecv == 0) return FEM_OK;
+    return h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, h->direct ? h->recv_dev : h->recv_host, v->data);
 }
 
 int halo_forward(Halo *h, Vec *v) {
@@ -251,8 +281,7 @@ int halo_forward(Halo *h, Vec *v) {
 static int reverse_begin(Halo *h, Vec *v, int beside) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
-    FEM_TRY(gather_to_host(h, v, h->nrecv, h->recv_idx, h->recv_dev, h->recv_host));
-    if (h->nrecv) FEM_TRY(h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, NULL, v->data));
+    FEM_TRY(gather_to_host(h, v, h->nrecv, h->recv_idx, h->direct ? h->recv_dev : h->recv_host, 1));
     return post(h, v, 1, beside);
 }
 
@@ -260,32 +289,39 @@ int halo_reverse_begin(Halo *h, Vec *v) {
     return reverse_begin(h, v, 1);
 }
 
-/* Direct path: owned entries += the partial sums received into send_dev, layer by layer (distinct dofs in a
- * layer; layers in the order the staged path adds them). */
-static int reverse_sum_device(Halo *h, Vec *v) {
-    Device *dev = h->dev;
-    for (int j = 0; j < h->nlayers; j++) {
-        int64_t o = h->layer_off[j], n = h->layer_off[j + 1] - o;
-        FEM_TRY(dev->ops.gather(dev, n, h->layer_pos + o, h->send_dev, h->layer_vals));
-        FEM_TRY(dev->ops.gather(dev, n, h->layer_dof + o, v->data, h->layer_sums));
-        FEM_TRY(dev->ops.axpby(dev, n, 1.0, h->layer_vals, 1.0, h->layer_sums));
-        FEM_TRY(dev->ops.scatter(dev, n, h->layer_dof + o, h->layer_sums, v->data));
-    }
-    return FEM_OK;
-}
-
+/* Owned entries += the partial sums received into the send buffer, in the order of the send list, on the
+ * device (one pass; the host waits for nothing). */
 int halo_reverse_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(arrive(h, v, 1));
-    if (h->direct) return reverse_sum_device(h, v);
-    FEM_TRY(gather_to_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host));
-    for (int64_t k = 0; k < h->nsend; k++) h->sum_host[h->sum_slot[k]] += h->send_host[k];
-    return scatter_from_host(h, v, h->nsum, h->sum_idx, h->sum_dev, h->sum_host);
+    return sum_received(h, v, &h->rsum, h->direct ? h->send_dev : h->send_host);
 }
 
 int halo_reverse_add(Halo *h, Vec *v) {
     FEM_TRY(reverse_begin(h, v, 0));
     return halo_reverse_end(h, v);
+}
+
+static int share_begin(Halo *h, Vec *v, int beside) {
+    if (h->nshare == 0) return FEM_OK;
+    FEM_TRY(check_idle(h, v));
+    FEM_TRY(gather_to_host(h, v, h->nshared, h->share_idx, h->share_send, 0));
+    return post(h, v, 2, beside);
+}
+
+int halo_share_begin(Halo *h, Vec *v) {
+    return share_begin(h, v, 1);
+}
+
+int halo_share_end(Halo *h, Vec *v) {
+    if (h->nshare == 0) return FEM_OK;
+    FEM_TRY(arrive(h, v, 2));
+    return sum_received(h, v, &h->ssum, h->share_recv);
+}
+
+int halo_share(Halo *h, Vec *v) {
+    FEM_TRY(share_begin(h, v, 0));
+    return halo_share_end(h, v);
 }
 
 int halo_contiguous_numbers(Halo *h, int64_t *first, int64_t *g) {

@@ -4,14 +4,19 @@
  * forward: every ghost receives its owner's value (before an operator reads a vector).
  * reverse-add: every ghost's partial sum is added to its owner's entry, then the ghost is zeroed (after an
  * operator wrote element contributions into ghost rows).
+ * share: every copy of a shared dof, owned or ghost, becomes the sum of all the ranks' partial sums, added in
+ * rank order so that every copy holds the same bits: one round of messages where reverse-add and forward take
+ * two, for a vector whose copies are to stay consistent (the multigrid cycle's: fem/operator.h,
+ * op_jacobian_consistent). It moves along Dist.share (every pair of ranks with a node in common, which may be
+ * more pairs than the halo's), each pair both ways.
  * Each is split into begin and end: between them the messages travel and the caller may compute what does not
  * touch the halo (an operator's interior elements). Three paths move the values:
  *   staged: the device's gather writes host buffers (pinned and mapped on a GPU: Device.ops.host_alloc), the
- *           device is synchronised, MPI, and the device's scatter reads the received host buffer in place (no
- *           copies: each exchange costs one synchronisation); serves every device and every MPI;
- *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter): taken on a GPU when MPI
- *           is CUDA-aware (comm_cuda_support: detected, not assumed). The reverse sum then runs on the
- *           device too, one layer of distinct dofs at a time, adding in the staged path's order.
+ *           device is synchronised, MPI, and the device's scatter or sums (Device.ops.sum_copies: each dof
+ *           once, its terms in a fixed order) read the received host buffer in place (no copies: each
+ *           exchange costs one synchronisation); serves every device and every MPI;
+ *   direct: MPI reads and writes the device's own buffers (gather, MPI, scatter or sums): taken on a GPU
+ *           when MPI is CUDA-aware (comm_cuda_support: detected, not assumed).
  *   device: the direct path's buffers and sums, the messages moved by the device itself on its own queue
  *           (Device.ops.peer_*: NCCL between GPUs, gpu/nccl.cu): gather, messages and scatter are queued in
  *           order and the host waits for none of them. Taken when FEMTO_NCCL=1 asks for it and every rank
@@ -29,6 +34,13 @@
 
 FEM_EXTERN_C_BEGIN
 
+/* Sums over the copies of shared dofs (Device.ops.sum_copies' arguments, on the device): n distinct dofs,
+ * each the sum of its sources src[off[i] .. off[i+1]) (-1: the dof's own entry; else a received position). */
+typedef struct {
+    int64_t n;
+    int32_t *dof, *off, *src;
+} HaloSums;
+
 typedef struct Halo {
     const Dist *dist; /* the layout it serves (the caller's) */
     Device *dev;
@@ -39,23 +51,25 @@ typedef struct Halo {
     double *send_dev, *recv_dev;   /* device staging */
     double *send_host, *recv_host; /* host staging */
     int64_t nsend, nrecv;          /* dofs */
-    /* reverse-add sums into each owned dof once however many neighbours ghost it: the distinct sent dofs
-     * (sum_idx, device), where each sent position adds to (sum_slot, host), the sums (host) */
-    int64_t nsum;
-    int32_t *sum_idx, *sum_slot;
-    double *sum_dev, *sum_host;
+    /* reverse-add sums into each owned dof once however many neighbours ghost it: the owned dof, then the
+     * received positions of the send list that name it, in order (Device.ops.sum_copies) */
+    HaloSums rsum;
+    /* share: with neighbour share_nbr[i] the local dofs share_idx[share_off[i] .. share_off[i+1]) (device),
+     * both ways through share_send and share_recv (device or host, as send_dev / send_host); each shared dof
+     * summed over its copies in rank order (ssum) */
+    int nshare;
+    const int *share_nbr;   /* the Dist's */
+    int64_t *share_off;     /* in dofs (host) */
+    int32_t *share_idx;     /* device */
+    double *share_send, *share_recv;
+    int64_t nshared;        /* share_off[nshare] */
+    HaloSums ssum;
     CommExchange x;
     Vec *pending; /* the Vec whose exchange is in flight */
-    int pending_reverse;
+    int pending_kind; /* 0 forward, 1 reverse-add, 2 share */
     int direct; /* device buffers (no host staging): MPI on them, or the device's own exchange (queued) */
     int queued; /* the device's own exchange on its queue (Device.ops.peer_*: NCCL), ticket naming it */
     int64_t ticket;
-    /* direct reverse-add: layer j holds the sent positions that are the j-th to name their dof, so a layer's
-     * dofs are distinct: layer_pos / layer_dof [layer_off[j] .. layer_off[j+1]) (device), scratch (device) */
-    int nlayers;
-    int64_t *layer_off;
-    int32_t *layer_pos, *layer_dof;
-    double *layer_vals, *layer_sums;
 } Halo;
 
 typedef enum { HALO_AUTO = 0, HALO_STAGED = 1, HALO_DIRECT = 2, HALO_DEVICE = 3 } HaloPath;
@@ -83,6 +97,12 @@ int halo_forward(Halo *h, Vec *v);
 int halo_reverse_begin(Halo *h, Vec *v);
 int halo_reverse_end(Halo *h, Vec *v);
 int halo_reverse_add(Halo *h, Vec *v);
+
+/* Every copy of a shared entry of v (owned or ghost, on every rank that has it) = the sum of all of them, in
+ * rank order; the entries no other rank has are left alone. */
+int halo_share_begin(Halo *h, Vec *v);
+int halo_share_end(Halo *h, Vec *v);
+int halo_share(Halo *h, Vec *v);
 
 /* The rank-contiguous global numbering of the halo's dofs (what a distributed library such as hypre wants):
  * this rank's owned dofs are *first, *first + 1, ... in local order, where *first counts the owned dofs of

@@ -147,6 +147,11 @@ int op_residual(Operator *op, const Vec *u, Vec *r);
 int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r);
 /* Jv = J(u) v at the u of the last residual; identity on constrained dofs. */
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv);
+/* The same Jv for a consistent v, a vector whose ghosts hold their owners' values (up to round-off), and
+ * consistent itself: every copy of a dof, owned or ghost, holds the sum over ranks (halo_share: one round of
+ * messages where op_jacobian's forward and reverse-add take two). Multigrid's cycle keeps its vectors so.
+ * Without a halo it is op_jacobian. */
+int op_jacobian_consistent(Operator *op, const Vec *v, Vec *Jv);
 /* The assembled diagonal of J, computed matrix-free (1 on constrained dofs). */
 int op_diagonal(Operator *op, Vec *diag);
 

@@ -121,7 +121,6 @@ static int refresh(Halo *h, const Vec *in) {
 }
 
 int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
-    FEM_TRY(refresh(t->halo_c, uc));
     FEM_TRY(vec_zero(uf));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];
@@ -131,7 +130,6 @@ int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
 }
 
 int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
-    if (!t->fine_consistent) FEM_TRY(refresh(t->halo_f, rf));
     FEM_TRY(vec_pointwise_mult(t->halo_f ? &t->inv_mult_all_f : &t->inv_mult_f, rf, &t->tmp_f));
     FEM_TRY(vec_zero(rc));
     Device *d = t->dev;
@@ -142,7 +140,7 @@ int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
         FEM_TRY(d->ops.interpolate(d, &vf, t->tmp_f.data, tb->ef, NULL));
         FEM_TRY(d->ops.integrate(d, &vc, tb->ef, NULL, rc->data, tb->evc));
     }
-    return t->halo_c ? halo_reverse_add(t->halo_c, rc) : FEM_OK;
+    return t->halo_c ? halo_share(t->halo_c, rc) : FEM_OK;
 }
 
 int transfer_inject(Transfer *t, const Vec *uf, Vec *uc) {

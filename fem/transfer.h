@@ -40,9 +40,9 @@ typedef struct {
     Vec inv_mult_all_f;         /* 1 / the number of all ranks' cells sharing each fine dof (with halos) */
     Vec tmp_f;
     struct Halo *halo_f, *halo_c; /* over MPI ranks (the caller's), else NULL */
-    /* Set by a caller whose fine inputs to restrict and inject already hold their owners' values in every
-     * ghost (multigrid's transfer to a coarser mesh, which gathers them from a forwarded vector): the fine
-     * halo's forward is then skipped. */
+    /* Set by a caller whose fine inputs to inject already hold their owners' values in every ghost
+     * (multigrid's transfer to a coarser mesh, which gathers them from a forwarded vector): the fine halo's
+     * forward is then skipped. */
     int fine_consistent;
 } Transfer;
 
@@ -53,9 +53,12 @@ void transfer_destroy(Transfer *t);
 /* Over MPI ranks: the halos of the fine and coarse spaces (ncomp components, the caller's); computes the
  * global multiplicities (a collective). */
 int transfer_set_halo(Transfer *t, struct Halo *fine, struct Halo *coarse);
-/* uf = P uc */
+/* uf = P uc. Over MPI ranks uc is consistent (its ghosts hold their owners' values: multigrid's cycle keeps
+ * its vectors so, op_jacobian_consistent) and so is uf, each copy of a fine dof computed from this rank's
+ * cells (equal to the owner's up to round-off). */
 int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf);
-/* rc = P^T rf */
+/* rc = P^T rf. Over MPI ranks rf is consistent and so is rc: every copy of a coarse dof holds the sum over
+ * ranks (halo_share), with no exchange of rf. */
 int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc);
 /* uc = the coarse nodal interpolant of uf */
 int transfer_inject(Transfer *t, const Vec *uf, Vec *uc);

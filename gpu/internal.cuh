@@ -109,6 +109,8 @@ int gpu_scatter(Device *d, int64_t n, const int32_t *idx, const double *vals, do
 int gpu_gather(Device *d, int64_t n, const int32_t *idx, const double *x, double *out);
 int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out);
 int gpu_put2(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
+int gpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
+                   const double *vals, double *v);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 
 /* qfunctions.cu: the instances of physics/qfunctions.h's list, indexed by q-function id */

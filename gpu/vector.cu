@@ -69,6 +69,18 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
 }
 
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_sum_copies(int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src, const double *vals,
+                 double *v) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const double own = v[dof[i]];
+        double s = 0.0;
+        for (int32_t k = off[i]; k < off[i + 1]; k++) s += src[k] < 0 ? own : vals[src[k]];
+        v[dof[i]] = s;
+    }
+}
+
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_put2(int64_t n, const int32_t *idx, const double *vals, double *y, double *z) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
@@ -192,6 +204,14 @@ int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out) {
     if (n <= 0) return FEM_OK;
     k_take<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, idx, x, out);
     GPU_LAUNCHED(k_take);
+    return FEM_OK;
+}
+
+int gpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
+                   const double *vals, double *v) {
+    if (n <= 0) return FEM_OK;
+    k_sum_copies<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, dof, off, src, vals, v);
+    GPU_LAUNCHED(k_sum_copies);
     return FEM_OK;
 }
 

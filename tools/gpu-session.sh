@@ -221,10 +221,12 @@ for step in $steps; do
   weaklen) # issue 15: weak scaling with every GPU's share exactly the one-GPU problem (solver-bench --weak-length: the
     # beam R times longer, the same cells), 1 rank against 2 ranks with NCCL (FEMTO_NCCL=1) and staged, AB_RUNS rounds
     for i in $(seq 1 "${AB_RUNS:-2}"); do
-      for v in ${WEAKLEN_VARIANTS:-1:0:2:auto 2:1:2:auto 2:0:2:auto}; do # ranks:FEMTO_NCCL:FEMTO_OVERLAP:coarse-inverse
+      # ranks:FEMTO_NCCL:FEMTO_OVERLAP:coarse-inverse[:program], the program femto-app unless named (a variant
+      # built by hand for a comparison, femto-app-*)
+      for v in ${WEAKLEN_VARIANTS:-1:0:2:auto 2:1:2:auto 2:0:2:auto}; do
         set -- ${v//:/ }
-        echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2 FEMTO_OVERLAP=$3 coarse-inverse=${4:-auto}"
-        FEMTO_OVERLAP=$3 FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cuda --ranks $1 --weak-length \
+        echo "== weaklen $i, $1 rank(s), FEMTO_NCCL=$2 FEMTO_OVERLAP=$3 coarse-inverse=${4:-auto} ${5:-femto-app}"
+        FEMTO_OVERLAP=$3 FEMTO_NCCL=$2 timeout 280 python3 "$src/bench/solver-bench.py" --femto "./${5:-femto-app}" --device cuda --ranks $1 --weak-length \
           --coarse-inverse ${4:-auto} --keep \
           --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2} --mpiexec mpirun \
           --mpiexec-flags "--oversubscribe --bind-to none" > "$out/weaklen-one.txt" 2>&1

@@ -237,8 +237,8 @@ static int down_prolong(MgLevel *F, const Vec *uc, Vec *uf) {
 static int down_restrict(MgLevel *F, const Vec *rf, Vec *rc) {
     if (!F->hsp) return transfer_restrict(&F->down, rf, rc);
     Device *d = F->op->dev;
-    /* the two levels' dofs have owners of their own: every copy of rf must hold its owner's value */
-    if (F->op->halo) FEM_TRY(halo_forward(F->op->halo, (Vec *)rf));
+    /* rf is consistent (every copy holds its owner's value), so the permuted vector is too, whichever rank
+     * owns each of its dofs */
     FEM_TRY(d->ops.gather(d, F->hvec.n, F->hperm, rf->data, F->hvec.data));
     return transfer_restrict(&F->down, &F->hvec, rc);
 }
@@ -468,7 +468,7 @@ static int add_h_level(Multigrid *mg, const Mesh *parent, int degree, int *added
     if (!status && F->op->aux_used && C->have_halo)
         status = transfer_set_halo(&F->aux_down, &F->hhalo1, &C->halo1);
     if (!status && F->op->aux_used) status = vec_create(&F->hvec1, dev, hs->nnodes);
-    F->down.fine_consistent = F->aux_down.fine_consistent = 1; /* down_restrict, down_inject forward first */
+    F->down.fine_consistent = F->aux_down.fine_consistent = 1; /* down_inject forwards first */
     return status ? status : level_vectors(C, 1, degree);
 }
 
@@ -588,10 +588,13 @@ static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
     double t = mg->profile ? now() : 0.0;
     if (l == mg->n - 1) {
         FEM_TRY(mg_coarse_apply(&mg->coarse, b, x));
+        /* the coarse solvers fill x's owned entries; its ghosts from them, for the prolongation */
+        if (L->op->halo) FEM_TRY(halo_forward(L->op->halo, x));
         return mark(mg, l, 0, &t);
     }
     MgLevel *C = &mg->L[l + 1];
-    LinOp A = op_linop(L->op);
+    /* every vector of the cycle is consistent (fem/operator.h): one exchange per operator application */
+    LinOp A = op_linop_consistent(L->op);
     FEM_TRY(chebyshev_apply(&L->cheb, A, b, x));
     FEM_TRY(mark(mg, l, 0, &t));
     FEM_TRY(A.apply(A.ctx, x, &L->t));
@@ -617,6 +620,9 @@ static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
 static int mg_apply(Pc *pc, const Vec *r, Vec *z) {
     Multigrid *mg = pc->data;
     mg->cycles++;
+    /* the cycle's vectors are consistent: r's ghosts from their owners (r stays the same vector) */
+    Halo *h = mg->L[0].op->halo;
+    if (h) FEM_TRY(halo_forward(h, (Vec *)r));
     return vcycle(mg, 0, r, z);
 }
 

@@ -16,6 +16,14 @@ LinOp op_linop(Operator *op) {
     return (LinOp){jacobian_apply, op};
 }
 
+static int jacobian_apply_consistent(void *ctx, const Vec *x, Vec *y) {
+    return op_jacobian_consistent((Operator *)ctx, x, y);
+}
+
+LinOp op_linop_consistent(Operator *op) {
+    return (LinOp){jacobian_apply_consistent, op};
+}
+
 /* ---------------------------------------------------------------- Chebyshev-Jacobi */
 
 int chebyshev_create(Chebyshev *c, const Vec *like, int degree) {

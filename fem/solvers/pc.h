@@ -17,6 +17,8 @@ typedef struct {
 
 /* The Jacobian of an Operator as a LinOp. */
 LinOp op_linop(Operator *op);
+/* The same on consistent vectors (op_jacobian_consistent: input and output consistent over MPI ranks). */
+LinOp op_linop_consistent(Operator *op);
 
 typedef enum { PC_NONE = 0, PC_JACOBI = 1, PC_CHEBYSHEV = 2, PC_MULTIGRID = 3, PC_NTYPES = 4 } PcType;
 

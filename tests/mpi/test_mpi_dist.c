@@ -104,9 +104,37 @@ static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *val
     }
     CHECK(bad == 0, "rank %d: %lld entries are not valence x value after reverse-add (worst relative %.3g)",
           d->rank, (long long)bad, worst);
-    printf("rank %d of %d (%s): %lld owned + %lld ghost nodes, %d neighbours, %lld dofs sent\n", d->rank,
-           d->nranks, h.direct ? "direct" : "staged", (long long)d->space.nnodes_owned,
-           (long long)(d->space.nnodes - d->space.nnodes_owned), d->nnbr, (long long)h.nsend);
+    /* share: every copy of a shared dof = the sum of all ranks' copies (here each rank's own multiple of
+     * the field, so that the sum depends on which ranks hold the node), the same bits on every rank */
+    int64_t ng = d->nglobal_nodes * ncomp;
+    double *want = calloc((size_t)ng, sizeof(double));
+    for (int64_t i = 0; i < n; i++) x[i] = (1.0 + 0.1 * d->rank) * field(g[i]), want[g[i]] = x[i];
+    CHECK_OK(comm_sum(want, (int)ng));
+    CHECK_OK(vec_upload(&v, x));
+    if (split) {
+        CHECK_OK(halo_share_begin(&h, &v));
+        CHECK_OK(halo_share_end(&h, &v));
+    } else {
+        CHECK_OK(halo_share(&h, &v));
+    }
+    CHECK_OK(vec_download(&v, x));
+    bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += fabs(x[i] - want[g[i]]) > 4e-15 * fabs(want[g[i]]);
+    CHECK(bad == 0, "rank %d: %lld entries are not the sum of their copies after share", d->rank,
+          (long long)bad);
+    double *again = malloc(sizeof(double) * (size_t)n);
+    CHECK_OK(halo_forward(&h, &v));
+    CHECK_OK(vec_download(&v, again));
+    bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += again[i] != x[i];
+    CHECK(bad == 0, "rank %d: %lld ghost copies differ in their bits from their owners' after share", d->rank,
+          (long long)bad);
+    free(again);
+    free(want);
+    printf("rank %d of %d (%s): %lld owned + %lld ghost nodes, %d neighbours, %lld dofs sent, %d ranks share "
+           "%lld dofs\n", d->rank, d->nranks, h.direct ? "direct" : "staged", (long long)d->space.nnodes_owned,
+           (long long)(d->space.nnodes - d->space.nnodes_owned), d->nnbr, (long long)h.nsend, h.nshare,
+           (long long)h.nshared);
     free(x);
     free(g);
     vec_destroy(&v);
