@@ -13,11 +13,11 @@ steps=${*:-tests samples bench}
 echo "femto GPU session: $(date -u +%FT%TZ), $(./femto-app --version)"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 nproc
-bench() { # NAME ARGS...: one solver-benchmark run appended to bench.md
+bench() { # NAME ARGS...: one solver-benchmark run appended to bench.md (FEMTO_PROGRAM: a variant built by hand, femto-app-*)
   local name=$1; shift
   echo "== bench $name: $*"
   echo -e "\n### $name\n" >> "$out/bench.md"
-  timeout "${BENCH_LIMIT:-300}" python3 "$src/bench/solver-bench.py" --femto ./femto-app --markdown "$out/bench-one.md" \
+  timeout "${BENCH_LIMIT:-300}" python3 "$src/bench/solver-bench.py" --femto "./${FEMTO_PROGRAM:-femto-app}" --markdown "$out/bench-one.md" \
       --json "$out/bench-one.json" "$@" 2>&1 | tail -n 12
   cat "$out/bench-one.md" >> "$out/bench.md" 2>/dev/null
   cat "$out/bench-one.json" >> "$out/bench.json" 2>/dev/null

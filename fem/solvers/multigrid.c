@@ -620,9 +620,10 @@ static int vcycle(Multigrid *mg, int l, const Vec *b, Vec *x) {
 static int mg_apply(Pc *pc, const Vec *r, Vec *z) {
     Multigrid *mg = pc->data;
     mg->cycles++;
-    /* the cycle's vectors are consistent: r's ghosts from their owners (r stays the same vector) */
+    /* the cycle's vectors are consistent: r's ghosts from their owners (r stays the same vector), unless the
+     * Krylov solve keeps them so already */
     Halo *h = mg->L[0].op->halo;
-    if (h) FEM_TRY(halo_forward(h, (Vec *)r));
+    if (h && !pc->consistent) FEM_TRY(halo_forward(h, (Vec *)r));
     return vcycle(mg, 0, r, z);
 }
 

@@ -2,6 +2,7 @@
 #include "newton.h"
 
 #include "fem/error.h"
+#include "fem/halo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,9 +129,16 @@ static int pc_worn(const Newton *nw) {
     return nw->set.rebuild_pc || nw->pc_first_its < 0 || nw->pc_extra_its >= nw->pc_first_its;
 }
 
+/* Over MPI ranks with a preconditioner that keeps vectors consistent, the Krylov solve runs on consistent
+ * vectors: the right-hand side's ghosts forwarded once, then one exchange per operator application
+ * (op_jacobian_consistent) where op_jacobian takes two, and none before the preconditioner. */
 static int krylov(Newton *nw, KspResult *kr) {
     FEM_TRY(vec_axpby(-1.0, &nw->r, 0.0, &nw->rtrial));
-    return ksp_solve(&nw->ksp, op_linop(nw->op), &nw->pc, &nw->rtrial, &nw->du, kr);
+    Halo *h = nw->op->halo;
+    nw->pc.consistent = h && pc_keeps_consistent(&nw->pc);
+    if (nw->pc.consistent) FEM_TRY(halo_forward(h, &nw->rtrial));
+    LinOp A = nw->pc.consistent ? op_linop_consistent(nw->op) : op_linop(nw->op);
+    return ksp_solve(&nw->ksp, A, &nw->pc, &nw->rtrial, &nw->du, kr);
 }
 
 /* du from J du = -r: the preconditioner (again, unless the one kept still serves: see Newton), the forcing

@@ -188,6 +188,10 @@ int pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     return pc->ops->setup(pc, A, op, state);
 }
 
+int pc_keeps_consistent(const Pc *pc) {
+    return pc->set.type == PC_NONE || pc->set.type == PC_JACOBI || pc->set.type == PC_MULTIGRID;
+}
+
 int pc_apply(Pc *pc, const Vec *r, Vec *z) {
     return pc->ops->apply(pc, r, z);
 }

@@ -64,11 +64,17 @@ struct Pc {
     Vec diag;
     Chebyshev cheb;
     void *data; /* multigrid's hierarchy */
+    /* Over MPI ranks: the vectors it is applied to are consistent (every ghost its owner's value), as a Krylov
+     * solve on op_linop_consistent keeps them (fem/solvers/newton.c); multigrid then forwards nothing first */
+    int consistent;
 };
 
 int pc_create(Pc *pc, const Vec *like, const PcSettings *set);
 int pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state);
 int pc_apply(Pc *pc, const Vec *r, Vec *z);
+/* Whether its output is consistent over MPI ranks whenever its input is (none, Jacobi and multigrid: a Krylov
+ * solve with it may then run on op_linop_consistent; Chebyshev's own operator applications are not). */
+int pc_keeps_consistent(const Pc *pc);
 void pc_destroy(Pc *pc);
 const char *pc_name(PcType t);
 const char *pc_describe(const Pc *pc);
