@@ -161,11 +161,14 @@ for step in $steps; do
   mgcg) # where a multigrid CG iteration goes (femto-bench's CG rows with their launch columns)
     echo "== femto-bench mgcg"
     timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows cg --cg-pc multigrid --markdown "$out/mgcg.md" 2>&1 | tail -n 3 ;;
-  strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, BoomerAMG coarse
+  strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, COARSE on the
+    # order-1 level (default boomeramg); STRONG_REFINE=N: the mesh made by N refinements (multigrid then goes on to
+    # the meshes before them, and femto's own coarse choice serves unless COARSE names one)
     # one solver-bench per rank count, so that a run cut by its time limit loses only itself
     for n in ${RANKS:-1 2 4 8 16}; do
       OMP_WAIT_POLICY=PASSIVE bench strong-cpu-$n --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 \
-        --sizes ${STRONG_SIZE:-2M} --coarse-solver boomeramg --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
+        --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-boomeramg} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
+        --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
     done ;;
   weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level,
     # WEAK_REFINE: the mesh made by that many refinements (multigrid then goes on to the meshes before them);
