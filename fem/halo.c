@@ -253,16 +253,23 @@ static int sum_received(Halo *h, Vec *v, const HaloSums *p, const double *vals) 
     return p->n ? h->dev->ops.sum_copies(h->dev, p->n, p->dof, p->off, p->src, vals, v->data) : FEM_OK;
 }
 
-/* beside: work may run between begin and end (see Device.ops.peer_exchange_begin) */
-static int forward_begin(Halo *h, Vec *v, int beside) {
-    if (h->nnbr == 0) return FEM_OK;
+/* Starts v's exchange of kind `kind` (0 forward, 1 reverse-add, 2 share: see post): its values gathered
+ * into the send buffer (reverse-add takes the ghosts', leaving them 0). beside: work may run between begin and
+ * end (see Device.ops.peer_exchange_begin). */
+static int begin(Halo *h, Vec *v, int kind, int beside) {
+    if ((kind == 2 ? h->nshare : h->nnbr) == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
-    FEM_TRY(gather_to_host(h, v, h->nsend, h->send_idx, h->direct ? h->send_dev : h->send_host, 0));
-    return post(h, v, 0, beside);
+    int64_t n = kind == 2 ? h->nshared : kind ? h->nrecv : h->nsend;
+    const int32_t *idx = kind == 2 ? h->share_idx : kind ? h->recv_idx : h->send_idx;
+    double *out = kind == 2 ? h->share_send
+                  : kind    ? (h->direct ? h->recv_dev : h->recv_host)
+                            : (h->direct ? h->send_dev : h->send_host);
+    FEM_TRY(gather_to_host(h, v, n, idx, out, kind == 1));
+    return post(h, v, kind, beside);
 }
 
 int halo_forward_begin(Halo *h, Vec *v) {
-    return forward_begin(h, v, 1);
+    return begin(h, v, 0, 1);
 }
 
 /* The scatter may still run when this returns (see sum_received). */
@@ -274,19 +281,12 @@ int halo_forward_end(Halo *h, Vec *v) {
 }
 
 int halo_forward(Halo *h, Vec *v) {
-    FEM_TRY(forward_begin(h, v, 0));
+    FEM_TRY(begin(h, v, 0, 0));
     return halo_forward_end(h, v);
 }
 
-static int reverse_begin(Halo *h, Vec *v, int beside) {
-    if (h->nnbr == 0) return FEM_OK;
-    FEM_TRY(check_idle(h, v));
-    FEM_TRY(gather_to_host(h, v, h->nrecv, h->recv_idx, h->direct ? h->recv_dev : h->recv_host, 1));
-    return post(h, v, 1, beside);
-}
-
 int halo_reverse_begin(Halo *h, Vec *v) {
-    return reverse_begin(h, v, 1);
+    return begin(h, v, 1, 1);
 }
 
 /* Owned entries += the partial sums received into the send buffer, in the order of the send list, on the
@@ -298,19 +298,12 @@ int halo_reverse_end(Halo *h, Vec *v) {
 }
 
 int halo_reverse_add(Halo *h, Vec *v) {
-    FEM_TRY(reverse_begin(h, v, 0));
+    FEM_TRY(begin(h, v, 1, 0));
     return halo_reverse_end(h, v);
 }
 
-static int share_begin(Halo *h, Vec *v, int beside) {
-    if (h->nshare == 0) return FEM_OK;
-    FEM_TRY(check_idle(h, v));
-    FEM_TRY(gather_to_host(h, v, h->nshared, h->share_idx, h->share_send, 0));
-    return post(h, v, 2, beside);
-}
-
 int halo_share_begin(Halo *h, Vec *v) {
-    return share_begin(h, v, 1);
+    return begin(h, v, 2, 1);
 }
 
 int halo_share_end(Halo *h, Vec *v) {
@@ -320,7 +313,7 @@ int halo_share_end(Halo *h, Vec *v) {
 }
 
 int halo_share(Halo *h, Vec *v) {
-    FEM_TRY(share_begin(h, v, 0));
+    FEM_TRY(begin(h, v, 2, 0));
     return halo_share_end(h, v);
 }
 

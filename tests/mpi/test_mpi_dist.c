@@ -59,8 +59,24 @@ static void check_ownership(const Dist *d, const Space *gsp) {
     free(count);
 }
 
-/* forward, then reverse-add (split: begin, other work, end when split), by the halo's staged or direct path.
- */
+/* One exchange of v: forward (kind 0), reverse-add (1) or share (2); split: begin, other work (even a
+ * reduction) while the messages travel, end. */
+static void exchange(Halo *h, Vec *v, int kind, int split) {
+    int (*whole[])(Halo *, Vec *) = {halo_forward, halo_reverse_add, halo_share};
+    int (*start[])(Halo *, Vec *) = {halo_forward_begin, halo_reverse_begin, halo_share_begin};
+    int (*finish[])(Halo *, Vec *) = {halo_forward_end, halo_reverse_end, halo_share_end};
+    if (!split) {
+        CHECK_OK(whole[kind](h, v));
+        return;
+    }
+    double dot;
+    CHECK_OK(start[kind](h, v));
+    CHECK_OK(vec_dot(v, v, &dot));
+    CHECK_OK(finish[kind](h, v));
+}
+
+/* forward, reverse-add, then share (each split into begin and end when split), by the halo's staged or direct
+ * path. */
 static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *valence, int split,
                            HaloPath path) {
     Halo h;
@@ -74,25 +90,13 @@ static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *val
     dist_global_dofs(d, n, g);
     for (int64_t i = 0; i < n; i++) x[i] = i < nown ? field(g[i]) : -1e30;
     CHECK_OK(vec_upload(&v, x));
-    if (split) {
-        CHECK_OK(halo_forward_begin(&h, &v));
-        double dot;
-        CHECK_OK(vec_dot(&v, &v, &dot)); /* other work (even a reduction) while the messages travel */
-        CHECK_OK(halo_forward_end(&h, &v));
-    } else {
-        CHECK_OK(halo_forward(&h, &v));
-    }
+    exchange(&h, &v, 0, split);
     CHECK_OK(vec_download(&v, x));
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) bad += x[i] != field(g[i]);
     CHECK(bad == 0, "rank %d: %lld entries differ from the owner's value after forward", d->rank,
           (long long)bad);
-    if (split) {
-        CHECK_OK(halo_reverse_begin(&h, &v));
-        CHECK_OK(halo_reverse_end(&h, &v));
-    } else {
-        CHECK_OK(halo_reverse_add(&h, &v));
-    }
+    exchange(&h, &v, 1, split);
     CHECK_OK(vec_download(&v, x));
     bad = 0;
     double worst = 0;
@@ -111,12 +115,7 @@ static void check_exchange(const Dist *d, Device *dev, int ncomp, const int *val
     for (int64_t i = 0; i < n; i++) x[i] = (1.0 + 0.1 * d->rank) * field(g[i]), want[g[i]] = x[i];
     CHECK_OK(comm_sum(want, (int)ng));
     CHECK_OK(vec_upload(&v, x));
-    if (split) {
-        CHECK_OK(halo_share_begin(&h, &v));
-        CHECK_OK(halo_share_end(&h, &v));
-    } else {
-        CHECK_OK(halo_share(&h, &v));
-    }
+    exchange(&h, &v, 2, split);
     CHECK_OK(vec_download(&v, x));
     bad = 0;
     for (int64_t i = 0; i < n; i++) bad += fabs(x[i] - want[g[i]]) > 4e-15 * fabs(want[g[i]]);
