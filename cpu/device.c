@@ -89,6 +89,23 @@ static int cpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_
     return FEM_OK;
 }
 
+static int cpu_node_spmv(Device *d, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col,
+                         const double *val, const double *x, double *y) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (nrows > 5000)
+    for (int64_t r = 0; r < nrows; r++) {
+        double s[8] = {0};
+        for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
+            for (int c = 0; c < ncomp && c < 8; c++) s[c] += val[k] * x[(int64_t)col[k] * ncomp + c];
+        for (int c = 0; c < ncomp && c < 8; c++) y[r * ncomp + c] = s[c];
+        for (int c = 8; c < ncomp; c++) { /* more components than a physics has: one at a time */
+            double t = 0.0;
+            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) t += val[k] * x[(int64_t)col[k] * ncomp + c];
+            y[r * ncomp + c] = t;
+        }
+    }
+    return FEM_OK;
+}
+
 static int cpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y) {
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > 20000)
     for (int64_t i = 0; i < n; i++)
@@ -127,6 +144,7 @@ int cpu_device_create(Device *d, int threads, AssembleKind assembly) {
                          .scatter = cpu_scatter,
                          .gather = cpu_gather,
                          .sum_copies = cpu_sum_copies,
+                         .node_spmv = cpu_node_spmv,
                          .interpolate = cpu_interpolate,
                          .integrate = cpu_integrate,
                          .fill = cpu_fill,

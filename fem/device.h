@@ -72,6 +72,12 @@ typedef struct {
      * no repeats. vals may be host memory from host_alloc, which the device reads in place. */
     int (*sum_copies)(Device *, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
                       const double *vals, double *v);
+    /* Optional: y = A x for a sparse matrix over nodes (fem/transfer.h's NodeMatrix: rows ptr, columns col,
+     * values val), applied to each of ncomp interleaved components: y[r ncomp + c] = sum over k in
+     * [ptr[r], ptr[r+1]) of val[k] x[col[k] ncomp + c], for every row r < nrows. NULL: the transfers use the
+     * element kernels. */
+    int (*node_spmv)(Device *, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col,
+                     const double *val, const double *x, double *y);
     /* q-point values (uq, may be NULL) and reference gradients (duq, may be NULL) of the L-vector u */
     int (*interpolate)(Device *, const ElemView *v, const double *u, double *uq, double *duq);
     /* r += sum over elements of B^T sq + G^T fq (either may be NULL); evec: [nelem][ncomp][ndof] scratch used

@@ -3,7 +3,9 @@
 
 #include "error.h"
 #include "halo.h"
+#include "tables.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,144 @@ static int inverse_multiplicity(const Space *sp, int ncomp, Halo *halo, Vec *v) 
     if (!status) status = vec_upload(v, h);
     free(h);
     return status;
+}
+
+/* ---- the transfers as node matrices (Transfer.nodal) */
+
+typedef struct {
+    int64_t nrows, nnz;
+    int32_t *ptr, *col;
+    double *val;
+} HostRows;
+
+static void host_rows_free(HostRows *h) {
+    free(h->ptr), free(h->col), free(h->val);
+    memset(h, 0, sizeof *h);
+}
+
+/* tab[b] = the basis of C's order at the lattice points of R's order on block b's shape: [ndof_R][ndof_C] */
+static int block_table(const SpaceBlock *rb, const SpaceBlock *cb, double **tab) {
+    double *pts = malloc(sizeof(double) * 3 * (size_t)rb->ndof);
+    ElementTables et;
+    memset(&et, 0, sizeof et);
+    *tab = malloc(sizeof(double) * (size_t)(rb->ndof * cb->ndof));
+    int status = pts && *tab ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    if (!status) {
+        lattice_points(rb->shape, rb->order, 0, pts);
+        status = tables_create_at(cb->shape, cb->order, rb->ndof, pts, &et);
+    }
+    if (!status) memcpy(*tab, et.B, sizeof(double) * (size_t)(rb->ndof * cb->ndof));
+    tables_destroy(&et);
+    free(pts);
+    return status;
+}
+
+/* Row r of space R's node r from the first cell that has it: that cell's table row (C's basis at the node),
+ * its columns C's nodes; entries below 1e-14 of the row's largest (the tables' round-off of exact zeros) are
+ * left out. pass 0 counts the entries per row into h->ptr[r + 1], pass 1 fills them. */
+static void block_rows(const SpaceBlock *rb, const SpaceBlock *cb, const double *tab, char *seen, HostRows *h,
+                       int pass) {
+    for (int64_t e = 0; e < rb->count; e++)
+        for (int i = 0; i < rb->ndof; i++) {
+            fem_idx r = rb->dofs[e * rb->ndof + i];
+            if (seen[r] > pass) continue;
+            seen[r] = (char)(pass + 1);
+            const double *w = &tab[i * cb->ndof];
+            double big = 0.0;
+            for (int j = 0; j < cb->ndof; j++) big = fmax(big, fabs(w[j]));
+            for (int j = 0; j < cb->ndof; j++) {
+                if (fabs(w[j]) <= 1e-14 * big) continue;
+                if (pass == 0) h->ptr[r + 1]++;
+                else h->col[h->ptr[r]] = (int32_t)cb->dofs[e * cb->ndof + j], h->val[h->ptr[r]++] = w[j];
+            }
+        }
+}
+
+/* The rows of every node of R (P: R fine, C coarse; I: R coarse, C fine). */
+static int node_rows(const Space *R, const Space *C, HostRows *h) {
+    int nb = R->ncell_blocks;
+    double *tab[MESH_MAX_BLOCKS] = {0};
+    char *seen = calloc((size_t)R->nnodes + 1, 1);
+    h->nrows = R->nnodes;
+    h->ptr = calloc((size_t)R->nnodes + 2, sizeof(int32_t));
+    int status = seen && h->ptr ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    for (int b = 0; b < nb && !status; b++) status = block_table(&R->cells[b], &C->cells[b], &tab[b]);
+    for (int b = 0; b < nb && !status; b++) block_rows(&R->cells[b], &C->cells[b], tab[b], seen, h, 0);
+    for (int64_t r = 0; r < R->nnodes && !status; r++) h->ptr[r + 1] += h->ptr[r];
+    h->nnz = status ? 0 : h->ptr[R->nnodes];
+    h->col = malloc(sizeof(int32_t) * (size_t)(h->nnz + 1));
+    h->val = malloc(sizeof(double) * (size_t)(h->nnz + 1));
+    if (!status && !(h->col && h->val)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    /* filled through ptr[r] as a cursor, which ends at the next row's start: shifted back after */
+    for (int b = 0; b < nb && !status; b++) block_rows(&R->cells[b], &C->cells[b], tab[b], seen, h, 1);
+    for (int64_t r = R->nnodes; r > 0 && !status; r--) h->ptr[r] = h->ptr[r - 1];
+    if (!status) h->ptr[0] = 0;
+    for (int b = 0; b < nb; b++) free(tab[b]);
+    free(seen);
+    if (status) host_rows_free(h);
+    return status;
+}
+
+/* The transpose of a's first nuse rows (a: nrows x ncols), rows in increasing order within each column. */
+static int transpose_rows(const HostRows *a, int64_t nuse, int64_t ncols, HostRows *t) {
+    t->nrows = ncols;
+    t->nnz = a->ptr[nuse];
+    t->ptr = calloc((size_t)ncols + 2, sizeof(int32_t));
+    t->col = malloc(sizeof(int32_t) * (size_t)(t->nnz + 1));
+    t->val = malloc(sizeof(double) * (size_t)(t->nnz + 1));
+    if (!t->ptr || !t->col || !t->val) {
+        host_rows_free(t);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    }
+    for (int32_t k = 0; k < a->ptr[nuse]; k++) t->ptr[a->col[k] + 2]++;
+    for (int64_t c = 0; c < ncols; c++) t->ptr[c + 2] += t->ptr[c + 1];
+    for (int64_t r = 0; r < nuse; r++)
+        for (int32_t k = a->ptr[r]; k < a->ptr[r + 1]; k++) {
+            int32_t at = t->ptr[a->col[k] + 1]++;
+            t->col[at] = (int32_t)r, t->val[at] = a->val[k];
+        }
+    return FEM_OK;
+}
+
+static int upload_rows(Device *dev, const HostRows *h, NodeMatrix *m) {
+    m->nrows = h->nrows;
+    FEM_TRY(device_alloc_copy(dev, (void **)&m->ptr, h->ptr, sizeof(int32_t) * (size_t)(h->nrows + 1)));
+    FEM_TRY(device_alloc_copy(dev, (void **)&m->col, h->col, sizeof(int32_t) * (size_t)(h->nnz + 1)));
+    return device_alloc_copy(dev, (void **)&m->val, h->val, sizeof(double) * (size_t)(h->nnz + 1));
+}
+
+static void node_matrix_destroy(Device *dev, NodeMatrix *m) {
+    device_free(dev, m->ptr), device_free(dev, m->col), device_free(dev, m->val);
+    memset(m, 0, sizeof *m);
+}
+
+/* PT from P's rows of the fine nodes counted once: the owned ones over MPI ranks (their values are the
+ * owners'), all of them in one process. */
+static int restriction_rows(Transfer *t, int64_t nuse) {
+    HostRows p = {0}, pt = {0};
+    node_matrix_destroy(t->dev, &t->PT);
+    int status = node_rows(t->fine, t->coarse, &p);
+    if (!status) status = transpose_rows(&p, nuse, t->coarse->nnodes, &pt);
+    if (!status) status = upload_rows(t->dev, &pt, &t->PT);
+    host_rows_free(&p);
+    host_rows_free(&pt);
+    return status;
+}
+
+static int nodal_create(Transfer *t) {
+    HostRows p = {0}, in = {0};
+    int status = node_rows(t->fine, t->coarse, &p);
+    if (!status) status = upload_rows(t->dev, &p, &t->P);
+    if (!status) status = node_rows(t->coarse, t->fine, &in);
+    if (!status) status = upload_rows(t->dev, &in, &t->I);
+    host_rows_free(&p);
+    host_rows_free(&in);
+    return status ? status : restriction_rows(t, t->fine->nnodes);
+}
+
+static int node_apply(Transfer *t, const NodeMatrix *m, const Vec *x, Vec *y) {
+    Device *d = t->dev;
+    return d->ops.node_spmv(d, m->nrows, t->ncomp, m->ptr, m->col, m->val, x->data, y->data);
 }
 
 /* The tables of one cell block: identities, and each order's basis at the other's nodes. */
@@ -66,6 +206,13 @@ int transfer_create(Transfer *t, Device *dev, const Space *fine, const Space *co
     t->coarse = coarse;
     t->ncomp = ncomp;
     t->nblocks = fine->ncell_blocks;
+    const char *env = getenv("FEMTO_TRANSFER_ELEMENTS");
+    t->nodal = dev->ops.node_spmv && !(env && strcmp(env, "1") == 0);
+    if (t->nodal) {
+        int status = nodal_create(t);
+        if (status) transfer_destroy(t);
+        return status;
+    }
     int status = vec_create(&t->inv_mult_f, dev, fine->nnodes * ncomp);
     if (!status) status = vec_create(&t->inv_mult_c, dev, coarse->nnodes * ncomp);
     if (!status) status = vec_create(&t->tmp_f, dev, fine->nnodes * ncomp);
@@ -78,6 +225,8 @@ int transfer_create(Transfer *t, Device *dev, const Space *fine, const Space *co
 
 void transfer_destroy(Transfer *t) {
     if (!t->dev) return;
+    NodeMatrix *ms[] = {&t->P, &t->PT, &t->I};
+    for (int i = 0; i < 3; i++) node_matrix_destroy(t->dev, ms[i]);
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) {
         TransferBlock *tb = &t->b[b];
         restriction_destroy(&tb->rf);
@@ -98,6 +247,7 @@ int transfer_set_halo(Transfer *t, Halo *fine, Halo *coarse) {
     t->halo_f = fine;
     t->halo_c = coarse;
     vec_destroy(&t->inv_mult_all_f);
+    if (t->nodal) return restriction_rows(t, fine ? t->fine->nnodes_owned : t->fine->nnodes);
     if (!fine) return FEM_OK;
     /* t->ncomp components, not the space's: the auxiliary field's transfer is scalar on a vector space */
     FEM_TRY(vec_create_split(&t->inv_mult_all_f, t->dev, t->fine->nnodes * t->ncomp,
@@ -121,6 +271,7 @@ static int refresh(Halo *h, const Vec *in) {
 }
 
 int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
+    if (t->nodal) return node_apply(t, &t->P, uc, uf);
     FEM_TRY(vec_zero(uf));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];
@@ -130,6 +281,10 @@ int transfer_prolong(Transfer *t, const Vec *uc, Vec *uf) {
 }
 
 int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
+    if (t->nodal) {
+        FEM_TRY(node_apply(t, &t->PT, rf, rc));
+        return t->halo_c ? halo_share(t->halo_c, rc) : FEM_OK;
+    }
     FEM_TRY(vec_pointwise_mult(t->halo_f ? &t->inv_mult_all_f : &t->inv_mult_f, rf, &t->tmp_f));
     FEM_TRY(vec_zero(rc));
     Device *d = t->dev;
@@ -145,6 +300,7 @@ int transfer_restrict(Transfer *t, const Vec *rf, Vec *rc) {
 
 int transfer_inject(Transfer *t, const Vec *uf, Vec *uc) {
     if (!t->fine_consistent) FEM_TRY(refresh(t->halo_f, uf));
+    if (t->nodal) return node_apply(t, &t->I, uf, uc);
     FEM_TRY(vec_zero(uc));
     for (int b = 0; b < t->nblocks; b++) {
         TransferBlock *tb = &t->b[b];

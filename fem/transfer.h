@@ -12,8 +12,9 @@
  * is averaging over all of them), and restriction, weighted by the GLOBAL number of cells per fine node,
  * reverse-adds the partial sums of the coarse ghosts into their owners, so that it stays P^T.
  *
- * All three are made of the device's element kernels (interpolate, integrate) with special tables: the other
- * order's basis at this order's nodes, and the identity, whose integration sums element values into nodes. */
+ * On the GPU all three are made of the device's element kernels (interpolate, integrate) with special tables:
+ * the other order's basis at this order's nodes, and the identity, whose integration sums element values into
+ * nodes. On the CPU they are sparse matrices over the nodes (Transfer.nodal), built from the same tables. */
 #ifndef FEMTO_TRANSFER_H
 #define FEMTO_TRANSFER_H
 
@@ -31,10 +32,25 @@ typedef struct {
     double *evf, *evc;       /* the kernels' gather scratch [nelem][ncomp][nodes] */
 } TransferBlock;
 
+/* A sparse matrix between the nodes of two spaces (rows, then their entries ptr[r] .. ptr[r+1]: columns col,
+ * values val; on the device), applied to each of ncomp interleaved components (Device.ops.node_spmv). */
+typedef struct {
+    int64_t nrows;
+    int32_t *ptr, *col;
+    double *val;
+} NodeMatrix;
+
 typedef struct {
     Device *dev;
     const Space *fine, *coarse;
     int ncomp, nblocks;
+    /* nodal: the transfers as node matrices, where the device has Device.ops.node_spmv (the CPU) and
+     * FEMTO_TRANSFER_ELEMENTS=1 does not ask for the element kernels: P (each fine node's row from the first
+     * cell that has it: the cells agree), PT its transpose over the fine nodes this rank owns (all without a
+     * halo), I the injection (each coarse node's row from its first cell). One pass over each vector, with no
+     * element arrays, no multiplicities and no zeroing. Otherwise (the GPU) the element kernels below. */
+    int nodal;
+    NodeMatrix P, PT, I;
     TransferBlock b[MESH_MAX_BLOCKS];
     Vec inv_mult_f, inv_mult_c; /* 1 / the number of this rank's cells sharing each dof */
     Vec inv_mult_all_f;         /* 1 / the number of all ranks' cells sharing each fine dof (with halos) */

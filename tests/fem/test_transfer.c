@@ -99,16 +99,22 @@ int main(int argc, char **argv) {
     Space sf, sc;
     CHECK_OK(space_create(&m, pf, 1, &sf));
     CHECK_OK(space_create(&m, pc, 1, &sc));
-    double e1 = prolongation_error(&d, &sf, &sc, 1, pc >= 2), e3 = prolongation_error(&d, &sf, &sc, 3, pc >= 2);
-    double te, ie;
-    transpose_and_injection(&d, &sf, &sc, 3, &te, &ie);
-    printf("%s p = %d -> %d (%lld -> %lld nodes): prolongation error %.2e (1 component), %.2e (3 components); "
-           "x.Py - P^T x.y: %.2e relative; injection after prolongation: %.2e\n",
-           argv[1], pf, pc, (long long)sf.nnodes, (long long)sc.nnodes, e1, e3, te, ie);
-    CHECK(e1 <= 1e-12, "prolongation of a field of order %d is not exact: %.3e", pc, e1);
-    CHECK(e3 <= 1e-12, "prolongation of 3 components is not exact: %.3e", e3);
-    CHECK(te <= 1e-12, "restriction is not the transpose of prolongation: %.3e", te);
-    CHECK(ie <= 1e-12, "injection does not invert prolongation on coarse fields: %.3e", ie);
+    /* both ways of transferring: the CPU's node matrices, and the element kernels the GPU uses */
+    for (int elements = 0; elements < 2; elements++) {
+        setenv("FEMTO_TRANSFER_ELEMENTS", elements ? "1" : "0", 1);
+        const char *way = elements ? "element kernels" : "node matrices";
+        double e1 = prolongation_error(&d, &sf, &sc, 1, pc >= 2), e3 = prolongation_error(&d, &sf, &sc, 3, pc >= 2);
+        double te, ie;
+        transpose_and_injection(&d, &sf, &sc, 3, &te, &ie);
+        printf("%s p = %d -> %d (%lld -> %lld nodes), %s: prolongation error %.2e (1 component), %.2e (3 "
+               "components); x.Py - P^T x.y: %.2e relative; injection after prolongation: %.2e\n",
+               argv[1], pf, pc, (long long)sf.nnodes, (long long)sc.nnodes, way, e1, e3, te, ie);
+        CHECK(e1 <= 1e-12, "%s: prolongation of a field of order %d is not exact: %.3e", way, pc, e1);
+        CHECK(e3 <= 1e-12, "%s: prolongation of 3 components is not exact: %.3e", way, e3);
+        CHECK(te <= 1e-12, "%s: restriction is not the transpose of prolongation: %.3e", way, te);
+        CHECK(ie <= 1e-12, "%s: injection does not invert prolongation on coarse fields: %.3e", way, ie);
+    }
+    unsetenv("FEMTO_TRANSFER_ELEMENTS");
     space_destroy(&sf);
     space_destroy(&sc);
     device_destroy(&d);

@@ -93,10 +93,15 @@ static void check_transfer(Mesh *m, int pf, int pc, int nc, int snc, Device *dev
     CHECK_OK(halo_create(&hc, &dc, dev, nc));
     CHECK_OK(transfer_create(&td, dev, &df.space, &dc.space, nc));
     CHECK_OK(transfer_set_halo(&td, &hf, &hc));
-    /* its weights have the transfer's components, not the space's (they once had the space's, and the scalar
-     * field's transfer read and wrote past a host array: an intermittent crash of the thermal bar) */
-    CHECK(td.inv_mult_all_f.n == df.space.nnodes * nc, "the multiplicity weights have %lld entries, not %lld",
-          (long long)td.inv_mult_all_f.n, (long long)(df.space.nnodes * nc));
+    /* the element path's weights have the transfer's components, not the space's (they once had the space's,
+     * and the scalar field's transfer read and wrote past a host array: an intermittent crash of the thermal
+     * bar); the nodal path's restriction has a row for every coarse node */
+    if (!td.nodal)
+        CHECK(td.inv_mult_all_f.n == df.space.nnodes * nc, "the multiplicity weights have %lld entries, not %lld",
+              (long long)td.inv_mult_all_f.n, (long long)(df.space.nnodes * nc));
+    else
+        CHECK(td.PT.nrows == dc.space.nnodes, "the restriction has %lld rows, not %lld", (long long)td.PT.nrows,
+              (long long)dc.space.nnodes);
     int64_t *g_f = global_numbers(&df, nc), *g_c = global_numbers(&dc, nc);
     const int64_t nf1 = gf.nnodes * nc, nc1 = gc.nnodes * nc;
     Vec f1, c1, fd, cd;
@@ -128,8 +133,8 @@ static void check_transfer(Mesh *m, int pf, int pc, int nc, int snc, Device *dev
           (long long)moved);
     free(again);
     if (comm_rank() == 0)
-        printf("p=%d<->%d, %d components (space %d), %d ranks: prolongation differs by %.2e, restriction by "
-               "%.2e\n", pf, pc, nc, snc, comm_size(), dp, dr);
+        printf("p=%d<->%d, %d components (space %d), %d ranks, %s: prolongation differs by %.2e, restriction by "
+               "%.2e\n", pf, pc, nc, snc, comm_size(), td.nodal ? "node matrices" : "element kernels", dp, dr);
     Vec *v[] = {&f1, &c1, &fd, &cd};
     for (int i = 0; i < 4; i++) vec_destroy(v[i]);
     free(one_f), free(one_c), free(d_f), free(d_c), free(g_f), free(g_c), free(part);
@@ -277,7 +282,12 @@ int main(int argc, char **argv) {
     CHECK_OK(comm_ensure_init());
     Device dev;
     CHECK_OK(test_device(&dev, DEV_CPU, 1, ASSEMBLE_GATHER));
-    if (transfer) check_transfer(&m, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[argc == 7 ? 6 : 5]), &dev);
+    /* both ways of transferring: the CPU's node matrices, and the element kernels the GPU uses */
+    for (int elements = 0; transfer && elements < 2; elements++) {
+        setenv("FEMTO_TRANSFER_ELEMENTS", elements ? "1" : "0", 1);
+        check_transfer(&m, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[argc == 7 ? 6 : 5]), &dev);
+    }
+    unsetenv("FEMTO_TRANSFER_ELEMENTS");
     if (matrix) check_matrix(&pb, &m, &dev);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
