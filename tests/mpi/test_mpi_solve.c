@@ -1,7 +1,9 @@
 /* A steady sample solved over MPI ranks (2 or 3 under mpiexec) against the same problem solved in one process
  * on every rank, on the CPU:
  *   - the distributed Jacobian action (forward halo, local apply, reverse-add, Dirichlet rows on owned dofs)
- *     equals the one-process J x at the same global dofs to 1e-12 relative (to the largest entry);
+ *     equals the one-process J x at the same global dofs to 1e-12 relative (to the largest entry); so does the
+ *     consistent action (op_jacobian_consistent: the input at every local dof, one share exchange) at every
+ *     local dof, ghosts included, whose copies hold the same bits on every rank;
  *   - Newton with CG and Jacobi (the diagonal reverse-added too) gives the one-process solution to 1e-10
  *     relative, in a number of CG iterations within 10% of one process's;
  *   - with `multigrid`: Newton with CG and p-multigrid, whose coarse level is BoomerAMG on both sides (over
@@ -26,6 +28,8 @@
 
 typedef struct {
     double *Jx, *u; /* host, every local dof */
+    double *Jxc;    /* op_jacobian_consistent's J x of the same x given at every local dof, ghosts too */
+    int moved;      /* copies of Jxc that a forward changed: not every copy the same bits */
     int iterations;
 } Case;
 
@@ -56,6 +60,19 @@ static void solve_case(Device *dev, const Problem *pb, const PhysicsType *t, con
     CHECK_OK(vec_upload(&x, c->Jx));
     CHECK_OK(op_jacobian(&op, &x, &y));
     CHECK_OK(vec_download(&y, c->Jx));
+    /* the consistent action: x given at every local dof (as multigrid's cycle and the Krylov solve keep it),
+     * J x summed into every copy by one share exchange, the same bits on every rank */
+    c->Jxc = malloc(sizeof(double) * (size_t)n);
+    double *again = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) c->Jxc[i] = field(gdof ? gdof[i] : i);
+    CHECK_OK(vec_upload(&x, c->Jxc));
+    CHECK_OK(op_jacobian_consistent(&op, &x, &y));
+    CHECK_OK(vec_download(&y, c->Jxc));
+    if (halo) CHECK_OK(halo_forward(halo, &y));
+    CHECK_OK(vec_download(&y, again));
+    c->moved = 0;
+    for (int64_t i = 0; i < n; i++) c->moved += again[i] != c->Jxc[i];
+    free(again);
     NewtonSettings ns = {.rtol = 1e-11,
                          .max_iterations = 20,
                          .line_search = 1,
@@ -75,9 +92,9 @@ static void solve_case(Device *dev, const Problem *pb, const PhysicsType *t, con
     op_destroy(&op);
 }
 
-/* max |a_i - b_{g(i)}| over the owned i of every rank, relative to max |b|. */
-static double owned_difference(const Dist *d, const double *a, const double *b, int64_t nglobal) {
-    int64_t n = d->space.ndofs_owned, *g = malloc(sizeof(int64_t) * (size_t)(n + 1));
+/* max |a_i - b_{g(i)}| over the owned i of every rank (all local i: ghosts too), relative to max |b|. */
+static double local_difference(const Dist *d, const double *a, const double *b, int64_t nglobal, int all) {
+    int64_t n = all ? d->space.ndofs : d->space.ndofs_owned, *g = malloc(sizeof(int64_t) * (size_t)(n + 1));
     dist_global_dofs(d, n, g);
     int nr = comm_size();
     double *each = calloc((size_t)nr, sizeof(double)), diff = 0, scale = 0;
@@ -130,10 +147,17 @@ int main(int argc, char **argv) {
     dist_global_dofs(&d, d.space.ndofs, gdof);
     solve_case(&dev, &pb, t, &d.space, &lmd, &halo, gdof, pc, &split);
 
-    double jx = owned_difference(&d, split.Jx, one.Jx, gsp.ndofs);
-    double du = owned_difference(&d, split.u, one.u, gsp.ndofs);
+    double jx = local_difference(&d, split.Jx, one.Jx, gsp.ndofs, 0);
+    double du = local_difference(&d, split.u, one.u, gsp.ndofs, 0);
+    double jxc = local_difference(&d, split.Jxc, one.Jxc, gsp.ndofs, 1);
     CHECK(jx <= 1e-12, "J x over %d ranks differs from one process's by %.3g relative (1e-12 allowed)",
           nranks, jx);
+    CHECK(jxc <= 1e-12,
+          "the consistent J x over %d ranks differs from one process's by %.3g relative at some local dof, "
+          "owned or ghost (1e-12 allowed)",
+          nranks, jxc);
+    CHECK(split.moved == 0, "rank %d: %d copies of the consistent J x differ in their bits from their owners'",
+          rank, split.moved);
     CHECK(du <= 1e-10,
           "the solution over %d ranks differs from one process's by %.3g relative (1e-10 allowed)", nranks,
           du);
@@ -141,9 +165,9 @@ int main(int argc, char **argv) {
           "%d CG iterations over %d ranks, %d in one process (%.0f%%%s allowed)", split.iterations, nranks,
           one.iterations, 100 * allowed, slack ? " + 1" : "");
     if (rank == 0)
-        printf("%s p=%d on %d ranks: %lld dofs, J x differs by %.2e, u by %.2e; CG + %s %d iterations (one "
-               "process %d)\n",
-               argv[1], pb.order, nranks, (long long)gsp.ndofs, jx, du, pc_name(pc), split.iterations,
+        printf("%s p=%d on %d ranks: %lld dofs, J x differs by %.2e (consistent, every copy: %.2e), u by %.2e; "
+               "CG + %s %d iterations (one process %d)\n",
+               argv[1], pb.order, nranks, (long long)gsp.ndofs, jx, jxc, du, pc_name(pc), split.iterations,
                one.iterations);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
@@ -156,6 +180,6 @@ int main(int argc, char **argv) {
     device_destroy(&dev);
     mesh_destroy(&m);
     free(part), free(gdof);
-    free(one.u), free(one.Jx), free(split.u), free(split.Jx);
+    free(one.u), free(one.Jx), free(one.Jxc), free(split.u), free(split.Jx), free(split.Jxc);
     return rank == 0 ? test_result("test_mpi_solve") : (test_failures ? 1 : 0);
 }
