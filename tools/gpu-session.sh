@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -161,6 +161,19 @@ for step in $steps; do
   mgcg) # where a multigrid CG iteration goes (femto-bench's CG rows with their launch columns)
     echo "== femto-bench mgcg"
     timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows cg --cg-pc multigrid --markdown "$out/mgcg.md" 2>&1 | tail -n 3 ;;
+  cpuload) # issue 15: the host's own share of CPU strong scaling. One problem of about STRONG_SIZE / 16 dofs (LOAD_SIZE,
+    # default 125k) solved alone on core 0, then LOAD_COPIES (default 16) copies of it at once, one per core, no MPI:
+    # the ratio of the solve times is what a loaded chip takes from each core, whatever femto's exchanges do
+    n=${LOAD_COPIES:-16}
+    one() { taskset -c "$1" timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cpu --threads 1 \
+      --problem cantilever-tet --order 2 --sizes ${LOAD_SIZE:-125k} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
+      --coarse-solver ${COARSE:-boomeramg} 2>&1 | grep -E "^\| cantilever" | cut -d'|' -f5-13; }
+    echo "== cpuload: alone on core 0"; OMP_WAIT_POLICY=PASSIVE one 0
+    echo "== cpuload: $n copies at once, one per core"
+    pids=() # (a bare wait would also wait for the log's tee)
+    for i in $(seq 0 $((n - 1))); do OMP_WAIT_POLICY=PASSIVE one "$i" > "$out/cpuload-$i.txt" & pids+=($!); done
+    wait "${pids[@]}"
+    cat "$out"/cpuload-*.txt; rm -f "$out"/cpuload-*.txt ;;
   strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, COARSE on the
     # order-1 level (default boomeramg); STRONG_REFINE=N: the mesh made by N refinements (multigrid then goes on to
     # the meshes before them, and femto's own coarse choice serves unless COARSE names one)
