@@ -428,6 +428,16 @@ int op_residual_unconstrained(Operator *op, const Vec *u, Vec *r) {
     return op->halo ? halo_reverse_add(op->halo, r) : FEM_OK;
 }
 
+/* v's constrained entries back from dir_tmp, and Jv's identity rows (the same values) over what the element
+ * loop and any sums left there: one pass where the device has put2. */
+static int put_back(Operator *op, Vec *v, Vec *Jv) {
+    Device *d = op->dev;
+    if (!op->ndir) return FEM_OK;
+    if (d->ops.put2) return d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
+    FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data));
+    return d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data);
+}
+
 int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
     Device *d = op->dev;
     op->applications++;
@@ -443,8 +453,8 @@ int op_jacobian(Operator *op, const Vec *v, Vec *Jv) {
         FEM_TRY(set_aside(op, 0, op->ndir, (Vec *)v));
         status = op->ops.apply_add(op, v, Jv);
     }
-    if (op->ndir && !op->halo && d->ops.put2) { /* v's entries back and Jv's identity rows in one pass */
-        int back = d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data);
+    if (!op->halo) {
+        int back = put_back(op, (Vec *)v, Jv);
         FEM_TRY(status);
         return back;
     }
@@ -480,19 +490,14 @@ static int shared_apply(Operator *op, const Vec *v, Vec *Jv) {
 
 int op_jacobian_consistent(Operator *op, const Vec *v, Vec *Jv) {
     if (!op->halo) return op_jacobian(op, v, Jv);
-    Device *d = op->dev;
     op->applications++;
     FEM_TRY(vec_zero(Jv));
     FEM_TRY(set_aside(op, 0, op->ndir, (Vec *)v));
     int status = shared_apply(op, v, Jv);
-    /* v's entries back, and Jv's identity rows over the sums (a partial sum in such a row is dropped) */
-    int back = !op->ndir   ? FEM_OK
-               : d->ops.put2 ? d->ops.put2(d, op->ndir, op->dir, op->dir_tmp, v->data, Jv->data)
-                             : d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, v->data);
+    /* the identity rows over the sums: a partial sum in such a row is dropped */
+    int back = put_back(op, (Vec *)v, Jv);
     FEM_TRY(status);
-    FEM_TRY(back);
-    if (op->ndir && !d->ops.put2) FEM_TRY(d->ops.scatter(d, op->ndir, op->dir, op->dir_tmp, Jv->data));
-    return FEM_OK;
+    return back;
 }
 
 int op_diagonal(Operator *op, Vec *diag) {
