@@ -34,13 +34,14 @@ static int alloc_both(Halo *h, double **d, double **host, int64_t n) {
  * positions, each a received value): for each distinct dof its own entry and the positions naming it, in
  * position order, the own entry first (me < 0) or, where rank_of[k] gives each position's rank in increasing
  * order for a dof, at rank me's place among them. */
-static int sums_create(Halo *h, HaloSums *p, const int32_t *idx, int64_t n, int64_t nlocal, const int *rank_of,
-                       int me) {
-    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(nlocal + 1)), *dof = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *off = calloc((size_t)n + 2, sizeof(int32_t)), *src = malloc(sizeof(int32_t) * (size_t)(2 * n + 1));
+static int sums_create(Halo *h, HaloSums *p, const int32_t *idx, int64_t n, int64_t nlocal,
+                       const int *rank_of, int me) {
+    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(nlocal + 1));
+    int32_t *dof = malloc(sizeof(int32_t) * (size_t)(n + 1)), *off = calloc((size_t)n + 2, sizeof(int32_t));
+    int32_t *src = malloc(sizeof(int32_t) * (size_t)(2 * n + 1));
     char *own = calloc((size_t)n + 1, 1);
-    int status = slot && dof && off && src && own ? FEM_OK
-                                                  : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
+    int status =
+        slot && dof && off && src && own ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a halo");
     int64_t nd = 0;
     for (int64_t i = 0; !status && i < nlocal; i++) slot[i] = -1;
     for (int64_t k = 0; !status && k < n; k++) { /* distinct dofs, and (in off[d + 2]) their positions */
@@ -48,7 +49,8 @@ static int sums_create(Halo *h, HaloSums *p, const int32_t *idx, int64_t n, int6
         off[slot[idx[k]] + 2]++;
     }
     for (int64_t d = 0; !status && d < nd; d++) off[d + 2] += off[d + 1] + 1; /* + the own entry */
-    /* off[d + 1] is now where dof d's sources start; filled in position order, the own entry placed by rank */
+    /* off[d + 1] is now where dof d's sources start; filled in position order, the own entry placed by
+     * rank */
     for (int64_t k = 0; !status && k < n; k++) {
         int32_t d = slot[idx[k]];
         if (!own[d] && (me < 0 || rank_of[k] > me)) src[off[d + 1]++] = -1, own[d] = 1;
@@ -254,8 +256,8 @@ static int sum_received(Halo *h, Vec *v, const HaloSums *p, const double *vals) 
 }
 
 /* Starts v's exchange of kind `kind` (0 forward, 1 reverse-add, 2 share: see post): its values gathered
- * into the send buffer (reverse-add takes the ghosts', leaving them 0). beside: work may run between begin and
- * end (see Device.ops.peer_exchange_begin). */
+ * into the send buffer (reverse-add takes the ghosts', leaving them 0). beside: work may run between begin
+ * and end (see Device.ops.peer_exchange_begin). */
 static int begin(Halo *h, Vec *v, int kind, int beside) {
     if ((kind == 2 ? h->nshare : h->nnbr) == 0) return FEM_OK;
     FEM_TRY(check_idle(h, v));
@@ -277,7 +279,8 @@ int halo_forward_end(Halo *h, Vec *v) {
     if (h->nnbr == 0) return FEM_OK;
     FEM_TRY(arrive(h, v, 0));
     if (h->nrecv == 0) return FEM_OK;
-    return h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, h->direct ? h->recv_dev : h->recv_host, v->data);
+    const double *in = h->direct ? h->recv_dev : h->recv_host;
+    return h->dev->ops.scatter(h->dev, h->nrecv, h->recv_idx, in, v->data);
 }
 
 int halo_forward(Halo *h, Vec *v) {

@@ -93,7 +93,8 @@ static int node_rows(const Space *R, const Space *C, HostRows *h) {
     h->nnz = status ? 0 : h->ptr[R->nnodes];
     h->col = malloc(sizeof(int32_t) * (size_t)(h->nnz + 1));
     h->val = malloc(sizeof(double) * (size_t)(h->nnz + 1));
-    if (!status && !(h->col && h->val)) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    if (!status && !(h->col && h->val))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
     /* filled through ptr[r] as a cursor, which ends at the next row's start: shifted back after */
     for (int b = 0; b < nb && !status; b++) block_rows(&R->cells[b], &C->cells[b], tab[b], seen, h, 1);
     for (int64_t r = R->nnodes; r > 0 && !status; r--) h->ptr[r] = h->ptr[r - 1];
@@ -137,14 +138,25 @@ static void node_matrix_destroy(Device *dev, NodeMatrix *m) {
     memset(m, 0, sizeof *m);
 }
 
-/* PT from P's rows of the fine nodes counted once: the owned ones over MPI ranks (their values are the
- * owners'), all of them in one process. */
+/* PT from P's rows (read back from t->P, not built again) of the fine nodes counted once: the owned ones over
+ * MPI ranks (their values are the owners'), all of them in one process. */
 static int restriction_rows(Transfer *t, int64_t nuse) {
-    HostRows p = {0}, pt = {0};
-    node_matrix_destroy(t->dev, &t->PT);
-    int status = node_rows(t->fine, t->coarse, &p);
+    Device *d = t->dev;
+    HostRows p = {.nrows = t->P.nrows}, pt = {0};
+    node_matrix_destroy(d, &t->PT);
+    p.ptr = malloc(sizeof(int32_t) * (size_t)(p.nrows + 1));
+    int status = p.ptr ? d->ops.download(d, p.ptr, t->P.ptr, sizeof(int32_t) * (size_t)(p.nrows + 1))
+                       : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    if (!status) {
+        p.nnz = p.ptr[p.nrows];
+        p.col = malloc(sizeof(int32_t) * (size_t)(p.nnz + 1));
+        p.val = malloc(sizeof(double) * (size_t)(p.nnz + 1));
+        status = p.col && p.val ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a transfer");
+    }
+    if (!status) status = d->ops.download(d, p.col, t->P.col, sizeof(int32_t) * (size_t)(p.nnz + 1));
+    if (!status) status = d->ops.download(d, p.val, t->P.val, sizeof(double) * (size_t)(p.nnz + 1));
     if (!status) status = transpose_rows(&p, nuse, t->coarse->nnodes, &pt);
-    if (!status) status = upload_rows(t->dev, &pt, &t->PT);
+    if (!status) status = upload_rows(d, &pt, &t->PT);
     host_rows_free(&p);
     host_rows_free(&pt);
     return status;
