@@ -55,7 +55,8 @@ static int block_basis(const EvalField *f, EvalBlock *b, int points) {
     const MeshBlock *mb = b->facet ? &sp->mesh->facets[b->bi] : &sp->mesh->cells[b->bi];
     Device *d = f->u->dev;
     if (points == POINTS_QUADRATURE) {
-        int deg = op_quadrature_degree(f->phys, f->qdegree, sp->order, mb, sb->shape, b->facet);
+        int deg = op_quadrature_degree(f->phys, f->qdegree, sp->order, mesh_block_geometry_order(sp->mesh, mb),
+                                       sb->shape, b->facet);
         return basis_create(&b->basis, d, sb->shape, sp->order, deg);
     }
     double *pts = malloc(sizeof(double) * 3 * (size_t)sb->ndof), *w = malloc(sizeof(double) * (size_t)sb->ndof);

@@ -65,6 +65,32 @@ void mesh_destroy(Mesh *m) {
     memset(m, 0, sizeof *m);
 }
 
+int mesh_block_geometry_order(const Mesh *m, const MeshBlock *mb) {
+    const Shape s = mb->shape;
+    const int nn = mb->nnodes, nv = shape_nvertices(s);
+    if (mb->order <= 1 || shape_is_tensor(s) || mb->count == 0 || nn > 64) return mb->order;
+    double pts[64 * 3], val[64 * 4];
+    int corner[4];
+    lattice_points(s, mb->order, 0, pts); /* where the order's own basis is nodal */
+    if (!basis_tabulate(s, 1, nn, pts, val, NULL)) return mb->order;
+    for (int v = 0; v < nv; v++) corner[v] = lattice_vertex(s, mb->order, v);
+    for (int64_t c = 0; c < mb->count; c++) {
+        const fem_idx *nodes = mb->nodes + c * nn;
+        double extent = 0.0;
+        for (int v = 1; v < nv; v++)
+            for (int d = 0; d < 3; d++)
+                extent = fmax(extent, fabs(m->x[3 * nodes[corner[v]] + d] - m->x[3 * nodes[corner[0]] + d]));
+        for (int i = 0; i < nn; i++)
+            for (int d = 0; d < 3; d++) {
+                double x = 0.0; /* the affine map through the corners at node i */
+                for (int v = 0; v < nv; v++)
+                    x += val[i * nv + lattice_vertex(s, 1, v)] * m->x[3 * nodes[corner[v]] + d];
+                if (fabs(m->x[3 * nodes[i] + d] - x) > 1e-10 * extent) return mb->order;
+            }
+    }
+    return 1;
+}
+
 void mesh_destroy_topology(Mesh *m) {
     Topology *t = &m->topo;
     free(t->vertex_of_node);

@@ -97,6 +97,14 @@ typedef struct Mesh {
 
 void mesh_destroy(Mesh *m);
 
+/* The order of block mb's geometric map: mb->order, or 1 where its cells are simplices of a higher order whose
+ * every node sits where the map through the cell's corners puts it, to 1e-10 of the cell's extent (Gmsh
+ * places a straight edge's midpoint to about 1e-12), so that the map is affine and its Jacobian constant: the
+ * meshes before a refinement (Mesh.parent) keep order-2 cells only to hold the refined mesh's corners, and a
+ * straight-sided box meshed at order 2 is affine too. Tensor shapes keep their order (their map is
+ * multilinear, not affine). */
+int mesh_block_geometry_order(const Mesh *m, const MeshBlock *mb);
+
 /* After a reader has filled nodes, blocks and groups: orients 2D cells counter-clockwise (Gmsh meshes a
  * surface with a downward normal clockwise), checks every cell's Jacobian (an inverted or degenerate cell is
  * an error naming its element tag), counts group sizes and builds the topology (a facet that matches no cell

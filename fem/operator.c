@@ -47,19 +47,19 @@ static const QfQdata *qdata_form(const Operator *op) {
 
 /* Whether a cell block keeps its compact q-point data once per element: affine simplices (order-1 triangles
  * and tetrahedra: J constant), where D_q = (w_q / w_0) D_0. */
-static int qdata_per_elem(const Operator *op, const OpBlock *b, int bi) {
-    return op->space->mesh->cells[bi].order == 1 && !shape_is_tensor(b->basis.tables.shape);
+static int qdata_per_elem(const OpBlock *b) {
+    return b->gorder == 1 && !shape_is_tensor(b->basis.tables.shape);
 }
 
-/* The Jacobian's compact q-point data of cell block b (mesh block bi, material tags), where the physics has a
+/* The Jacobian's compact q-point data of cell block b (material tags), where the physics has a
  * form that holds for its constants (qdata_form), on the device, from the host geometry geo at gnq points a
  * cell: the rule's nq, or 1 (q-point 0 alone) where the data is kept per element. */
-static int block_qdata(Operator *op, OpBlock *b, int bi, const int32_t *tags, const double *geo, int gnq) {
+static int block_qdata(Operator *op, OpBlock *b, const int32_t *tags, const double *geo, int gnq) {
     const QfQdata *qd = qdata_form(op);
     if (!qd) return FEM_OK;
     const int dim = op->space->mesh->dim, nq = gnq, n = qf_geo_doubles(qd->layout, dim);
     const int64_t npts = b->nelem * nq;
-    b->qdata_per_elem = qdata_per_elem(op, b, bi);
+    b->qdata_per_elem = qdata_per_elem(b);
     if (nq == 1 && !b->qdata_per_elem)
         return fem_fail(FEM_ERR_INTERNAL, "q-point data of curved cells from one point");
     double *D = malloc(sizeof(double) * (size_t)(npts * n + 1));
@@ -128,7 +128,7 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
     const Mesh *m = op->space->mesh;
     const Quadrature *q = &b->basis.tables.quad;
     const int qdata = !facet && qdata_form(op) != NULL;
-    if (!facet && b->nelem > 0 && (!qdata || qdata_per_elem(op, b, mesh_block))) {
+    if (!facet && b->nelem > 0 && (!qdata || qdata_per_elem(b))) {
         double bad = 0.0;
         FEM_TRY(cells_geometry_device(op, b, mesh_block, want_x, &bad));
         if (bad == 0.0 && !qdata) return FEM_OK;
@@ -137,7 +137,7 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
             double *geo0 = malloc(sizeof(double) * (size_t)(b->nelem * GEO_STRIDE(m->dim) + 1));
             int status = geo0 ? geometry_cells(m, mesh_block, &q0, b->nelem, NULL, geo0, NULL)
                               : fem_fail(FEM_ERR_INTERNAL, "out of host memory for geometry");
-            if (!status) status = block_qdata(op, b, mesh_block, tags, geo0, 1);
+            if (!status) status = block_qdata(op, b, tags, geo0, 1);
             free(geo0);
             return status;
         }
@@ -156,28 +156,30 @@ static int block_geometry(Operator *op, OpBlock *b, int facet, int mesh_block, i
     if (!status)
         status = device_alloc_copy(op->dev, (void **)&b->geo, geo, sizeof(double) * (size_t)n * stride);
     if (!status && x) status = device_alloc_copy(op->dev, (void **)&b->x, x, sizeof(double) * (size_t)n * 3);
-    if (!status && !facet) status = block_qdata(op, b, mesh_block, tags, geo, b->basis.tables.nq);
+    if (!status && !facet) status = block_qdata(op, b, tags, geo, b->basis.tables.nq);
     free(geo);
     free(x);
     return status;
 }
 
-int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, const MeshBlock *mb, Shape s, int facet) {
+int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, int g, Shape s, int facet) {
     if (qdegree > 0) return qdegree;
-    int affine = mb->order == 1 && (!shape_is_tensor(s) || s == SHAPE_LINE);
+    int affine = g == 1 && (!shape_is_tensor(s) || s == SHAPE_LINE);
     int exact = affine && phys && phys->exact_degree ? phys->exact_degree(phys->ctx, p, facet) : 0;
-    return exact > 0 ? exact : quadrature_default_degree(p, mb->order);
+    return exact > 0 ? exact : quadrature_default_degree(p, g);
 }
 
-static int block_degree(const Operator *op, const MeshBlock *mb, Shape s, int facet) {
-    return op_quadrature_degree(&op->phys, op->qdegree, op->space->order, mb, s, facet);
+/* Block b's quadrature degree, once its geometric order is known (b->gorder, from mesh block mb). */
+static int block_degree(const Operator *op, OpBlock *b, const MeshBlock *mb, Shape s, int facet) {
+    b->gorder = mesh_block_geometry_order(op->space->mesh, mb);
+    return op_quadrature_degree(&op->phys, op->qdegree, op->space->order, b->gorder, s, facet);
 }
 
 static int setup_cells(Operator *op, int bi, const int32_t *tags) {
     const Space *sp = op->space;
     const SpaceBlock *sb = &sp->cells[bi];
     OpBlock *b = &op->cells[bi];
-    int deg = block_degree(op, &sp->mesh->cells[bi], sb->shape, 0);
+    int deg = block_degree(op, b, &sp->mesh->cells[bi], sb->shape, 0);
     b->nelem = sb->count;
     FEM_TRY(basis_create(&b->basis, op->dev, sb->shape, sp->order, deg));
     FEM_TRY(restriction_create(&b->restriction, op->dev, sb->count, sb->ndof, sp->nnodes, sb->dofs,
@@ -213,7 +215,7 @@ static int setup_facets(Operator *op, int fi, const int32_t *tags) {
     OpBlock *b = &op->facets[fi];
     int32_t *sub_tags = NULL;
     fem_idx *dofs = NULL;
-    int deg = block_degree(op, &sp->mesh->facets[fi], sb->shape, 1);
+    int deg = block_degree(op, b, &sp->mesh->facets[fi], sb->shape, 1);
     int status = facet_subset(sb, tags, b, &sub_tags, &dofs);
     if (!status && b->nelem > 0) {
         status = basis_create(&b->basis, op->dev, sb->shape, sp->order, deg);

@@ -46,11 +46,12 @@ typedef struct {
     int (*exact_degree)(const void *ctx, int p, int facet);
 } OpPhysics;
 
-/* The quadrature degree of a block of mesh block mb's cells or facets (shape s) at element order p: qdegree
- * when positive (the user's), else the physics' exact degree where the cells are affine simplices (or
- * straight lines), else the default 2p + g - 1. Output integrals (fem/evaluate.h) use the same rule, so that
- * a balance of residual terms holds to round-off. */
-int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, const MeshBlock *mb, Shape s, int facet);
+/* The quadrature degree of a block of cells or facets (shape s) at element order p whose geometric map has
+ * order g (mesh_block_geometry_order: 1 for affine simplices of any node count): qdegree when positive (the
+ * user's), else the physics' exact degree where the cells are affine simplices (or straight lines), else the
+ * default 2p + g - 1. Output integrals (fem/evaluate.h) use the same rule, so that a balance of residual
+ * terms holds to round-off. */
+int op_quadrature_degree(const OpPhysics *phys, int qdegree, int p, int g, Shape s, int facet);
 
 /* One block of elements (a mesh block's cells, or the facets of a facet block that carry a condition). */
 typedef struct {
@@ -66,6 +67,7 @@ typedef struct {
      * (q-point 0's, the others w_q / w_0 times it) where qdata_per_elem: affine simplices */
     double *qdata;
     int qdata_per_elem;
+    int gorder; /* the order of the cells' geometric map: 1 where affine (mesh_block_geometry_order) */
 } OpBlock;
 
 typedef struct Operator Operator;

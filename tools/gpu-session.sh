@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -165,15 +165,20 @@ for step in $steps; do
     # default 125k) solved alone on core 0, then LOAD_COPIES (default 16) copies of it at once, one per core, no MPI:
     # the ratio of the solve times is what a loaded chip takes from each core, whatever femto's exchanges do
     n=${LOAD_COPIES:-16}
-    one() { taskset -c "$1" timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cpu --threads 1 \
+    # LOAD_PROFILE=1: each run also writes FEMTO_MG_PROFILE's lines, and each level's V-cycle ms are listed after
+    one() { FEMTO_MG_PROFILE=${LOAD_PROFILE:+$out/loadprof-$1-$2.txt} taskset -c "$1" timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cpu --threads 1 \
       --problem cantilever-tet --order 2 --sizes ${LOAD_SIZE:-125k} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
       --coarse-solver ${COARSE:-boomeramg} 2>&1 | grep -E "^\| cantilever" | cut -d'|' -f5-13; }
-    echo "== cpuload: alone on core 0"; OMP_WAIT_POLICY=PASSIVE one 0
+    echo "== cpuload: alone on core 0"; OMP_WAIT_POLICY=PASSIVE one 0 alone
     echo "== cpuload: $n copies at once, one per core"
     pids=() # (a bare wait would also wait for the log's tee)
-    for i in $(seq 0 $((n - 1))); do OMP_WAIT_POLICY=PASSIVE one "$i" > "$out/cpuload-$i.txt" & pids+=($!); done
+    for i in $(seq 0 $((n - 1))); do OMP_WAIT_POLICY=PASSIVE one "$i" loaded > "$out/cpuload-$i.txt" & pids+=($!); done
     wait "${pids[@]}"
-    cat "$out"/cpuload-*.txt; rm -f "$out"/cpuload-*.txt ;;
+    cat "$out"/cpuload-*.txt; rm -f "$out"/cpuload-*.txt
+    if [ -n "${LOAD_PROFILE:-}" ]; then
+      for f in "$out"/loadprof-*.txt; do echo "$(basename "$f" .txt): $(sed -n 's/.*level \([0-9]\) (\([0-9]*\) owned.*total \([0-9.]*\)/\1:\2:\3/p' "$f" | tr '\n' ' ')"; done
+      rm -f "$out"/loadprof-*.txt
+    fi ;;
   strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, COARSE on the
     # order-1 level (default boomeramg); STRONG_REFINE=N: the mesh made by N refinements (multigrid then goes on to
     # the meshes before them, and femto's own coarse choice serves unless COARSE names one)
@@ -262,6 +267,19 @@ for step in $steps; do
         --device cuda --ranks $1 --weak-length --coarse-inverse $3 --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} \
         --refine ${WEAK_REFINE:-2} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
       cat "$out/prof-$1-$2-$3.txt"
+    done ;;
+  mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
+    # RANKS default "1 16"), then the per-level spread over ranks (min and max of each part); files prof-cpu-N.txt
+    for n in ${RANKS:-1 16}; do
+      echo "== mgprofcpu $n rank(s)"
+      rm -f "$out/prof-cpu-$n.txt"
+      OMP_WAIT_POLICY=PASSIVE FEMTO_MG_PROFILE="$out/prof-cpu-$n.txt" timeout 280 python3 "$src/bench/solver-bench.py" \
+        --femto ./femto-app --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 --sizes ${STRONG_SIZE:-2M} \
+        --coarse-solver ${COARSE:-auto} ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun \
+        --mpiexec-flags "--oversubscribe --bind-to core" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
+      awk -F'[ ,:]+' '/level/ { l = $6; for (i = 1; i <= NF; i++) if ($i ~ /^(smooth|restrict|prolong|post|total)$/) {
+          k = l " " $i; v = $(i + 1) + 0; if (!(k in lo) || v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v } }
+        END { for (k in lo) printf "level %s: %.3f .. %.3f ms\n", k, lo[k], hi[k] }' "$out/prof-cpu-$n.txt" | sort
     done ;;
   ophex) # the sum-factorised fused kernel (gpu/fused_tensor.cu): hexahedral heat p = 1...6 and elasticity p = 1...3
     for args in "--physics heat --op-orders 1,2,3,4,5,6" "--physics elasticity,neo-hookean --op-orders 1,2,3"; do

@@ -9,7 +9,8 @@
  * on the threads), and the operator naming the implementation it runs.
  *
  * usage: test_cpu_fused compare MESH.geo MAXORDER FIXED LOADED [REFINE [GEOMETRY_ORDER]]   (boundaries the
- *        cases fix and load; the mesh refined REFINE times, read with cells of GEOMETRY_ORDER: 2 curved)
+ *        cases fix and load; the mesh refined REFINE times, read with cells of GEOMETRY_ORDER: 2 curved,
+ *        by test_curve_mesh, since the box's own order-2 cells are straight)
  *        test_cpu_fused bench MESH.geo SIZE ORDER elasticity|heat|heat-constant REPS   (timings of both
  *        implementations on 1 and 2 threads, best of REPS; not a test; heat-constant: steady, constant k, the
  *        Jacobian's compact q-point data form, which FEMTO_QDATA=0 turns off to compare) */
@@ -200,6 +201,10 @@ static int compare_mesh(const char *geo, int maxp, const char *const *bnd, int r
     Mesh m;
     MeshReadOptions mo = {.refine = refine, .order = gorder};
     CHECK_OK(mesh_read(test_mesh(geo), &mo, &m));
+    if (gorder == 2) { /* the box's order-2 cells are straight, so affine: moved to be curved */
+        test_curve_mesh(&m, 0.015);
+        CHECK(mesh_block_geometry_order(&m, &m.cells[0]) == 2, "%s: the moved cells are not curved", geo);
+    }
     printf("%s, %d refinement(s): %lld cells\n", geo, refine, (long long)m.cells[0].count);
     double amp = 0.02 / (1 << refine); /* the same displacement gradients on every refinement */
     for (int p = 1; p <= maxp; p++) {
