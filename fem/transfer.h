@@ -44,11 +44,11 @@ typedef struct {
     Device *dev;
     const Space *fine, *coarse;
     int ncomp, nblocks;
-    /* nodal: the transfers as node matrices, where the device has Device.ops.node_spmv (the CPU) and
-     * FEMTO_TRANSFER_ELEMENTS=1 does not ask for the element kernels: P (each fine node's row from the first
-     * cell that has it: the cells agree), PT its transpose over the fine nodes this rank owns (all without a
-     * halo), I the injection (each coarse node's row from its first cell). One pass over each vector, with no
-     * element arrays, no multiplicities and no zeroing. Otherwise (the GPU) the element kernels below. */
+    /* nodal: the transfers as node matrices, where the device has Device.ops.node_spmv (the CPU and the GPU)
+     * and FEMTO_TRANSFER_ELEMENTS=1 does not ask for the element kernels: P (each fine node's row from the
+     * first cell that has it: the cells agree), PT its transpose over the fine nodes this rank owns (all
+     * without a halo), I the injection (each coarse node's row from its first cell). One pass over each
+     * vector, with no element arrays, no multiplicities and no zeroing. Otherwise the element kernels below. */
     int nodal;
     NodeMatrix P, PT, I;
     TransferBlock b[MESH_MAX_BLOCKS];

@@ -143,6 +143,7 @@ extern "C" int gpu_device_create(Device *d, int threads, AssembleKind assembly) 
     d->ops.take = gpu_take;
     d->ops.put2 = gpu_put2;
     d->ops.sum_copies = gpu_sum_copies;
+    d->ops.node_spmv = gpu_node_spmv;
     d->ops.interpolate = gpu_interpolate;
     d->ops.integrate = gpu_integrate;
     d->ops.fill = gpu_fill;

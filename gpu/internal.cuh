@@ -111,6 +111,8 @@ int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out);
 int gpu_put2(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
 int gpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
                    const double *vals, double *v);
+int gpu_node_spmv(Device *d, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col, const double *val,
+                  const double *x, double *y);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 
 /* qfunctions.cu: the instances of physics/qfunctions.h's list, indexed by q-function id */

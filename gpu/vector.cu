@@ -80,6 +80,21 @@ static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     }
 }
 
+/* One thread per (row, component): the components of a row are neighbours, so a warp reads each row's
+ * columns and values once (broadcast) and x's interleaved components side by side. */
+static __global__ void __launch_bounds__(GPU_VEC_THREADS)
+    k_node_spmv(int64_t n, int ncomp, const int32_t *ptr, const int32_t *col, const double *val,
+                const double *x, double *y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / ncomp;
+        const int c = (int)(i - r * ncomp);
+        double s = 0.0;
+        for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) s += val[k] * x[(int64_t)col[k] * ncomp + c];
+        y[i] = s;
+    }
+}
+
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
     k_put2(int64_t n, const int32_t *idx, const double *vals, double *y, double *z) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -212,6 +227,15 @@ int gpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off,
     if (n <= 0) return FEM_OK;
     k_sum_copies<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, dof, off, src, vals, v);
     GPU_LAUNCHED(k_sum_copies);
+    return FEM_OK;
+}
+
+int gpu_node_spmv(Device *d, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col, const double *val,
+                  const double *x, double *y) {
+    const int64_t n = nrows * ncomp;
+    if (n <= 0) return FEM_OK;
+    k_node_spmv<<<gpu_vec_blocks(gpu_state(d), n), GPU_VEC_THREADS>>>(n, ncomp, ptr, col, val, x, y);
+    GPU_LAUNCHED(k_node_spmv);
     return FEM_OK;
 }
 

@@ -1,7 +1,7 @@
 /* p-multigrid transfers between spaces of two orders on one mesh (fem/transfer.h).
  *
- * usage: test_transfer MESH.geo P_FINE P_COARSE
- * On the mesh read with its own geometry:
+ * usage: test_transfer MESH.geo P_FINE P_COARSE [cpu|cuda]   (cuda: on the GPU, exit 77 without one)
+ * On the mesh read with its own geometry, along both ways of transferring (node matrices, element kernels):
  *   (a) prolongation reproduces a field of the coarse order exactly: the coarse nodal values of
  *       f(x) = 1 + x - 2y + 3z (plus x^2 - y z for a coarse order of 2 and above), prolonged, equal f at every
  *       fine node within 1e-12 (relative to the largest |f|) on affine cells;
@@ -89,26 +89,28 @@ static void transpose_and_injection(Device *d, const Space *sf, const Space *sc,
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) return fprintf(stderr, "usage: test_transfer MESH P_FINE P_COARSE\n"), 2;
-    int pf = atoi(argv[2]), pc = atoi(argv[3]);
+    if (argc < 4) return fprintf(stderr, "usage: test_transfer MESH P_FINE P_COARSE [cpu|cuda]\n"), 2;
+    int pf = atoi(argv[2]), pc = atoi(argv[3]), cuda = argc > 4 && strcmp(argv[4], "cuda") == 0;
     Mesh m;
     MeshReadOptions mo = {0};
     CHECK_OK(mesh_read(test_mesh(argv[1]), &mo, &m));
     Device d;
-    CHECK_OK(test_device(&d, DEV_CPU, 2, ASSEMBLE_GATHER));
+    if (cuda && test_device(&d, DEV_CUDA, 0, ASSEMBLE_GATHER)) return TEST_SKIP;
+    if (!cuda) CHECK_OK(test_device(&d, DEV_CPU, 2, ASSEMBLE_GATHER));
     Space sf, sc;
     CHECK_OK(space_create(&m, pf, 1, &sf));
     CHECK_OK(space_create(&m, pc, 1, &sc));
-    /* both ways of transferring: the CPU's node matrices, and the element kernels the GPU uses */
+    /* both ways of transferring: node matrices (the default), and the element kernels */
     for (int elements = 0; elements < 2; elements++) {
         setenv("FEMTO_TRANSFER_ELEMENTS", elements ? "1" : "0", 1);
         const char *way = elements ? "element kernels" : "node matrices";
         double e1 = prolongation_error(&d, &sf, &sc, 1, pc >= 2), e3 = prolongation_error(&d, &sf, &sc, 3, pc >= 2);
         double te, ie;
         transpose_and_injection(&d, &sf, &sc, 3, &te, &ie);
-        printf("%s p = %d -> %d (%lld -> %lld nodes), %s: prolongation error %.2e (1 component), %.2e (3 "
+        printf("%s p = %d -> %d (%lld -> %lld nodes), %s, %s: prolongation error %.2e (1 component), %.2e (3 "
                "components); x.Py - P^T x.y: %.2e relative; injection after prolongation: %.2e\n",
-               argv[1], pf, pc, (long long)sf.nnodes, (long long)sc.nnodes, way, e1, e3, te, ie);
+               argv[1], pf, pc, (long long)sf.nnodes, (long long)sc.nnodes, cuda ? "GPU" : "CPU", way, e1, e3, te,
+               ie);
         CHECK(e1 <= 1e-12, "%s: prolongation of a field of order %d is not exact: %.3e", way, pc, e1);
         CHECK(e3 <= 1e-12, "%s: prolongation of 3 components is not exact: %.3e", way, e3);
         CHECK(te <= 1e-12, "%s: restriction is not the transpose of prolongation: %.3e", way, te);
