@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -267,6 +267,16 @@ for step in $steps; do
         --device cuda --ranks $1 --weak-length --coarse-inverse $3 --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} \
         --refine ${WEAK_REFINE:-2} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to none" 2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
       cat "$out/prof-$1-$2-$3.txt"
+    done ;;
+  layoutcpu) # issue 15: the host's cores split between MPI ranks and OpenMP threads (LAYOUTS of ranks:threads,
+    # each rank's threads on cores of its own), on the strong-scaling problem (as strongcpu)
+    for v in ${LAYOUTS:-16:1 8:2 4:4 2:8 1:16}; do
+      set -- ${v//:/ }
+      echo "== layoutcpu $1 rank(s) x $2 thread(s)"
+      OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cpu --threads $2 \
+        --ranks $1 --problem cantilever-tet --order 2 --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-auto} \
+        ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun --mpiexec-flags "--oversubscribe --map-by slot:PE=$2 --bind-to core" \
+        2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
     done ;;
   mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
     # RANKS default "1 16"), then the per-level spread over ranks (min and max of each part); files prof-cpu-N.txt
