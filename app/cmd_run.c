@@ -2,12 +2,14 @@
  * write results. Each physics of the problem runs through app/run_physics.c (physics/physics.h). */
 #include "run.h"
 
+#include "backends.h"
 #include "fem/comm.h"
 #include "fem/error.h"
 #include "fem/partition.h"
 #include "fem/probe.h"
 #include "io/fileutil.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +124,8 @@ static int device_join(DeviceStart *ds) {
     ds->started = 0;
     if (ds->status) return fem_fail(ds->status, "%s", ds->message);
     ds->r->have_dev = 1;
+    if (ds->r->thread_share > 0 && ds->r->dev.kind == DEV_CPU)
+        cpu_device_set_threads(&ds->r->dev, ds->r->thread_share);
     /* the device was made on another thread: a GPU becomes this thread's current one here */
     return ds->r->dev.ops.sync ? ds->r->dev.ops.sync(&ds->r->dev) : FEM_OK;
 }
@@ -132,7 +136,9 @@ int run_device_ready(Run *r) {
     double t = app_seconds();
     int status = device_join(ds);
     run_tick(r, PHASE_DEVICE, t); /* what the mesh read and the first space did not hide */
-    if (!status) app_say(r->o, 1, "device: %s\n", r->dev.description);
+    if (!status)
+        app_say(r->o, 1, "device: %s%s\n", r->dev.description,
+                r->thread_share > 0 ? " (this rank's share of its machine's cores)" : "");
     return status;
 }
 
@@ -159,7 +165,15 @@ static int read_mesh(Run *r, int status, const MeshReadOptions *mo) {
     if (!status && (!split || comm_launch_rank() == 0)) status = mesh_read(r->pb.mesh_file, mo, &r->mesh);
     if (!split) return status;
     int init = comm_ensure_init();
-    return init ? init : mesh_share(&r->mesh, status);
+    if (init) return init;
+    /* OpenMP's default is every core of the rank's mask, which the machine's other ranks may share: each
+     * rank takes its share instead, unless the problem, --threads or OMP_NUM_THREADS chose */
+    int share = comm_thread_share();
+    if (share > 0 && r->pb.device.threads == 0 && !getenv("OMP_NUM_THREADS")) {
+        r->thread_share = share;
+        omp_set_num_threads(share);
+    }
+    return mesh_share(&r->mesh, status);
 }
 
 /* The mesh cache's folder, when it exists, also keeps the coarse solver's reordering of the order-1 matrix

@@ -30,7 +30,7 @@ static const char *usage_text =
     "  --device cpu|cuda|auto   where to compute (auto: cuda when a GPU is present)\n"
     "  --order P                element order (1..3 on all cells, up to 8 on quads and hexes)\n"
     "  --output-dir DIR         where results go (created when missing)\n"
-    "  --threads N              CPU threads (0: all cores, the default)\n"
+    "  --threads N              CPU threads (0: all cores, the default; over MPI ranks each rank's share)\n"
     "  --force                  mesh a .geo even when the estimated element count is very large\n"
     "  -q, --quiet              print only errors\n"
     "  -v, --verbose            print solver details\n"
@@ -85,7 +85,8 @@ static const Command commands[] = {
      "  --device cpu|cuda|auto   where to compute (default: the problem file's <device>, else auto)\n"
      "  --order P                element order, overriding <discretization order>\n"
      "  --output-dir DIR         where results go, overriding <output directory>\n"
-     "  --threads N              CPU threads; 0: all cores (default: the problem file's, else all)\n"
+     "  --threads N              CPU threads; 0: all cores, over MPI ranks each rank's share of its\n"
+     "                           machine's (default: the problem file's, else 0)\n"
      "  --force                  mesh a .geo even when the estimated element count is very large\n"
      "  -q, --quiet              print only errors\n"
      "  -v, --verbose            print every Newton iteration\n"},

@@ -74,6 +74,8 @@ typedef struct {
     Device dev;
     int have_dev;
     struct DeviceStart *device_start; /* run: the device starting on its thread, joined by run_device_ready */
+    int thread_share; /* over MPI ranks, where the threads are OpenMP's default: this rank's share of its
+                       * machine's cores (comm_thread_share), which its CPU device takes; 0 otherwise */
     double t0;
     double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
     double t_phase[RUN_NPHASES];      /* finer: where setup and output go */

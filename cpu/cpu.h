@@ -10,6 +10,8 @@ FEM_EXTERN_C_BEGIN
 
 /* threads 0: OpenMP's default (all cores). */
 int cpu_device_create(Device *d, int threads, AssembleKind assembly);
+/* The threads a CPU device runs its kernels on from now on (at least 1), and its description to match. */
+void cpu_device_set_threads(Device *d, int threads);
 
 /* kernels.c: the element kernels of the Device table */
 int cpu_interpolate(Device *d, const ElemView *v, const double *u, double *uq, double *duq);

@@ -120,14 +120,18 @@ static void cpu_destroy(Device *d) {
     (void)d;
 }
 
+void cpu_device_set_threads(Device *d, int threads) {
+    d->threads = threads > 0 ? threads : 1;
+    snprintf(d->description, sizeof d->description, "CPU, %d thread%s, %s assembly", d->threads,
+             d->threads > 1 ? "s" : "", d->assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
+}
+
 int cpu_device_create(Device *d, int threads, AssembleKind assembly) {
     memset(d, 0, sizeof *d);
     d->kind = DEV_CPU;
     snprintf(d->name, sizeof d->name, "cpu");
-    d->threads = threads > 0 ? threads : omp_get_max_threads();
     d->assembly = assembly;
-    snprintf(d->description, sizeof d->description, "CPU, %d thread%s, %s assembly", d->threads,
-             d->threads > 1 ? "s" : "", assembly == ASSEMBLE_GATHER ? "gather" : "atomic");
+    cpu_device_set_threads(d, threads > 0 ? threads : omp_get_max_threads());
     d->qf = cpu_qfunctions;
     d->nqf = cpu_nqfunctions;
     d->ops = (DeviceOps){.alloc = cpu_alloc,

@@ -1,5 +1,6 @@
 /* The communicator (see comm.h). MPI's own state is process-wide, so the only state kept here is which
  * process started MPI and must therefore finalise it. */
+#define _GNU_SOURCE /* sched_getaffinity and the CPU_* macros */
 #include "comm.h"
 
 #include "comm_mpi.h"
@@ -13,6 +14,7 @@
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* Open MPI's extensions: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
 #endif
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -98,6 +100,28 @@ int comm_local_rank(void) {
     static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
                                         NULL};
     return launch_env(names, 0);
+}
+
+int comm_thread_share(void) {
+    if (comm_size() <= 1) return 0;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    int have = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0, all_have = have;
+    /* every rank takes part in both collectives, whether or not it read its mask */
+    MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 0;
+    int users[CPU_SETSIZE]; /* ranks of the machine using each core */
+    for (int c = 0; c < CPU_SETSIZE; c++) users[c] = all_have && CPU_ISSET(c, &mask);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, users, CPU_SETSIZE, MPI_INT, MPI_SUM, node);
+    MPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS || !all_have) return 0;
+    double share = 0.0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &mask) && users[c] > 0) share += 1.0 / users[c];
+    int threads = (int)(share + 1e-9);
+    return threads < 1 ? 1 : threads;
 }
 
 MPI_Comm comm_world(void) {
@@ -301,6 +325,9 @@ int comm_launch_size(void) {
     return 1;
 }
 int comm_local_rank(void) {
+    return 0;
+}
+int comm_thread_share(void) {
     return 0;
 }
 int comm_in_init_process(void) {

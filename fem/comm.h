@@ -36,6 +36,13 @@ int comm_launch_size(void);
  * mod the GPUs the machine has). */
 int comm_local_rank(void);
 
+/* The OpenMP threads this rank may run without oversubscribing its machine: every core of its affinity mask
+ * counts 1/n, where n ranks of the machine have that core in their masks (so 16 ranks bound to one core each,
+ * or all bound to the same 16 cores, get 1; 4 ranks on 16 cores, unbound or 4 cores each, get 4), at least 1.
+ * Collective over all ranks (each machine's ranks compare their masks). 0 on one rank, without MPI or where the
+ * mask cannot be read: nothing to share, OpenMP's default stands. */
+int comm_thread_share(void);
+
 /* 0 in a process forked from the one that initialised MPI (its inherited exit handlers must not finalise MPI
  * or hypre there), else 1. */
 int comm_in_init_process(void);

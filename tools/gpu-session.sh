@@ -190,7 +190,7 @@ for step in $steps; do
     done ;;
   weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level,
     # WEAK_REFINE: the mesh made by that many refinements (multigrid then goes on to the meshes before them);
-    # WEAK_THREADS: host threads per rank (default: every core, in each rank)
+    # WEAK_THREADS: host threads per rank (default: femto's, each rank's share of the cores)
     # (default auto: femto's own choice, cuDSS, gathered to rank 0 over ranks; boomeramg: the parallel AMG on the host)
     nvidia-smi -L
     for n in ${RANKS:-1 2}; do

@@ -10,6 +10,9 @@ CASE sample:SAMPLE/NAME:N  inputs/SAMPLE/NAME.xml run over N ranks gives the exp
               global_node ids) with the same points and the same fields to 1e-9, and probe series to 1e-9.
 CASE schemes:N  the transient sample with backward Euler and with Crank-Nicolson (it uses BDF2): one process against
               N ranks as above.
+CASE threads:  OpenMP threads over ranks: on N = 2, 3 ranks that share all of this machine's cores (--bind-to none) each
+              rank's CPU device takes its share of them, max(1, cores // N), and says so; --threads and
+              OMP_NUM_THREADS still choose.
 CASE errors:  a bad input ends every rank with exit 2 and one 'femto-app:' sentence, writing nothing; a plot that
               PLplot cannot draw (no driver) is a note and the run ends (exit 0, its results written): the forked
               plotter's exit must not finalise MPI, which waited for the other rank forever.
@@ -288,11 +291,46 @@ def errors_case(app, inputs, work, mpi):
     return failures + bool(problems)
 
 
+def threads_case(app, inputs, work, mpi):
+    """The 'device:' line of -v over ranks that all see every core of this machine."""
+    cores = len(os.sched_getaffinity(0))
+    xml = os.path.join(inputs, "thermal-bar", "bar.xml")
+    failures = 0
+    for n, extra, env, want, note in [(2, [], {}, max(1, cores // 2), True),
+                                      (3, [], {}, max(1, cores // 3), True),
+                                      (2, ["--threads", "3"], {}, 3, False),
+                                      (2, [], {"OMP_NUM_THREADS": "3"}, 3, False)]:
+        environ = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        environ.update(env)
+        out = os.path.join(work, f"out-{n}-{len(extra)}-{len(env)}")
+        cmd = mpi + ["--bind-to", "none", "-n", str(n), app, "run", xml, "--output-dir", out, "--device", "cpu",
+                     "-v"] + extra
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=environ)
+            line = next((l for l in r.stdout.splitlines() if l.startswith("device:")), "")
+        except subprocess.TimeoutExpired:
+            r, line = None, ""
+        m = re.match(r"device: CPU, ([0-9]+) threads?", line)
+        got = int(m[1]) if m else None
+        problems = [] if r is not None and r.returncode == 0 else ["the run failed or did not end within 90 s"]
+        if got != want:
+            problems.append(f"{got} threads a rank, expected {want} ({cores} cores, {n} ranks)")
+        if note != ("share of its machine's cores" in line):
+            problems.append("the line " + ("does not say" if note else "says") + " that the threads are a share")
+        what = f"{n} ranks on {cores} cores{' ' + ' '.join(extra) if extra else ''}" + \
+               (f" OMP_NUM_THREADS={env['OMP_NUM_THREADS']}" if env else "")
+        print(("ok   " if not problems else "FAIL ") + what + ": " + line)
+        for p in problems:
+            print("  " + p)
+        failures += bool(problems)
+    return failures
+
+
 def main():
     case = sys.argv[1].split(":") if len(sys.argv) >= 6 else [""]
     sample = re.fullmatch(r"sample:([^/:]+)/([^/:]+):([0-9]+)", sys.argv[1]) if len(sys.argv) >= 6 else None
     schemes = re.fullmatch(r"schemes:([0-9]+)", sys.argv[1]) if len(sys.argv) >= 6 else None
-    if case != ["errors"] and not sample and not schemes:
+    if case not in (["errors"], ["threads"]) and not sample and not schemes:
         print(__doc__)
         return 2
     app, inputs, work, mpi = sys.argv[2], os.path.abspath(sys.argv[3]), sys.argv[4], sys.argv[5:]
@@ -302,6 +340,8 @@ def main():
         return 1 if sample_case(app, inputs, work, mpi, sample[1], sample[2], int(sample[3])) else 0
     if schemes:
         return 1 if schemes_case(app, inputs, work, mpi, int(schemes[1])) else 0
+    if case == ["threads"]:
+        return 1 if threads_case(app, inputs, work, mpi) else 0
     return 1 if errors_case(app, inputs, work, mpi) else 0
 
 
