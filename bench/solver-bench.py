@@ -436,7 +436,14 @@ def options():
     ap.add_argument("--with-output", action="store_true", help="write VTU and HDF5 as the problem file says")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and their predicted dofs only")
     ap.add_argument("--calibrate", action="store_true", help=f"remake {os.path.relpath(COUNTS_FILE, ROOT)}")
-    args = ap.parse_args()
+    # a launcher flag is itself an option ("--mpiexec-flags --oversubscribe"), which argparse would refuse as
+    # the value: the word after --mpiexec-flags is its value whatever it looks like
+    argv = sys.argv[1:]
+    for i, a in enumerate(argv[:-1]):
+        if a == "--mpiexec-flags":
+            argv[i:i + 2] = ["--mpiexec-flags=" + argv[i + 1]]
+            break
+    args = ap.parse_args(argv)
     if args.weak_length:
         args.weak = True
         if any(PROBLEMS[q]["sizing"] != "beam-hex" for q in (args.problem or list(PROBLEMS))):
