@@ -13,6 +13,9 @@ steps=${*:-tests samples bench}
 echo "femto GPU session: $(date -u +%FT%TZ), $(./femto-app --version)"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 nproc
+# strongcpu, cpuload: BoomerAMG on the order-1 level, or femto's own choice on a refined mesh (STRONG_REFINE)
+strong_coarse=${STRONG_REFINE:+auto}
+strong_coarse=${strong_coarse:-boomeramg}
 bench() { # NAME ARGS...: one solver-benchmark run appended to bench.md (FEMTO_PROGRAM: a variant built by hand, femto-app-*)
   local name=$1; shift
   echo "== bench $name: $*"
@@ -168,7 +171,7 @@ for step in $steps; do
     # LOAD_PROFILE=1: each run also writes FEMTO_MG_PROFILE's lines, and each level's V-cycle ms are listed after
     one() { FEMTO_MG_PROFILE=${LOAD_PROFILE:+$out/loadprof-$1-$2.txt} taskset -c "$1" timeout 280 python3 "$src/bench/solver-bench.py" --femto ./femto-app --device cpu --threads 1 \
       --problem cantilever-tet --order 2 --sizes ${LOAD_SIZE:-125k} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
-      --coarse-solver ${COARSE:-boomeramg} 2>&1 | grep -E "^\| cantilever" | cut -d'|' -f5-13; }
+      --coarse-solver ${COARSE:-$strong_coarse} 2>&1 | grep -E "^\| cantilever" | cut -d'|' -f5-13; }
     echo "== cpuload: alone on core 0"; OMP_WAIT_POLICY=PASSIVE one 0 alone
     echo "== cpuload: $n copies at once, one per core"
     pids=() # (a bare wait would also wait for the log's tee)
@@ -181,11 +184,11 @@ for step in $steps; do
     fi ;;
   strongcpu) # issue 15: strong scaling on the host's cores, 1 thread per rank, ~2M-dof p = 2 cantilever, COARSE on the
     # order-1 level (default boomeramg); STRONG_REFINE=N: the mesh made by N refinements (multigrid then goes on to
-    # the meshes before them, and femto's own coarse choice serves unless COARSE names one)
+    # the meshes before them, and femto's own coarse choice, auto, serves unless COARSE names one)
     # one solver-bench per rank count, so that a run cut by its time limit loses only itself
     for n in ${RANKS:-1 2 4 8 16}; do
       OMP_WAIT_POLICY=PASSIVE bench strong-cpu-$n --device cpu --threads 1 --ranks $n --problem cantilever-tet --order 2 \
-        --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-boomeramg} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
+        --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-$strong_coarse} ${STRONG_REFINE:+--refine $STRONG_REFINE} \
         --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core"
     done ;;
   weakgpu) # issue 15: weak scaling 1 -> N GPUs (one rank each), WEAK_SIZE dofs per GPU, COARSE on the order-1 level,
