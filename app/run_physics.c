@@ -8,6 +8,7 @@
 #include "fem/solvers/coarse.h"
 #include "fem/solvers/stepper.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,25 @@ static PhysicsState state_of(PhysicsRun *p) {
 /* Over MPI ranks only rank 0 writes and summarises. */
 static int writer(const PhysicsRun *p) {
     return !p->dist.on || comm_rank() == 0;
+}
+
+/* Over MPI ranks rank 0 computes the output fields and the summary alone, while the other ranks wait in
+ * comm_agree, which leaves their cores free: meanwhile it runs threads on every core of its affinity mask
+ * (with mpirun's socket binding, the machine's), not only on its share of them (Run.thread_share). Returns
+ * the threads to go back to, 0 when nothing changed. */
+static int alone_begin(PhysicsRun *p) {
+    Run *r = p->r;
+    int cores = p->dist.on && r->thread_share > 0 && comm_rank() == 0 ? comm_mask_cores() : 0;
+    if (cores <= r->thread_share) return 0;
+    omp_set_num_threads(cores);
+    if (r->have_dev && r->dev.kind == DEV_CPU) r->dev.threads = cores;
+    return r->thread_share;
+}
+
+static void alone_end(PhysicsRun *p, int back) {
+    if (!back) return;
+    omp_set_num_threads(back);
+    if (p->r->have_dev && p->r->dev.kind == DEV_CPU) p->r->dev.threads = back;
 }
 
 /* p->host = the whole solution (over MPI ranks: gathered, and on rank 0 uploaded into gu). */
@@ -112,7 +132,9 @@ static int frame_fields(PhysicsRun *p, double time) {
 /* Over MPI ranks every rank writes its piece (io/results.h), with the fields rank 0 computed. */
 static int write_frame(PhysicsRun *p, double time) {
     FEM_TRY(solution_to_host(p));
+    int back = alone_begin(p);
     int status = writer(p) ? frame_fields(p, time) : FEM_OK;
+    alone_end(p, back);
     if (p->dist.on) status = comm_agree(status); /* the write below is collective */
     double t = app_seconds();
     if (!status && (p->r->pb.output.vtu || p->r->pb.output.hdf5))
@@ -460,7 +482,9 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     /* the plots draw in their children while the summary is computed; write_series waits for them */
     if (!status && writer(&p)) run_series_plot(&p.series, r, series ? t->name : NULL);
     double t0 = app_seconds();
+    int back = alone_begin(&p);
     if (!status && writer(&p)) summary(&p, model);
+    alone_end(&p, back);
     run_tick(r, PHASE_SUMMARY, t0);
     if (!status && writer(&p)) status = write_series(&p, series);
     if (!status && read_later(r, t)) status = keep_field(&p);

@@ -15,6 +15,7 @@
 #include <mpi-ext.h> /* Open MPI's extensions: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
 #endif
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -102,6 +103,12 @@ int comm_local_rank(void) {
     return launch_env(names, 0);
 }
 
+int comm_mask_cores(void) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    return sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+}
+
 int comm_thread_share(void) {
     if (comm_size() <= 1) return 0;
     cpu_set_t mask;
@@ -154,10 +161,23 @@ int comm_bcast(void *buf, int64_t bytes, int root) {
     return FEM_OK;
 }
 
+/* MPI_Wait that leaves the core to others: a short spin, then 100 us sleeps between tests (comm_agree meets
+ * ranks that wait while rank 0 works alone, which may then run threads on their cores). */
+static int wait_idle(MPI_Request *req) {
+    int done = 0;
+    for (int spins = 0; !done; spins++) {
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return MPI_ERR_OTHER;
+        if (!done && spins >= 100) nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    return MPI_SUCCESS;
+}
+
 int comm_agree(int status) {
     if (comm_size() == 1) return status;
     int worst = status, first;
-    if (MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    MPI_Request req;
+    if (MPI_Iallreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_idle(&req) != MPI_SUCCESS)
         return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Allreduce failed)");
     if (worst == FEM_OK) return FEM_OK;
     int mine = status == worst ? comm_rank() : comm_size();
@@ -328,6 +348,9 @@ int comm_local_rank(void) {
     return 0;
 }
 int comm_thread_share(void) {
+    return 0;
+}
+int comm_mask_cores(void) {
     return 0;
 }
 int comm_in_init_process(void) {
