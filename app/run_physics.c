@@ -58,8 +58,8 @@ static int writer(const PhysicsRun *p) {
     return !p->dist.on || comm_rank() == 0;
 }
 
-/* Over MPI ranks rank 0 computes the output fields and the summary alone, while the other ranks wait in
- * comm_agree, which leaves their cores free: meanwhile it runs threads on every core of its affinity mask
+/* Over MPI ranks rank 0 builds the whole space's operator and computes the output fields and the summary
+ * alone, while the other ranks wait in comm_agree, which leaves their cores free: meanwhile it runs threads on every core of its affinity mask
  * (with mpirun's socket binding, the machine's), not only on its share of them (Run.thread_share). Returns
  * the threads to go back to, 0 when nothing changed. */
 static int alone_begin(PhysicsRun *p) {
@@ -279,8 +279,11 @@ static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
     const Model *md = p->dist.on ? &p->dist.md : &p->md;
     FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
-    if (p->dist.on && comm_rank() == 0) {
-        FEM_TRY(model_operator(p, &p->gop, p->sp, &p->md, NULL));
+    if (p->dist.on && comm_rank() == 0) { /* the other ranks wait for this one in the build's comm_agree */
+        int back = alone_begin(p);
+        int status = model_operator(p, &p->gop, p->sp, &p->md, NULL);
+        alone_end(p, back);
+        FEM_TRY(status);
         FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
     }
     if (p->dist.on && p->t->transient(&r->pb) && p->t->step) { /* the step hook's state (gather_step_state) */
