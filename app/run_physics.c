@@ -59,9 +59,9 @@ static int writer(const PhysicsRun *p) {
 }
 
 /* Over MPI ranks rank 0 builds the whole space's operator and computes the output fields and the summary
- * alone, while the other ranks wait in comm_agree, which leaves their cores free: meanwhile it runs threads on every core of its affinity mask
- * (with mpirun's socket binding, the machine's), not only on its share of them (Run.thread_share). Returns
- * the threads to go back to, 0 when nothing changed. */
+ * alone, while the other ranks wait in comm_agree, which leaves their cores free: meanwhile it runs threads
+ * on every core of its affinity mask (with mpirun's socket binding, the machine's), not only on its share of
+ * them (Run.thread_share). Returns the threads to go back to, 0 when nothing changed. */
 static int alone_begin(PhysicsRun *p) {
     Run *r = p->r;
     int cores = p->dist.on && r->thread_share > 0 && comm_rank() == 0 ? comm_mask_cores() : 0;

@@ -103,17 +103,21 @@ int comm_local_rank(void) {
     return launch_env(names, 0);
 }
 
+/* This process's affinity mask in *mask; its core count (0 where it cannot be read). */
+static int read_mask(cpu_set_t *mask) {
+    CPU_ZERO(mask);
+    return sched_getaffinity(0, sizeof *mask, mask) == 0 ? CPU_COUNT(mask) : 0;
+}
+
 int comm_mask_cores(void) {
     cpu_set_t mask;
-    CPU_ZERO(&mask);
-    return sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    return read_mask(&mask);
 }
 
 int comm_thread_share(void) {
     if (comm_size() <= 1) return 0;
     cpu_set_t mask;
-    CPU_ZERO(&mask);
-    int have = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0, all_have = have;
+    int all_have = read_mask(&mask) > 0;
     /* every rank takes part in both collectives, whether or not it read its mask */
     MPI_Allreduce(MPI_IN_PLACE, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm node;
@@ -178,7 +182,7 @@ int comm_agree(int status) {
     MPI_Request req;
     if (MPI_Iallreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
         wait_idle(&req) != MPI_SUCCESS)
-        return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Allreduce failed)");
+        return fem_fail(FEM_ERR_INTERNAL, "MPI ranks could not agree on a status (MPI_Iallreduce failed)");
     if (worst == FEM_OK) return FEM_OK;
     int mine = status == worst ? comm_rank() : comm_size();
     if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)

@@ -6,15 +6,17 @@
  * symmetric. Injection (fine -> coarse) is the coarse nodal interpolant of a fine field, exact for fields of
  * the coarse order: it carries the state a nonlinear Jacobian is linearised at down to the coarse levels.
  *
- * Over MPI ranks (transfer_set_halo), every rank maps through its own cells. An input's ghosts are first
- * forwarded from their owners; prolongation and injection then give owned and ghost nodes the same values as
- * one process (every cell of a node gives it the same value, so averaging over this rank's cells of the node
- * is averaging over all of them), and restriction, weighted by the GLOBAL number of cells per fine node,
- * reverse-adds the partial sums of the coarse ghosts into their owners, so that it stays P^T.
+ * Over MPI ranks (transfer_set_halo), every rank maps through its own cells. Prolongation's and restriction's
+ * inputs are consistent (every ghost holds its owner's value: multigrid's cycle keeps them so); injection's
+ * ghosts are first forwarded unless the caller says they hold their owners' values (fine_consistent).
+ * Prolongation and injection then give owned and ghost nodes the same values as one process (every cell of a
+ * node gives it the same value), and restriction sums each rank's part of P^T and shares the coarse sums over
+ * the ranks (halo_share), so that it stays P^T with consistent output.
  *
- * On the GPU all three are made of the device's element kernels (interpolate, integrate) with special tables:
- * the other order's basis at this order's nodes, and the identity, whose integration sums element values into
- * nodes. On the CPU they are sparse matrices over the nodes (Transfer.nodal), built from the same tables. */
+ * All three are sparse matrices over the nodes where the device has Device.ops.node_spmv (Transfer.nodal: the
+ * CPU and the GPU), built from element tables: the other order's basis at this order's nodes. Otherwise, or
+ * with FEMTO_TRANSFER_ELEMENTS=1, they are made of the device's element kernels (interpolate, integrate) with
+ * those tables and the identity, whose integration sums element values into nodes. */
 #ifndef FEMTO_TRANSFER_H
 #define FEMTO_TRANSFER_H
 
