@@ -8,7 +8,6 @@
 #include "fem/solvers/coarse.h"
 #include "fem/solvers/stepper.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +22,13 @@ typedef struct {
     Stepper st;
     Vec u;
     double *host;       /* the solution on the host, current after each write and before the summary */
-    /* over MPI ranks: the rank's part; and on rank 0 the operator and solution on the whole space, which the
-     * output and the summary read */
+    /* over MPI ranks: the rank's part; and on every rank the whole solution, which the output fields, the
+     * step hook and the summary read (their evaluations on the whole space split over the ranks) */
     RunDist dist;
-    Operator gop;
     Vec gu;
-    Vec gaux;          /* rank 0: the stepper's history term on the whole space, for the physics' step hook */
-    double *ghist;     /* its gathered host copy (every rank: the gather is a sum over ranks) */
     Vec laux;          /* the field read from an earlier physics, in the rank's local numbering */
     const double *aux; /* the field read from an earlier physics (host), or NULL */
+    const double *aux_dev; /* and on the device, every node of the whole space */
     ResultSeries rs;
     OutFrame frame;
     RunSeries series; /* probes and convergence as CSV (app/run_series.c) */
@@ -46,42 +43,36 @@ static const RunField *find_field(const Run *r, const char *name) {
     return NULL;
 }
 
-static PhysicsState state_of(PhysicsRun *p) {
-    PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
-    Operator *op = p->dist.on ? &p->gop : &p->op;
-    const Vec *u = p->dist.on ? &p->gu : &p->u;
-    return (PhysicsState){&p->r->pb, p->sp, &p->md, op, u, p->host, p->aux, track};
+/* PhysicsState.residual: the solve's operator at the solution (over MPI ranks the rank's part, gathered). */
+static int residual(const PhysicsState *s, double *r) {
+    PhysicsRun *p = s->run;
+    Vec R;
+    FEM_TRY(vec_duplicate(&R, &p->u));
+    int status = op_residual_unconstrained(&p->op, &p->u, &R);
+    if (!status) status = p->dist.on ? run_dist_gather(&p->dist, &R, r) : vec_download(&R, r);
+    if (p->dist.on) status = comm_agree(status);
+    vec_destroy(&R);
+    return status;
 }
 
-/* Over MPI ranks only rank 0 writes and summarises. */
+static PhysicsState state_of(PhysicsRun *p) {
+    PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
+    const Vec *u = p->dist.on ? &p->gu : &p->u;
+    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, u, p->host, p->aux, p->aux_dev, track, residual, p};
+}
+
+/* Over MPI ranks only rank 0 writes the probes, the series and the summary's lines. The output fields, the
+ * step hook and the summary run on every rank: their evaluations on the whole space are collective, each rank
+ * evaluating its share of the cells (Space.share_rank). */
 static int writer(const PhysicsRun *p) {
     return !p->dist.on || comm_rank() == 0;
 }
 
-/* Over MPI ranks rank 0 builds the whole space's operator and computes the output fields and the summary
- * alone, while the other ranks wait in comm_agree, which leaves their cores free: meanwhile it runs threads
- * on every core of its affinity mask (with mpirun's socket binding, the machine's), not only on its share of
- * them (Run.thread_share). Returns the threads to go back to, 0 when nothing changed. */
-static int alone_begin(PhysicsRun *p) {
-    Run *r = p->r;
-    int cores = p->dist.on && r->thread_share > 0 && comm_rank() == 0 ? comm_mask_cores() : 0;
-    if (cores <= r->thread_share) return 0;
-    omp_set_num_threads(cores);
-    if (r->have_dev && r->dev.kind == DEV_CPU) r->dev.threads = cores;
-    return r->thread_share;
-}
-
-static void alone_end(PhysicsRun *p, int back) {
-    if (!back) return;
-    omp_set_num_threads(back);
-    if (p->r->have_dev && p->r->dev.kind == DEV_CPU) p->r->dev.threads = back;
-}
-
-/* p->host = the whole solution (over MPI ranks: gathered, and on rank 0 uploaded into gu). */
+/* p->host = the whole solution (over MPI ranks: gathered on every rank and uploaded into gu). */
 static int solution_to_host(PhysicsRun *p) {
     if (!p->dist.on) return vec_download(&p->u, p->host);
     FEM_TRY(run_dist_gather(&p->dist, &p->u, p->host));
-    return comm_rank() == 0 ? vec_upload(&p->gu, p->host) : FEM_OK;
+    return vec_upload(&p->gu, p->host);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -107,11 +98,10 @@ static double series_x(const PhysicsRun *p, double t) {
     return p->t->transient(&p->r->pb) || p->t->set_load ? t : 1.0;
 }
 
-/* The solution and derived fields at the output points, into the frame (rank 0 over MPI ranks), and the
- * probes' row. */
+/* The solution and derived fields at the output points, into the frame (over MPI ranks every rank computes
+ * them together, and rank 0's are written), and the probes' row (rank 0). */
 static int frame_fields(PhysicsRun *p, double time) {
-    if (p->dist.on) FEM_TRY(op_update_ctx(&p->gop)); /* the load factor the ranks solved at */
-    FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
+    if (writer(p)) FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
     if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
     NodalField fields[PHYSICS_MAX_FIELDS];
     int n = 0;
@@ -129,12 +119,10 @@ static int frame_fields(PhysicsRun *p, double time) {
     return status;
 }
 
-/* Over MPI ranks every rank writes its piece (io/results.h), with the fields rank 0 computed. */
+/* Over MPI ranks every rank writes its piece (io/results.h) of the fields the ranks computed together. */
 static int write_frame(PhysicsRun *p, double time) {
     FEM_TRY(solution_to_host(p));
-    int back = alone_begin(p);
-    int status = writer(p) ? frame_fields(p, time) : FEM_OK;
-    alone_end(p, back);
+    int status = frame_fields(p, time);
     if (p->dist.on) status = comm_agree(status); /* the write below is collective */
     double t = app_seconds();
     if (!status && (p->r->pb.output.vtu || p->r->pb.output.hdf5))
@@ -168,27 +156,13 @@ static int time_hook(void *ctx, double a, double theta) {
     return FEM_OK;
 }
 
-/* Over MPI ranks, before the physics' step hook: the solution and the history term of the step gathered, and
- * on rank 0 the whole space's operator in the state of the rank's (its constants, the history as its
- * auxiliary field), so that the hook sees what it sees in one process. Collective. */
-static int gather_step_state(PhysicsRun *p) {
-    FEM_TRY(solution_to_host(p));
-    FEM_TRY(run_dist_gather(&p->dist, &p->st.aux, p->ghist));
-    if (comm_rank() != 0) return FEM_OK;
-    FEM_TRY(vec_upload(&p->gaux, p->ghist));
-    p->gop.aux = p->op.aux ? p->gaux.data : NULL;
-    return op_update_ctx(&p->gop);
-}
-
 /* After a time step: what the physics accumulates over time (heat through its boundaries). Over MPI ranks
- * every rank gathers, whatever its status, so that no rank waits for another; rank 0 accumulates. */
+ * every rank gathers and accumulates, whatever its status, so that no rank waits for another (the ranks
+ * agree on every status in the hook's evaluations and in the write hook). */
 static int track_step(PhysicsRun *p, const StepReport *s) {
     if (s->kind != STEP_TIME || !p->t->step || s->failed) return FEM_OK;
-    if (p->dist.on)
-        FEM_TRY(gather_step_state(p));
-    else
-        FEM_TRY(vec_download(&p->u, p->host));
-    if (!writer(p) || p->hook_status) return FEM_OK;
+    FEM_TRY(solution_to_host(p));
+    if (p->hook_status) return FEM_OK;
     PhysicsState st = state_of(p);
     return p->t->step(&st, s->t);
 }
@@ -246,13 +220,13 @@ static int read_field(PhysicsRun *p) {
     const RunField *f = find_field(p->r, name);
     if (!f) return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
     p->aux = f->host;
+    p->aux_dev = f->u.data;
     if (!p->dist.on) {
         p->op.aux = f->u.data;
         return FEM_OK;
     }
-    /* over MPI ranks: f->host is the whole field on every rank, f->u the whole field on rank 0 only (for the
-     * whole space's operator); the rank's operator reads its nodes' values in its local numbering */
-    if (comm_rank() == 0) p->gop.aux = f->u.data;
+    /* over MPI ranks: f->host and f->u are the whole field on every rank (for the evaluations on the whole
+     * space); the rank's operator reads its nodes' values in its local numbering */
     const Dist *d = &p->dist.d;
     double *local = malloc(sizeof(double) * (size_t)(d->space.nnodes + 1));
     if (!local) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the %s field", name);
@@ -273,22 +247,17 @@ static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Mo
 }
 
 /* The solve's operator, Newton and solution vector: on the whole space, or over MPI ranks on this rank's part
- * (and on rank 0 the whole space's operator and solution for the output). */
+ * (and the whole solution, which the output and the summary read, with the whole space's evaluations shared
+ * over the ranks). */
 static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     Run *r = p->r;
     const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
     const Model *md = p->dist.on ? &p->dist.md : &p->md;
     FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
-    if (p->dist.on && comm_rank() == 0) { /* the other ranks wait for this one in the build's comm_agree */
-        int back = alone_begin(p);
-        int status = model_operator(p, &p->gop, p->sp, &p->md, NULL);
-        alone_end(p, back);
-        FEM_TRY(status);
+    if (p->dist.on) {
         FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
-    }
-    if (p->dist.on && p->t->transient(&r->pb) && p->t->step) { /* the step hook's state (gather_step_state) */
-        FEM_ALLOC(p->ghist, p->sp->ndofs + 1, "the history term");
-        if (comm_rank() == 0) FEM_TRY(vec_create(&p->gaux, &r->dev, p->sp->ndofs));
+        p->sp->share_rank = comm_rank();
+        p->sp->share_size = comm_size();
     }
     FEM_TRY(read_field(p));
     FEM_TRY(newton_create(&p->nw, &p->op, ns, writer(p) ? run_report : NULL, r));
@@ -380,7 +349,7 @@ static void summary(PhysicsRun *p, const char *model) {
     char key[PROBLEM_NAME_MAX];
     snprintf(key, sizeof key, "%s_newton_iterations", p->t->name);
     summary_add(&r->summary, key, st->newton_iterations, "");
-    run_report_probes(r, p->sp, p->host, p->t->field, p->t->components, p->t->unit);
+    if (writer(p)) run_report_probes(r, p->sp, p->host, p->t->field, p->t->components, p->t->unit);
 }
 
 /* The time series' files, timed as output. */
@@ -396,8 +365,8 @@ static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
     if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
     RunField *f = &r->fields[r->nfields++];
-    /* over MPI ranks the host copy is the whole field on every rank (gathered by the last write), and gu the
-     * whole field on rank 0 (empty elsewhere): the Run keeps those, not the rank's part */
+    /* over MPI ranks the host copy and gu are the whole field on every rank (gathered by the last write): the
+     * Run keeps those, not the rank's part */
     Vec *u = p->dist.on ? &p->gu : &p->u;
     *f = (RunField){p->t->field, p->sp, *u, p->host};
     p->sp = NULL;
@@ -424,11 +393,8 @@ static void release(PhysicsRun *p) {
     stepper_destroy(&p->st);
     newton_destroy(&p->nw);
     if (p->op.dev) op_destroy(&p->op);
-    if (p->gop.dev) op_destroy(&p->gop);
     vec_destroy(&p->gu);
-    vec_destroy(&p->gaux);
     vec_destroy(&p->laux);
-    free(p->ghist);
     run_dist_destroy(&p->dist);
     vec_destroy(&p->u);
     free(p->host);
@@ -485,9 +451,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     /* the plots draw in their children while the summary is computed; write_series waits for them */
     if (!status && writer(&p)) run_series_plot(&p.series, r, series ? t->name : NULL);
     double t0 = app_seconds();
-    int back = alone_begin(&p);
-    if (!status && writer(&p)) summary(&p, model);
-    alone_end(&p, back);
+    if (!status) summary(&p, model); /* over MPI ranks on every rank: its evaluations are collective */
     run_tick(r, PHASE_SUMMARY, t0);
     if (!status && writer(&p)) status = write_series(&p, series);
     if (!status && read_later(r, t)) status = keep_field(&p);

@@ -109,11 +109,6 @@ static int read_mask(cpu_set_t *mask) {
     return sched_getaffinity(0, sizeof *mask, mask) == 0 ? CPU_COUNT(mask) : 0;
 }
 
-int comm_mask_cores(void) {
-    cpu_set_t mask;
-    return read_mask(&mask);
-}
-
 int comm_thread_share(void) {
     if (comm_size() <= 1) return 0;
     cpu_set_t mask;
@@ -166,7 +161,7 @@ int comm_bcast(void *buf, int64_t bytes, int root) {
 }
 
 /* MPI_Wait that leaves the core to others: a short spin, then 100 us sleeps between tests (comm_agree meets
- * ranks that wait while rank 0 works alone, which may then run threads on their cores). */
+ * ranks that wait for one that still works, such as rank 0 in the coarse solve's setup). */
 static int wait_idle(MPI_Request *req) {
     int done = 0;
     for (int spins = 0; !done; spins++) {
@@ -352,9 +347,6 @@ int comm_local_rank(void) {
     return 0;
 }
 int comm_thread_share(void) {
-    return 0;
-}
-int comm_mask_cores(void) {
     return 0;
 }
 int comm_in_init_process(void) {

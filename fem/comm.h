@@ -42,8 +42,6 @@ int comm_local_rank(void);
  * Collective over all ranks (each machine's ranks compare their masks). 0 on one rank, without MPI or where the
  * mask cannot be read: nothing to share, OpenMP's default stands. */
 int comm_thread_share(void);
-/* The cores of this process's affinity mask (0 without MPI or where it cannot be read). */
-int comm_mask_cores(void);
 
 /* 0 in a process forked from the one that initialised MPI (its inherited exit handlers must not finalise MPI
  * or hypre there), else 1. */
@@ -60,8 +58,7 @@ int comm_bcast(void *buf, int64_t bytes, int root);
 /* Every rank calls it with its own status and gets the same answer: FEM_OK when every rank succeeded, else
  * the largest code any rank returned, with the sentence of the lowest rank that returned it recorded on every
  * rank (fem_fail), so that all ranks report one message and exit with one code, and none waits for a failed
- * one. A rank that waits here leaves its core to others (a short spin, then 100 us sleeps between tests):
- * rank 0 works alone meanwhile on the machine's cores (the output fields and the summary). */
+ * one. A rank that waits here leaves its core to others (a short spin, then 100 us sleeps between tests). */
 int comm_agree(int status);
 
 /* A point-to-point exchange of doubles with a few neighbour ranks, split in two so that work can run while

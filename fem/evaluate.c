@@ -6,6 +6,7 @@
 #include "evaluate.h"
 
 #include "basis.h"
+#include "comm.h"
 #include "error.h"
 #include "geometry.h"
 #include "qfunction.h"
@@ -218,21 +219,36 @@ typedef struct {
     void *arg;
 } EvalJob;
 
-/* Block bi's elements in group g (every one when g is NULL), chunk by chunk; in each chunk the points are set
- * up once and every job runs there. */
+/* Over the ranks that share the space (Space.share_size), a collective evaluation: each rank's part done,
+ * the ranks agree on the status (so that none waits for a failed one) and then sum n values into every rank's
+ * v. On one process: status. */
+static int shared_sum(const Space *sp, int status, double *v, int64_t n) {
+    if (sp->share_size <= 1) return status;
+    FEM_TRY(comm_agree(status));
+    return comm_sum(v, (int)n);
+}
+
+/* Block bi's elements in group g (every one when g is NULL), chunk by chunk, or over ranks that share the
+ * space this rank's contiguous share of them; in each chunk the points are set up once and every job runs
+ * there. */
 static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const PhysicalGroup *g, int facet,
                        int bi, int points) {
     EvalBlock all = {.facet = facet, .bi = bi};
     FEM_TRY(select_elements(f->sp->mesh, g, &all));
     const Mesh *m = f->sp->mesh;
     Device *d = f->u->dev;
+    int64_t lo = 0, hi = all.n;
+    if (f->sp->share_size > 1) {
+        lo = all.n * f->sp->share_rank / f->sp->share_size;
+        hi = all.n * (f->sp->share_rank + 1) / f->sp->share_size;
+    }
     double *xnodes = NULL; /* the cells' geometry is computed on the device from the mesh's nodes */
     size_t xbytes = sizeof(double) * 3 * (size_t)m->nnodes;
-    int status = facet || !all.n ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
-    for (int64_t first = 0; first < all.n && !status; first += EVAL_CHUNK) {
-        EvalBlock b = {.facet = facet, .bi = bi, .n = all.n - first < EVAL_CHUNK ? all.n - first : EVAL_CHUNK,
+    int status = facet || hi == lo ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
+    for (int64_t first = lo; first < hi && !status; first += EVAL_CHUNK) {
+        EvalBlock b = {.facet = facet, .bi = bi, .n = hi - first < EVAL_CHUNK ? hi - first : EVAL_CHUNK,
                        .xnodes = xnodes};
-        if (all.n > EVAL_CHUNK || all.list) { /* a slice of the elements: a subset restriction */
+        if (b.n < all.n || all.list) { /* a slice of the elements: a subset restriction */
             b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
             if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
             for (int64_t k = 0; k < b.n && !status; k++) b.list[k] = all.list ? all.list[first + k] : (fem_idx)(first + k);
@@ -290,7 +306,7 @@ static int integral(const EvalField *f, const OutputFn *fn, const PhysicalGroup 
     for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++)
         status = eval_chunks(f, 1, &job, g, facet, bi, POINTS_QUADRATURE);
     device_free(d, ctx);
-    return status;
+    return shared_sum(sp, status, result, fn->nout);
 }
 
 int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result) {
@@ -347,13 +363,15 @@ int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispac
         for (int64_t k = 0; k < sb->count * sb->ndof; k++) count[sb->dofs[k]] += 1.0;
         FEM_CHECK(eval_chunks(f, n, jobs, NULL, 0, bi, equispaced ? POINTS_EQUISPACED : POINTS_NODES));
     }
+    for (int i = 0; i < n; i++)
+        FEM_CHECK(d->ops.download(d, out[i], sums[i], sizeof(double) * (size_t)(sp->nnodes * fns[i].nout)));
+cleanup: /* over ranks that share the space every rank comes here, whatever its status */
     for (int i = 0; i < n; i++) {
         int nout = fns[i].nout;
-        FEM_CHECK(d->ops.download(d, out[i], sums[i], sizeof(double) * (size_t)(sp->nnodes * nout)));
-        for (int64_t node = 0; node < sp->nnodes; node++)
+        status = shared_sum(sp, status, out[i], sp->nnodes * nout);
+        for (int64_t node = 0; node < sp->nnodes && !status; node++)
             for (int k = 0; k < nout; k++) out[i][node * nout + k] /= count[node] > 0 ? count[node] : 1.0;
     }
-cleanup:
     for (int i = 0; i < n; i++) device_free(d, ctx[i]), device_free(d, sums[i]);
     free(count);
     return status;

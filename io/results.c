@@ -215,33 +215,6 @@ static int write_pieces(const ResultSeries *rs, int step, const OutFrame *frame)
     return status;
 }
 
-/* Over MPI ranks: `step` = frame with rank 0's point arrays (sent to every rank; received ones are owned by
- * step, freed by drop_shared). */
-static int share_point_arrays(ResultSeries *rs, const OutFrame *frame, OutFrame *step) {
-    *step = *frame;
-    int root = rs->part->rank == 0;
-    if (!root) memset(step->point, 0, sizeof step->point);
-    FEM_TRY(comm_bcast(&step->npoint_arrays, sizeof step->npoint_arrays, 0));
-    if (step->npoint_arrays < 0 || step->npoint_arrays > OUT_MAX_ARRAYS)
-        return fem_fail(FEM_ERR_INTERNAL, "output: %d point arrays", step->npoint_arrays);
-    for (int k = 0; k < step->npoint_arrays; k++) {
-        OutArray *a = &step->point[k];
-        if (root) snprintf(rs->units[k], sizeof rs->units[k], "%s", a->units ? a->units : "");
-        FEM_TRY(comm_bcast(a->name, sizeof a->name, 0));
-        FEM_TRY(comm_bcast(&a->ncomp, sizeof a->ncomp, 0));
-        FEM_TRY(comm_bcast(rs->units[k], sizeof rs->units[k], 0));
-        a->units = rs->units[k];
-        if (!root) /* the rank's own arrays, if any, are not read */
-            FEM_ALLOC(a->data, step->npoints * a->ncomp + 1, "an output array");
-        FEM_TRY(comm_bcast(a->data, (int64_t)sizeof(double) * step->npoints * a->ncomp, 0));
-    }
-    return FEM_OK;
-}
-
-static void drop_shared(const ResultSeries *rs, OutFrame *step) {
-    for (int k = 0; rs->part->rank && k < step->npoint_arrays; k++) free(step->point[k].data);
-}
-
 /* One output time's files: the VTU (or this rank's piece and the .pvtu) and the HDF5 step. */
 static int write_files(ResultSeries *rs, double time, const OutFrame *frame) {
     int step = rs->nsteps - 1;
@@ -267,12 +240,7 @@ int results_write(ResultSeries *rs, double time, const OutFrame *frame) {
     rs->files[rs->nsteps] = strdup(name);
     if (!rs->files[rs->nsteps]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     rs->nsteps++;
-    if (!split(rs)) return write_files(rs, time, frame);
-    OutFrame step;
-    int status = share_point_arrays(rs, frame, &step);
-    if (!status) status = write_files(rs, time, &step);
-    drop_shared(rs, &step);
-    return status;
+    return write_files(rs, time, frame);
 }
 
 int results_close(ResultSeries *rs, int ok) {

@@ -36,8 +36,7 @@ typedef struct {
     char **files;    /* VTU names relative to dir */
     void *h5;        /* H5Out */
     int64_t bytes;   /* written so far */
-    const OutPart *part;            /* over MPI ranks: this rank's part (the caller's); NULL in one process */
-    char units[OUT_MAX_ARRAYS][32]; /* of point arrays received from rank 0 */
+    const OutPart *part; /* over MPI ranks: this rank's part (the caller's); NULL in one process */
 } ResultSeries;
 
 /* series: NULL for the run's first series (NAME), or a name appended to NAME (NAME_series) for the series of a
@@ -53,9 +52,9 @@ int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char
  * same global order, as one process writes. */
 int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
                       const OutFrame *mesh, const OutPart *part);
-/* Writes one output time (the frame holds mesh and arrays). Over MPI ranks collective: the point arrays are
- * rank 0's (it computes the derived fields on the whole space today), sent to every rank, whose frame need
- * hold the mesh only (its own point arrays are not read). */
+/* Writes one output time (the frame holds mesh and arrays). Over MPI ranks collective, and every rank's frame
+ * holds the same point arrays on the whole space's points (the ranks compute the derived fields together:
+ * fem/evaluate.h), of which each writes its piece. */
 int results_write(ResultSeries *rs, double time, const OutFrame *frame);
 /* Writes the PVD and closes the HDF5/XDMF (ok), or drops the HDF5 file (ok == 0, after a failure: the set
  * is then aborted, which removes the rest). */

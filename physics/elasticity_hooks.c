@@ -38,7 +38,7 @@ static int elas_fields(const PhysicsState *s, NodalField *out, int *n) {
     if (!pb->output.stress && !pb->output.strain_energy) return FEM_OK;
     double *stress = malloc(sizeof(double) * (size_t)(nn * 6 + 1)), *vm = malloc(sizeof(double) * (size_t)(nn + 1)),
            *w = malloc(sizeof(double) * (size_t)(nn + 1));
-    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u, s->op->aux, stress, vm, w, NULL)
+    int status = stress && vm && w ? elasticity_stress_nodes(s->md, s->sp, s->u, s->aux_dev, stress, vm, w, NULL)
                                    : fem_fail(FEM_ERR_INTERNAL, "out of host memory for stresses");
     if (!status && pb->output.stress) {
         out[(*n)++] = (NodalField){"stress", "Pa", 6, stress};
@@ -90,16 +90,6 @@ static void force_balance(const PhysicsState *s, const Report *rep, const Elasti
     rep->key(rep->ctx, "force_imbalance", scale > 0 ? imbalance / scale : 0.0, "");
 }
 
-/* Reactions: the unconstrained residual at the solution, on the host. */
-static int reactions(const PhysicsState *s, double *reaction) {
-    Vec R;
-    FEM_TRY(vec_duplicate(&R, s->u));
-    int status = op_residual_unconstrained(s->op, s->u, &R);
-    if (!status) status = vec_download(&R, reaction);
-    vec_destroy(&R);
-    return status;
-}
-
 static int elas_summary(const PhysicsState *s, const Report *rep) {
     const Problem *pb = s->pb;
     const Space *sp = s->sp;
@@ -116,11 +106,11 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     FEM_CHECK_ALLOC(reaction, sp->ndofs + 1, "reactions");
     FEM_CHECK_ALLOC(forces, pb->elasticity.nbcs + 1, "boundary forces");
     if (linear) FEM_CHECK_ALLOC(gradient, nn + 1, "nodal displacement gradients");
-    FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->op->aux, stress, vm, NULL, gradient));
+    FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->aux_dev, stress, vm, NULL, gradient));
     FEM_CHECK(elasticity_extremes(sp, s->u_host, vm, &ex));
     FEM_CHECK(sanity_elasticity(sp, s->u_host, gradient, rep->warnings));
-    FEM_CHECK(elasticity_strain_energy(s->md, sp, s->u, s->op->aux, &energy));
-    FEM_CHECK(reactions(s, reaction));
+    FEM_CHECK(elasticity_strain_energy(s->md, sp, s->u, s->aux_dev, &energy));
+    FEM_CHECK(s->residual(s, reaction)); /* the reactions */
     FEM_CHECK(elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body));
     report_line(rep, "  largest displacement: %.6g m at (%.4g, %.4g, %.4g)\n", ex.max_displacement,
                 ex.max_displacement_at[0], ex.max_displacement_at[1], ex.max_displacement_at[2]);

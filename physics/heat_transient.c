@@ -23,15 +23,10 @@ int heat_flows_now(const PhysicsState *s, HeatFlow *flows, double *source) {
      * step it is the one kept with that step's flows, not integrated over every cell again */
     double *total = source;
     if (s->track && s->track->steps > 0) *source = track(s->track, s->pb->heat.nbcs, TRACK_NOW)[s->pb->heat.nbcs], total = NULL;
-    Vec R;
-    double *reaction = malloc(sizeof(double) * (size_t)sp->ndofs);
+    double *reaction = malloc(sizeof(double) * (size_t)(sp->ndofs + 1));
     if (!reaction) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the heat balance");
-    int status = vec_duplicate(&R, s->u);
-    if (status) return free(reaction), status;
-    status = op_residual_unconstrained(s->op, s->u, &R);
-    if (!status) status = vec_download(&R, reaction);
+    int status = s->residual(s, reaction); /* collective over MPI ranks */
     if (!status) status = heat_balance(s->md, s->pb, sp, s->u, reaction, flows, total);
-    vec_destroy(&R);
     free(reaction);
     return status;
 }

@@ -39,8 +39,11 @@ typedef struct {
     double v[PHYSICS_TRACK_MAX];
 } PhysicsTrack;
 
-/* A solved physics, as its hooks see it. */
-typedef struct {
+/* A solved physics, as its hooks see it. Over MPI ranks every rank calls the hooks: sp is the whole space
+ * (Space.share_size set, so that its evaluations are collective), u and u_host the whole solution, and op the
+ * rank's operator on its part, whose constants (op_update_ctx) are the model's. */
+typedef struct PhysicsState PhysicsState;
+struct PhysicsState {
     const Problem *pb;
     const Space *sp;
     Model *md;
@@ -48,8 +51,13 @@ typedef struct {
     const Vec *u;          /* the solution (device) */
     const double *u_host;  /* and its host copy */
     const double *aux;     /* the field it reads from an earlier physics (host, scalar, sp->nnodes), or NULL */
+    const double *aux_dev; /* the same on the device, or NULL */
     PhysicsTrack *track;   /* a transient run's accumulators (the step hook's), else NULL */
-} PhysicsState;
+    /* r[sp->ndofs] (host) = the unconstrained residual at the solution (reactions, heat flows); collective
+     * over MPI ranks */
+    int (*residual)(const PhysicsState *s, double *r);
+    void *run; /* the run's, for residual */
+};
 
 /* A derived nodal field for output: values at the space's nodes, [nnodes][ncomp], malloc'ed by the physics
  * and freed by the caller. */

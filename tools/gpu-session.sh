@@ -281,6 +281,28 @@ for step in $steps; do
         ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun --mpiexec-flags "--oversubscribe --map-by slot:PE=$2 --bind-to core" \
         2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
     done ;;
+  absummary) # issue 15: setup, output fields and summary over MPI ranks, builds alternating (AB_VARIANTS, default
+    # femto-app-old femto-app: the whole space's summary on rank 0 alone, then shared by the ranks); the
+    # strong-scaling problem (as strongcpu) on RANKS (default 16) ranks of one thread, AB_RUNS rounds (default 2)
+    for i in $(seq 1 "${AB_RUNS:-2}"); do
+      for v in ${AB_VARIANTS:-femto-app-old femto-app}; do
+        for n in ${RANKS:-16}; do
+          rm -f "$out/abs.json"
+          OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto ./$v --device cpu --threads 1 \
+            --ranks $n --problem cantilever-tet --order 2 --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-auto} \
+            ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core" \
+            --json "$out/abs.json" > /dev/null 2>&1
+          python3 - "$out/abs.json" "$v" "$n" <<'PY' || echo "absummary $v $n ranks: no result"
+import json, sys
+run = json.load(open(sys.argv[1]))[0]
+s = run.get("summary", {})
+keys = ["total_seconds", "mesh_seconds", "setup_seconds", "preconditioner_setup_seconds", "summary_seconds",
+        "solve_seconds", "linear_iterations", "max_von_mises", "strain_energy"]
+print("absummary %s %s ranks: %s" % (sys.argv[2], sys.argv[3], " ".join("%s=%s" % (k, s.get(k)) for k in keys)))
+PY
+        done
+      done
+    done ;;
   mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
     # RANKS default "1 16"), then the per-level spread over ranks (min and max of each part); files prof-cpu-N.txt
     for n in ${RANKS:-1 16}; do

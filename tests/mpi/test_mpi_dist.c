@@ -5,15 +5,20 @@
  *     dof its valence (the number of ranks that hold the node) times the value, with the ghosts zeroed;
  *   - with split begin/end and other work between them, the same;
  *   - interior cell blocks touch no shared node, boundary blocks only cells that do, and there are both;
- *   - a failure on one rank reaches every rank as the same code and sentence (comm_agree).
+ *   - a failure on one rank reaches every rank as the same code and sentence (comm_agree);
+ *   - evaluations on the whole space shared over the ranks (Space.share_size: each rank its share of the
+ *     cells or facets, then sums) equal one process's: nodal averages and cell and boundary integrals.
  *
  *   mpiexec -n N test_mpi_dist MESH ORDER NCOMP */
 #include "common/femto_test.h"
 #include "fem/comm.h"
 #include "fem/error.h"
+#include "fem/evaluate.h"
 #include "fem/halo.h"
 #include "fem/partition.h"
 #include "io/mesh_read.h"
+#include "physics/elasticity_qf.h"
+#include "physics/qfunctions.h"
 
 #include <math.h>
 #include <string.h>
@@ -205,6 +210,55 @@ static void check_agree(int rank, int nranks) {
     CHECK(comm_agree(FEM_OK) == FEM_OK, "rank %d: every rank succeeded, yet the agreement failed", rank);
 }
 
+/* The largest displacement gradient at the nodes and integrated over the cells; a traction (1, 2, 3) Pa
+ * integrated over the boundary's facets (the force it applies). */
+static void evaluate(const EvalField *f, const PhysicalGroup *g, double *nodal, double *cells, double *force) {
+    OutputFn grad = {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0};
+    ElasCtx c = {.dim = f->sp->mesh->dim, .load = 1.0, .nbc = 1, .bc = {{.t = {1.0, 2.0, 3.0}}}};
+    OutputFn load = {{QF_DESCRIBE(elas_load_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
+                      .out = {"out", QF_UNKNOWN, QF_VALUE}},
+                     3, &c, sizeof c};
+    CHECK_OK(eval_nodal(f, &grad, 1, nodal));
+    CHECK_OK(eval_cells(f, &grad, NULL, cells));
+    CHECK_OK(eval_facets(f, &load, g, force));
+}
+
+/* The whole space's evaluations, shared over the ranks, against the same on this rank alone (to 1e-12). */
+static void check_shared_evaluation(Space *gsp, Device *dev, int rank, int nranks) {
+    const PhysicalGroup *g = mesh_find_group(gsp->mesh, "boundary", gsp->mesh->dim - 1);
+    CHECK(g != NULL, "the mesh has no boundary group");
+    if (!g) return;
+    Vec u;
+    CHECK_OK(vec_create(&u, dev, gsp->ndofs));
+    double *host = malloc(sizeof(double) * (size_t)gsp->ndofs), *alone = malloc(sizeof(double) * (size_t)gsp->nnodes),
+           *shared = malloc(sizeof(double) * (size_t)gsp->nnodes);
+    for (int64_t i = 0; i < gsp->ndofs; i++) host[i] = field(i);
+    CHECK_OK(vec_upload(&u, host));
+    EvalField f = {gsp, &u, NULL, NULL, 0, NULL};
+    double cells[2], force[2][3];
+    evaluate(&f, g, alone, &cells[0], force[0]);
+    gsp->share_rank = rank;
+    gsp->share_size = nranks;
+    evaluate(&f, g, shared, &cells[1], force[1]);
+    gsp->share_rank = gsp->share_size = 0;
+    double worst = 0.0, scale = 0.0;
+    for (int64_t n = 0; n < gsp->nnodes; n++) {
+        worst = fmax(worst, fabs(shared[n] - alone[n]));
+        scale = fmax(scale, fabs(alone[n]));
+    }
+    CHECK(scale > 0 && worst <= 1e-12 * scale, "rank %d: shared nodal values differ by %.3g of %.3g", rank, worst,
+          scale);
+    CHECK(cells[0] > 0 && fabs(cells[1] - cells[0]) <= 1e-12 * cells[0],
+          "rank %d: shared cell integral %.17g, one process %.17g", rank, cells[1], cells[0]);
+    for (int k = 0; k < gsp->mesh->dim; k++)
+        CHECK(force[0][k] > 0 && fabs(force[1][k] - force[0][k]) <= 1e-12 * force[0][k],
+              "rank %d: shared boundary force %d: %.17g, one process %.17g", rank, k, force[1][k], force[0][k]);
+    free(host);
+    free(alone);
+    free(shared);
+    vec_destroy(&u);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: mpiexec -n N test_mpi_dist MESH ORDER NCOMP\n");
@@ -233,6 +287,7 @@ int main(int argc, char **argv) {
     check_cuda_detection(&d, &dev);
     check_interior(&d, valence);
     check_agree(rank, nranks);
+    check_shared_evaluation(&gsp, &dev, rank, nranks);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
     test_failures = (int)failures;
