@@ -296,6 +296,21 @@ int app_check(const AppOptions *o) {
     return status;
 }
 
+/* Over MPI ranks, the peaks of every rank's memory: the largest rank's and the sum over ranks (collective). */
+typedef struct {
+    double host_max, host_sum, device_max;
+} RankMemory;
+
+static int rank_memory(double host, double device, RankMemory *m) {
+    double most[2] = {host, device};
+    *m = (RankMemory){host, host, device};
+    FEM_TRY(comm_max(most, 2));
+    FEM_TRY(comm_sum(&m->host_sum, 1));
+    m->host_max = most[0];
+    m->device_max = most[1];
+    return FEM_OK;
+}
+
 int app_run(const AppOptions *o) {
     Run r;
     DeviceStart ds = {0};
@@ -316,6 +331,9 @@ int app_run(const AppOptions *o) {
     double total = app_seconds() - r.t0, setup = total - r.t_mesh - r.t_solve - r.t_output;
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
     double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;
+    RankMemory mem;
+    int gathered = rank_memory(host_peak, (double)r.dev.bytes_peak, &mem); /* every rank, whatever its status */
+    if (!status) status = gathered;
     if (!status) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
         summary_add(&r.summary, "linear_iterations", r.linear_its, "");
@@ -332,6 +350,9 @@ int app_run(const AppOptions *o) {
         summary_add(&r.summary, "total_seconds", total, "s");
         summary_add(&r.summary, "device_peak_bytes", (double)r.dev.bytes_peak, "B");
         summary_add(&r.summary, "host_peak_bytes", host_peak, "B");
+        summary_add(&r.summary, "host_peak_largest_rank_bytes", mem.host_max, "B"); /* one process: its own */
+        summary_add(&r.summary, "host_peak_all_ranks_bytes", mem.host_sum, "B");
+        summary_add(&r.summary, "device_peak_largest_rank_bytes", mem.device_max, "B");
         if (writes) status = write_summary(&r);
     }
     /* the run's files replace the previous run's all at once; a failed run leaves the previous ones */
@@ -345,8 +366,14 @@ int app_run(const AppOptions *o) {
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
     if (!status) say_phases(&r);
     if (!status)
-        app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host\n",
-                1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
+        app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host", 1e-6 * (double)r.dev.bytes_peak,
+                1e-6 * host_peak);
+    if (!status && comm_size() > 1)
+        app_say(o, 1,
+                " (rank 0; the largest rank's %.1f MB in device buffers and %.1f MB on the host, %.1f MB on the "
+                "host over the %d ranks)",
+                1e-6 * mem.device_max, 1e-6 * mem.host_max, 1e-6 * mem.host_sum, comm_size());
+    if (!status) app_say(o, 1, "\n");
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,
                 r.pb.output.basename, r.pb.output.hdf5 ? " and .xdmf" : "");

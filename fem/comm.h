@@ -21,6 +21,8 @@ int comm_ensure_init(void);
 
 /* v[0..n) = the sum over all processes of v[0..n) (in place). A no-op on one process or without MPI. */
 int comm_sum(double *v, int n);
+/* v[0..n) = the largest over all processes of each v[k] (in place). A no-op on one process or without MPI. */
+int comm_max(double *v, int n);
 
 /* This process's rank and the number of ranks (0 and 1 without MPI or before comm_ensure_init). */
 int comm_rank(void);

@@ -4,7 +4,8 @@
 usage: test_mpi_app.py CASE FEMTO_APP INPUTS WORK MPIEXEC [MPIEXEC FLAGS...]
 
 CASE sample:SAMPLE/NAME:N  inputs/SAMPLE/NAME.xml run over N ranks gives the expected numbers kept beside it
-              (NAME.expected.txt, the rule of tools/check_sample.py), and Krylov iteration counts within 10% of one
+              (NAME.expected.txt, the rule of tools/check_sample.py), its memory peaks over the ranks (rank 0's,
+              the largest rank's, their sum) in the summary, and Krylov iteration counts within 10% of one
               process with the preconditioner the ranks used; the same problem with Jacobi and tight tolerances run
               in one process and over N ranks writes the same summary (timings aside), VTU files (every frame of every physics; over ranks the .pvtu pieces merged by their
               global_node ids) with the same points and the same fields to 1e-9, and probe series to 1e-9.
@@ -213,6 +214,20 @@ def verdict(what, problems):
     return bool(problems)
 
 
+def memory_keys(s, n):
+    """Over n ranks the summary's peaks: rank 0's, the largest rank's (at least rank 0's) and the sum over the
+    ranks (more than the largest: every rank holds something)."""
+    try:
+        own, most, total = s["host_peak_bytes"], s["host_peak_largest_rank_bytes"], s["host_peak_all_ranks_bytes"]
+        dev, dev_most = s["device_peak_bytes"], s["device_peak_largest_rank_bytes"]
+    except KeyError as e:
+        return [f"summary: no {e.args[0]}"]
+    if not (0 < own <= most < total <= n * most and 0 < dev <= dev_most):
+        return [f"memory peaks over {n} ranks: rank 0 {own:g} B, largest {most:g} B, all {total:g} B; device "
+                f"rank 0 {dev:g} B, largest {dev_most:g} B"]
+    return []
+
+
 def sample_case(app, inputs, work, mpi, sample, name, n):
     problems = []
     out = os.path.join(work, f"{name}-{n}")
@@ -223,6 +238,7 @@ def sample_case(app, inputs, work, mpi, sample, name, n):
         problems.append(f"{n} ranks: exit {r.returncode}, preconditioners {pcs}: {r.stdout}{r.stderr}")
     else:
         problems += expected(os.path.join(inputs, sample, name + ".expected.txt"), summary(out))
+        problems += memory_keys(summary(out), n)
         # Krylov counts at the sample's tolerances, in one process with the preconditioner the ranks used: the
         # sample's own, for multigrid with the same coarse solver, which over ranks is gathered to rank 0
         # (fem/solvers/coarse_gather.h), so that the preconditioner is the one-process one; issue 15's 10%
