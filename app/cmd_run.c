@@ -279,8 +279,8 @@ double run_tick(Run *r, RunPhase phase, double t0) {
 
 /* -v: where setup and output went, phase by phase. */
 static void say_phases(const Run *r) {
-    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model", "operator",
-                                                   "results", "summary", "fields", "write"};
+    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model",  "ranks",
+                                                   "operator", "results", "summary", "fields", "write"};
     app_say(r->o, 2, "phases:");
     for (int i = 0; i < RUN_NPHASES; i++)
         app_say(r->o, 2, "%s %s %.3f s", i ? "," : "", names[i], r->t_phase[i]);

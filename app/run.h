@@ -56,6 +56,7 @@ typedef enum {
     PHASE_DEVICE,   /* starting the device */
     PHASE_SPACE,    /* dof numbering of the space */
     PHASE_MODEL,    /* the physics' model (materials, tags, fixed dofs) and its checks */
+    PHASE_RANKS,    /* over MPI ranks: the partition, the rank's part of the space and model, its halo */
     PHASE_OPERATOR, /* the operator: geometric factors, restrictions, uploads */
     PHASE_RESULTS,  /* the solution vector and the results' mesh (output points, regions) */
     PHASE_SUMMARY,  /* the physics' summary: extremes, balances, reactions, probes */

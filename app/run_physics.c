@@ -432,7 +432,11 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     if (r->pb.solver.coarse_inverse == EXPLICIT_INVERSE_AUTO && !(t->transient(&r->pb) && p.md.linear))
         ns.pc.coarse_inverse = COARSE_INVERSE_NO;
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
-    if (split) status = split_over_ranks(&p);
+    if (split) {
+        double t0 = app_seconds();
+        status = split_over_ranks(&p);
+        run_tick(r, PHASE_RANKS, t0);
+    }
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
             r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
     if (split)

@@ -297,11 +297,32 @@ import json, sys
 run = json.load(open(sys.argv[1]))[0]
 s = run.get("summary", {})
 keys = ["total_seconds", "mesh_seconds", "setup_seconds", "preconditioner_setup_seconds", "summary_seconds",
-        "solve_seconds", "linear_iterations", "max_von_mises", "strain_energy"]
+        "solve_seconds", "linear_iterations", "max_von_mises", "strain_energy", "host_peak_bytes",
+        "host_peak_largest_rank_bytes", "host_peak_all_ranks_bytes", "device_peak_bytes"]
 print("absummary %s %s ranks: %s" % (sys.argv[2], sys.argv[3], " ".join("%s=%s" % (k, s.get(k)) for k in keys)))
 PY
         done
       done
+    done ;;
+  ranksetup) # issue 15: what the setup does over RANKS (default "1 16") ranks: -v's preconditioner, time, phases
+    # and memory lines of the strong-scaling problem (as strongcpu, one thread a rank), femto-app or RANKSETUP_APP;
+    # RANKSETUP_GPU=1: the weak-scaling beam on the GPUs instead (as weaklen, staged halo)
+    for n in ${RANKS:-1 16}; do
+      echo "== ranksetup $n rank(s)"
+      printf '#!/bin/sh\nexec "%s" "$@" -v\n' "$PWD/${RANKSETUP_APP:-femto-app}" > ranksetup-app.sh && chmod +x ranksetup-app.sh
+      if [ -n "${RANKSETUP_GPU:-}" ]; then
+        problem="--device cuda --weak-length --problem cantilever-hex --order 2 --sizes ${WEAK_SIZE:-5.6M} --refine ${WEAK_REFINE:-2}"
+        flags="--oversubscribe --bind-to none"
+      else
+        problem="--device cpu --threads 1 --problem cantilever-tet --order 2 --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-auto}"
+        problem="$problem ${STRONG_REFINE:+--refine $STRONG_REFINE}"
+        flags="--oversubscribe --bind-to core"
+      fi
+      OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto "$PWD/ranksetup-app.sh" --ranks $n \
+        $problem --mpiexec mpirun --mpiexec-flags "$flags" --keep > "$out/ranksetup-one.txt" 2>&1
+      kept=$(sed -n 's/^solver-bench: *kept //p' "$out/ranksetup-one.txt")
+      [ -n "$kept" ] && { grep -E "preconditioner:|^time:|^phases:|^memory:|^halo:|^mesh " "$kept/stdout.txt"; rm -rf "$kept"; } ||
+        tail -n 5 "$out/ranksetup-one.txt"
     done ;;
   mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
     # RANKS default "1 16"), then the per-level spread over ranks (min and max of each part); files prof-cpu-N.txt
