@@ -118,6 +118,11 @@ static int read_mask(cpu_set_t *mask) {
     return sched_getaffinity(0, sizeof *mask, mask) == 0 ? CPU_COUNT(mask) : 0;
 }
 
+int comm_mask_cores(void) {
+    cpu_set_t mask;
+    return read_mask(&mask);
+}
+
 int comm_thread_share(void) {
     if (comm_size() <= 1) return 0;
     cpu_set_t mask;
@@ -360,6 +365,9 @@ int comm_local_rank(void) {
     return 0;
 }
 int comm_thread_share(void) {
+    return 0;
+}
+int comm_mask_cores(void) {
     return 0;
 }
 int comm_in_init_process(void) {

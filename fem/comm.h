@@ -44,6 +44,8 @@ int comm_local_rank(void);
  * Collective over all ranks (each machine's ranks compare their masks). 0 on one rank, without MPI or where the
  * mask cannot be read: nothing to share, OpenMP's default stands. */
 int comm_thread_share(void);
+/* The cores of this process's affinity mask (0 without MPI or where it cannot be read). */
+int comm_mask_cores(void);
 
 /* 0 in a process forked from the one that initialised MPI (its inherited exit handlers must not finalise MPI
  * or hypre there), else 1. */

@@ -283,14 +283,16 @@ for step in $steps; do
     done ;;
   absummary) # issue 15: setup, output fields and summary over MPI ranks, builds alternating (AB_VARIANTS, default
     # femto-app-old femto-app: the whole space's summary on rank 0 alone, then shared by the ranks); the
-    # strong-scaling problem (as strongcpu) on RANKS (default 16) ranks of one thread, AB_RUNS rounds (default 2)
+    # strong-scaling problem (as strongcpu) on RANKS (default 16) ranks of one thread, AB_RUNS rounds (default 2);
+    # ABS_FLAGS: mpirun's flags (default --oversubscribe --bind-to core); ABS_THREADS= (empty): femto's own
+    # threads instead of --threads 1
     for i in $(seq 1 "${AB_RUNS:-2}"); do
       for v in ${AB_VARIANTS:-femto-app-old femto-app}; do
         for n in ${RANKS:-16}; do
           rm -f "$out/abs.json"
-          OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto ./$v --device cpu --threads 1 \
+          OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto ./$v --device cpu ${ABS_THREADS---threads 1} \
             --ranks $n --problem cantilever-tet --order 2 --sizes ${STRONG_SIZE:-2M} --coarse-solver ${COARSE:-auto} \
-            ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun --mpiexec-flags "--oversubscribe --bind-to core" \
+            ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun --mpiexec-flags "${ABS_FLAGS:---oversubscribe --bind-to core}" \
             --json "$out/abs.json" > /dev/null 2>&1
           python3 - "$out/abs.json" "$v" "$n" <<'PY' || echo "absummary $v $n ranks: no result"
 import json, sys

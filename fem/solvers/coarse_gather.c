@@ -6,6 +6,7 @@
 #include "fem/comm.h"
 #include "fem/error.h"
 
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,7 +386,15 @@ int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o
         status = FEM_OK;
     }
     if (!status) status = gather_coords(o, owned, &coords);
-    if (!status && comm_rank() == ROOT) status = root_setup(g, &G, o, inner, coords);
+    if (!status && comm_rank() == ROOT) {
+        /* the other ranks wait in comm_agree, which leaves their cores free: rank 0 factorises on OpenMP (and
+         * the BLAS's) threads on every core of its affinity mask meanwhile, where that is more than its share
+         * (mpirun's default socket binding: every rank's mask is the socket) */
+        int share = omp_get_max_threads(), cores = comm_mask_cores();
+        if (cores > share) omp_set_num_threads(cores);
+        status = root_setup(g, &G, o, inner, coords);
+        if (cores > share) omp_set_num_threads(share);
+    }
     status = comm_agree(status);
     if (!status) status = share_result(g, type, out);
     if (!status) status = device_path(g);
