@@ -55,22 +55,22 @@ int comm_ensure_init(void) {
     return FEM_OK;
 }
 
-int comm_sum(double *v, int n) {
+/* v[0..n) reduced in place over all ranks by op (what: its name, for the message). */
+static int all_reduce(double *v, int n, MPI_Op op, const char *what) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized || n <= 0 || comm_size() == 1) return FEM_OK;
-    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return fem_fail(FEM_ERR_INTERNAL, "a global sum over %d MPI ranks failed", comm_size());
+    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "a global %s over %d MPI ranks failed", what, comm_size());
     return FEM_OK;
 }
 
+int comm_sum(double *v, int n) {
+    return all_reduce(v, n, MPI_SUM, "sum");
+}
+
 int comm_max(double *v, int n) {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized || n <= 0 || comm_size() == 1) return FEM_OK;
-    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return fem_fail(FEM_ERR_INTERNAL, "a global maximum over %d MPI ranks failed", comm_size());
-    return FEM_OK;
+    return all_reduce(v, n, MPI_MAX, "maximum");
 }
 
 int comm_rank(void) {
