@@ -94,11 +94,11 @@ def mesh_seconds(out):
 
 
 def summary(name):
-    """The summary's numbers, without the times the run took (`*_seconds`) and its peak host memory (Gmsh's
-    meshing raises it; reading a cached mesh does not)."""
+    """The summary's numbers, without the times the run took (`*_seconds`) and its peak host memory (`host_peak_*`:
+    Gmsh's meshing raises it; reading a cached mesh does not)."""
     with open(os.path.join(work, f"out-{name}", f"{name}_summary.txt")) as f:
         return [line for line in f if not line.startswith("#") and "_seconds " not in line
-                and not line.startswith("host_peak_bytes ")]
+                and not line.startswith("host_peak_")]
 
 
 def run_ok(args, env_cache, what):
