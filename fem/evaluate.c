@@ -205,8 +205,18 @@ static void block_run_free(Device *d, EvalBlock *b) {
 }
 
 /* Elements per evaluation chunk: the point data of a chunk (geometry, values, gradients, outputs) stays a
- * few hundred MB at most, whatever the mesh, so that the summary never raises the run's peak device memory. */
-enum { EVAL_CHUNK = 1 << 16 };
+ * few hundred MB at most, whatever the mesh, so that the summary never raises the run's peak device memory.
+ * On the CPU a chunk holds about EVAL_CPU_POINTS points instead, so that its point data stays in the caches
+ * between the steps that pass over it (measured on 2 cores: a 2.0M-dof hexahedral beam's summary 1.74 ->
+ * 1.0-1.2 s, a 1.65M-dof tetrahedral one's 1.42 -> 1.05-1.16 s); much smaller chunks are slower again, each
+ * chunk's restriction costing a pass over the space's nodes. */
+enum { EVAL_CHUNK = 1 << 16, EVAL_CPU_POINTS = 1 << 18 };
+
+static int64_t chunk_elements(const Device *d, int ndof) {
+    if (d->kind != DEV_CPU) return EVAL_CHUNK;
+    int64_t n = EVAL_CPU_POINTS / (ndof > 0 ? ndof : 1);
+    return n < 1024 ? 1024 : n > EVAL_CHUNK ? EVAL_CHUNK : n;
+}
 
 typedef int (*ChunkFn)(const EvalField *f, EvalBlock *b, void *arg);
 
@@ -245,9 +255,10 @@ static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const
     double *xnodes = NULL; /* the cells' geometry is computed on the device from the mesh's nodes */
     size_t xbytes = sizeof(double) * 3 * (size_t)m->nnodes;
     int status = facet || hi == lo ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
-    for (int64_t first = lo; first < hi && !status; first += EVAL_CHUNK) {
-        EvalBlock b = {.facet = facet, .bi = bi, .n = hi - first < EVAL_CHUNK ? hi - first : EVAL_CHUNK,
-                       .xnodes = xnodes};
+    const SpaceBlock *sb = facet ? &f->sp->facets[bi] : &f->sp->cells[bi];
+    const int64_t chunk = chunk_elements(d, sb->ndof); /* the points are about as many as the nodes */
+    for (int64_t first = lo; first < hi && !status; first += chunk) {
+        EvalBlock b = {.facet = facet, .bi = bi, .n = hi - first < chunk ? hi - first : chunk, .xnodes = xnodes};
         if (b.n < all.n || all.list) { /* a slice of the elements: a subset restriction */
             b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
             if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
