@@ -323,7 +323,7 @@ PY
       OMP_WAIT_POLICY=PASSIVE timeout 280 python3 "$src/bench/solver-bench.py" --femto "$PWD/ranksetup-app.sh" --ranks $n \
         $problem --mpiexec mpirun --mpiexec-flags "$flags" --keep > "$out/ranksetup-one.txt" 2>&1
       kept=$(sed -n 's/^solver-bench: *kept //p' "$out/ranksetup-one.txt")
-      [ -n "$kept" ] && { grep -E "preconditioner:|^time:|^phases:|^memory:|^halo:|^mesh " "$kept/stdout.txt"; rm -rf "$kept"; } ||
+      [ -n "$kept" ] && { grep -E "preconditioner:|^time:|^phases:|^memory:|^halo:|^mesh |^timing:" "$kept/stdout.txt"; rm -rf "$kept"; } ||
         tail -n 5 "$out/ranksetup-one.txt"
     done ;;
   mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
