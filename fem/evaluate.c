@@ -76,18 +76,18 @@ static int block_basis(const EvalField *f, EvalBlock *b, int points) {
     return status;
 }
 
-/* The restriction of the evaluated elements (the space's own for a whole cell block). */
+/* The map of the evaluated elements, without a transpose: the evaluations gather nodal values, and sum into
+ * nodes in order on the CPU and with atomics on a GPU (nodes_chunk). */
 static int block_restriction(const EvalField *f, EvalBlock *b) {
     const Space *sp = f->sp;
     const SpaceBlock *sb = b->facet ? &sp->facets[b->bi] : &sp->cells[b->bi];
     Device *d = f->u->dev;
-    if (!b->list && !b->facet)
-        return restriction_create(&b->r, d, sb->count, sb->ndof, sp->nnodes, sb->dofs, sb->t_offsets, sb->t_slots);
+    if (!b->list) return restriction_create_map(&b->r, d, b->n, sb->ndof, sp->nnodes, sb->dofs);
     fem_idx *dofs = malloc(sizeof(fem_idx) * (size_t)(b->n * sb->ndof + 1));
     if (!dofs) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
     for (int64_t k = 0; k < b->n; k++)
-        memcpy(&dofs[k * sb->ndof], &sb->dofs[(b->list ? b->list[k] : k) * sb->ndof], sizeof(fem_idx) * sb->ndof);
-    int status = restriction_create_subset(&b->r, d, b->n, sb->ndof, sp->nnodes, dofs);
+        memcpy(&dofs[k * sb->ndof], &sb->dofs[b->list[k] * sb->ndof], sizeof(fem_idx) * sb->ndof);
+    int status = restriction_create_map(&b->r, d, b->n, sb->ndof, sp->nnodes, dofs);
     free(dofs);
     return status;
 }
@@ -337,15 +337,20 @@ typedef struct {
 static int nodes_chunk(const EvalField *f, EvalBlock *b, void *arg) {
     NodesArg *a = arg;
     Device *d = f->u->dev;
-    Basis ident;
-    double *evec = NULL;
-    FEM_TRY(basis_create_identity(&ident, d, f->sp->cells[b->bi].shape, f->sp->order));
-    int status = device_alloc(d, (void **)&evec, sizeof(double) * (size_t)(b->n * ident.tables.ndof * a->nout + 1));
-    if (!status) {
-        ElemView v = elem_view(&b->r, &ident, a->nout);
-        status = d->ops.integrate(d, &v, b->s, NULL, a->sums, evec);
+    if (d->kind == DEV_CPU) { /* point q of an element is its node q: one pass, in order (the same bits every run) */
+        const int nd = b->r.ndof, nout = a->nout;
+        for (int64_t e = 0; e < b->n; e++)
+            for (int q = 0; q < nd; q++) {
+                double *to = &a->sums[(int64_t)b->r.dofs[e * nd + q] * nout];
+                const double *from = &b->s[(e * nd + q) * nout];
+                for (int k = 0; k < nout; k++) to[k] += from[k];
+            }
+        return FEM_OK;
     }
-    device_free(d, evec);
+    Basis ident;
+    FEM_TRY(basis_create_identity(&ident, d, f->sp->cells[b->bi].shape, f->sp->order));
+    ElemView v = elem_view(&b->r, &ident, a->nout);
+    int status = d->ops.integrate(d, &v, b->s, NULL, a->sums, NULL); /* atomics: the map has no transpose */
     basis_destroy(&ident);
     return status;
 }

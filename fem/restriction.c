@@ -42,6 +42,18 @@ int restriction_create_subset(Restriction *r, Device *dev, int64_t nelem, int nd
     return status;
 }
 
+int restriction_create_map(Restriction *r, Device *dev, int64_t nelem, int ndof, int64_t nnodes, const fem_idx *dofs) {
+    memset(r, 0, sizeof *r);
+    r->dev = dev;
+    r->nelem = nelem;
+    r->ndof = ndof;
+    r->nnodes = nnodes;
+    void *p;
+    int status = device_alloc_copy(dev, &p, dofs, sizeof(fem_idx) * (size_t)(nelem * ndof));
+    r->dofs = status ? NULL : p;
+    return status;
+}
+
 void restriction_destroy(Restriction *r) {
     if (r->dev) {
         device_free(r->dev, (void *)r->dofs);

@@ -24,6 +24,10 @@ int restriction_create(Restriction *r, Device *dev, int64_t nelem, int ndof, int
 /* The same for a subset of the elements (facets with a boundary condition): the transpose is built here. */
 int restriction_create_subset(Restriction *r, Device *dev, int64_t nelem, int ndof, int64_t nnodes,
                               const fem_idx *dofs);
+/* The map alone, without the transpose (t_offsets, t_slots NULL), for what only gathers nodal values and adds
+ * into nodes with atomics (integration with evec NULL: fem/device.h), as the evaluations do: no pass over the
+ * space's nodes, however few the elements. */
+int restriction_create_map(Restriction *r, Device *dev, int64_t nelem, int ndof, int64_t nnodes, const fem_idx *dofs);
 void restriction_destroy(Restriction *r);
 
 FEM_EXTERN_C_END
