@@ -8,15 +8,9 @@
 
 int restriction_create(Restriction *r, Device *dev, int64_t nelem, int ndof, int64_t nnodes, const fem_idx *dofs,
                        const int64_t *toff, const int32_t *tslots) {
-    memset(r, 0, sizeof *r);
-    r->dev = dev;
-    r->nelem = nelem;
-    r->ndof = ndof;
-    r->nnodes = nnodes;
-    void *p;
-    int status = device_alloc_copy(dev, &p, dofs, sizeof(fem_idx) * (size_t)(nelem * ndof));
-    r->dofs = status ? NULL : p;
-    if (!status) status = device_alloc_copy(dev, &p, toff, sizeof(int64_t) * (size_t)(nnodes + 1));
+    FEM_TRY(restriction_create_map(r, dev, nelem, ndof, nnodes, dofs));
+    void *p = NULL;
+    int status = device_alloc_copy(dev, &p, toff, sizeof(int64_t) * (size_t)(nnodes + 1));
     r->t_offsets = status ? NULL : p;
     if (!status) status = device_alloc_copy(dev, &p, tslots, sizeof(int32_t) * (size_t)(toff[nnodes] + 1));
     r->t_slots = status ? NULL : p;
