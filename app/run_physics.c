@@ -49,8 +49,8 @@ static int residual(const PhysicsState *s, double *r) {
     Vec R;
     FEM_TRY(vec_duplicate(&R, &p->u));
     int status = op_residual_unconstrained(&p->op, &p->u, &R);
+    if (p->dist.on) status = comm_agree(status); /* before the gather, which is collective */
     if (!status) status = p->dist.on ? run_dist_gather(&p->dist, &R, r) : vec_download(&R, r);
-    if (p->dist.on) status = comm_agree(status);
     vec_destroy(&R);
     return status;
 }

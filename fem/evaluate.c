@@ -19,6 +19,7 @@ enum { POINTS_QUADRATURE = 0, POINTS_EQUISPACED = 1, POINTS_NODES = 2 };
 
 typedef struct {
     int facet, bi;
+    int gorder;    /* the order of the block's geometric map (mesh_block_geometry_order), for the rule */
     int64_t n;     /* elements */
     fem_idx *list; /* host: the block's elements evaluated, or NULL for all */
     Restriction r;
@@ -53,11 +54,9 @@ static int select_elements(const Mesh *m, const PhysicalGroup *g, EvalBlock *b) 
 static int block_basis(const EvalField *f, EvalBlock *b, int points) {
     const Space *sp = f->sp;
     const SpaceBlock *sb = b->facet ? &sp->facets[b->bi] : &sp->cells[b->bi];
-    const MeshBlock *mb = b->facet ? &sp->mesh->facets[b->bi] : &sp->mesh->cells[b->bi];
     Device *d = f->u->dev;
     if (points == POINTS_QUADRATURE) {
-        int deg = op_quadrature_degree(f->phys, f->qdegree, sp->order, mesh_block_geometry_order(sp->mesh, mb),
-                                       sb->shape, b->facet);
+        int deg = op_quadrature_degree(f->phys, f->qdegree, sp->order, b->gorder, sb->shape, b->facet);
         return basis_create(&b->basis, d, sb->shape, sp->order, deg);
     }
     double *pts = malloc(sizeof(double) * 3 * (size_t)sb->ndof), *w = malloc(sizeof(double) * (size_t)sb->ndof);
@@ -257,8 +256,12 @@ static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const
     int status = facet || hi == lo ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
     const SpaceBlock *sb = facet ? &f->sp->facets[bi] : &f->sp->cells[bi];
     const int64_t chunk = chunk_elements(d, sb->ndof); /* the points are about as many as the nodes */
+    /* a pass over the block's cells where they are of order 2: once here, not in every chunk */
+    const MeshBlock *mb = facet ? &m->facets[bi] : &m->cells[bi];
+    const int gorder = points == POINTS_QUADRATURE ? mesh_block_geometry_order(m, mb) : 0;
     for (int64_t first = lo; first < hi && !status; first += chunk) {
-        EvalBlock b = {.facet = facet, .bi = bi, .n = hi - first < chunk ? hi - first : chunk, .xnodes = xnodes};
+        EvalBlock b = {.facet = facet, .bi = bi, .gorder = gorder, .n = hi - first < chunk ? hi - first : chunk,
+                       .xnodes = xnodes};
         if (b.n < all.n || all.list) { /* a slice of the elements: a subset restriction */
             b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
             if (!b.list) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an evaluation");
