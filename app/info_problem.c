@@ -126,8 +126,8 @@ static void print_solver(const SolverSettings *s) {
            krylov[s->krylov], precond, s->linear_rtol, s->linear_max_iterations, s->restart);
     if (s->precond != PRECOND_MULTIGRID) return;
     static const char *coarse[] = {
-        "auto (cuDSS on a GPU when built in, else CHOLMOD when small, else BoomerAMG)", "BoomerAMG", "cuDSS",
-        "CHOLMOD"};
+        "auto (cuDSS on a GPU when built in, else CHOLMOD when small, over MPI ranks MUMPS, else BoomerAMG)",
+        "BoomerAMG", "cuDSS", "CHOLMOD", "MUMPS"};
     char levels[32] = "down to order 1";
     if (s->mg_levels) snprintf(levels, sizeof levels, "at most %d", s->mg_levels);
     static const char *precision[] = {"double precision (single where double would not fit in GPU memory)",

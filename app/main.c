@@ -288,6 +288,30 @@ static int version(void) {
            "not built"
 #endif
     );
+    /* the optional libraries (CMakeLists.txt finds each; the README says what each is for) */
+    const char *with[] = {
+#ifdef FEMTO_HAVE_MPI
+        "MPI",
+#endif
+#ifdef FEMTO_HAVE_METIS
+        "METIS",
+#endif
+#ifdef FEMTO_HAVE_HYPRE
+        "hypre BoomerAMG",
+#endif
+#ifdef FEMTO_HAVE_MUMPS
+        "MUMPS",
+#endif
+#ifdef FEMTO_HAVE_CHOLMOD
+        "CHOLMOD",
+#endif
+#ifdef FEMTO_HAVE_CUDSS
+        "cuDSS",
+#endif
+        NULL};
+    printf("built with:");
+    for (int i = 0; with[i]; i++) printf("%s %s", i ? "," : "", with[i]);
+    printf("%s\n", with[0] ? "" : " none of the optional libraries");
     return 0;
 }
 

@@ -411,7 +411,7 @@ def options():
     ap.add_argument("--order", default="", help="element order(s), comma-separated (default: the problem's)")
     ap.add_argument("--preconditioner", choices=["multigrid", "jacobi", "chebyshev", "none"],
                     help="<linear preconditioner=...> (default: femto's)")
-    ap.add_argument("--coarse-solver", choices=["auto", "boomeramg", "cudss", "cholmod"],
+    ap.add_argument("--coarse-solver", choices=["auto", "boomeramg", "cudss", "cholmod", "mumps"],
                     help="<linear coarse-solver=...> (default: femto's)")
     ap.add_argument("--coarse-inverse", choices=["auto", "yes", "no"],
                     help="<linear coarse-inverse=...>: cuDSS's factor as its explicit inverse (default: femto's)")

@@ -31,7 +31,8 @@ typedef enum {
     COARSE_SOLVER_AUTO = 0,
     COARSE_SOLVER_BOOMERAMG,
     COARSE_SOLVER_CUDSS,
-    COARSE_SOLVER_CHOLMOD
+    COARSE_SOLVER_CHOLMOD,
+    COARSE_SOLVER_MUMPS
 } CoarseKind;
 /* the values of fem/solvers/coarse.h's CoarsePrecision */
 typedef enum { FACTOR_PRECISION_AUTO = 0, FACTOR_PRECISION_DOUBLE, FACTOR_PRECISION_SINGLE } FactorPrecision;

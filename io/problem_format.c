@@ -25,7 +25,7 @@ static const int temperature_fields[] = {1};
 static const int time_schemes[] = {TIME_BACKWARD_EULER, TIME_BDF2, TIME_CRANK_NICOLSON};
 static const int krylovs[] = {KRYLOV_AUTO, KRYLOV_CG, KRYLOV_GMRES, KRYLOV_BICGSTAB};
 static const int coarse_solvers[] = {COARSE_SOLVER_AUTO, COARSE_SOLVER_BOOMERAMG, COARSE_SOLVER_CUDSS,
-                                     COARSE_SOLVER_CHOLMOD};
+                                     COARSE_SOLVER_CHOLMOD, COARSE_SOLVER_MUMPS};
 static const int coarse_precisions[] = {FACTOR_PRECISION_AUTO, FACTOR_PRECISION_DOUBLE,
                                         FACTOR_PRECISION_SINGLE};
 static const int coarse_inverses[] = {EXPLICIT_INVERSE_AUTO, EXPLICIT_INVERSE_YES, EXPLICIT_INVERSE_NO};
@@ -285,7 +285,7 @@ const ProblemElementSpec problem_format[] = {
       INT("restart", SolverSettings, restart, .range = &gmres_restart, .dflt = 50),
       INT("smoothing-degree", SolverSettings, smoothing_degree, .range = &smoothing_degree, .dflt = 3),
       INT("levels", SolverSettings, mg_levels, .range = &mg_levels),
-      ENUM("coarse-solver", "auto boomeramg cudss cholmod", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
+      ENUM("coarse-solver", "auto boomeramg cudss cholmod mumps", coarse_solvers, SolverSettings, coarse, COARSE_SOLVER_AUTO),
       INT("coarse-cycles", SolverSettings, coarse_cycles, .range = &coarse_cycles, .dflt = 3),
       ENUM("coarse-precision", "auto double single", coarse_precisions, SolverSettings, coarse_precision,
            FACTOR_PRECISION_AUTO),

@@ -3,10 +3,13 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgmsh-dev gmsh libxml2-dev libxml2-utils libhdf5-dev hdf5-tools
           zlib1g-dev python3 python3-numpy python3-h5py paraview python3-paraview xvfb
-          libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libhypre-dev libmetis-dev libsuitesparse-dev libopenblas0-openmp
+          libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libhypre-dev libmumps-dev libmetis-dev libsuitesparse-dev
+          libopenblas0-openmp
           libplplot-dev plplot-driver-cairo)
 # libhypre-dev: BoomerAMG, the CPU coarse solver of multigrid (it brings Open MPI, which libopenmpi-dev and
 # openmpi-bin make usable for building and for runs over several ranks).
+# libmumps-dev: MUMPS, the sparse direct solver of multigrid's coarse level over MPI ranks: its factor and
+# triangular solves are spread over the ranks, where CHOLMOD would solve on rank 0 alone.
 # libhdf5-openmpi-dev: HDF5 built for Open MPI, with which the ranks of a run write one HDF5 file together.
 # Installing it makes Debian's hdf5.pc alternative name the MPI flavour; CMake does not rely on that: it looks
 # for this flavour by its own paths (CMakeLists.txt), and FindHDF5 still finds the serial libhdf5-dev otherwise.

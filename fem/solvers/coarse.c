@@ -4,6 +4,7 @@
 #include "boomeramg.h"
 #include "cholmod_coarse.h"
 #include "coarse_gather.h"
+#include "mumps_coarse.h"
 #include "fem/comm.h"
 #include "fem/error.h"
 
@@ -45,6 +46,7 @@ const char *coarse_type_name(CoarseType t) {
     return t == COARSE_BOOMERAMG ? "BoomerAMG"
            : t == COARSE_CUDSS   ? "cuDSS"
            : t == COARSE_CHOLMOD ? "CHOLMOD"
+           : t == COARSE_MUMPS   ? "MUMPS"
                                  : "auto";
 }
 
@@ -86,6 +88,14 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
 #else
         return fem_fail(FEM_ERR_USAGE, "the CHOLMOD coarse solver is not built in (femto was built without "
                                        "SuiteSparse: on Debian, apt-get install libsuitesparse-dev)");
+#endif
+    }
+    if (type == COARSE_MUMPS) {
+#ifdef FEMTO_HAVE_MUMPS
+        return mumps_coarse_create(A, o, be);
+#else
+        return fem_fail(FEM_ERR_USAGE, "the MUMPS coarse solver is not built in (femto was built without MUMPS "
+                                       "and MPI: on Debian, apt-get install libmumps-dev)");
 #endif
     }
 #ifdef FEMTO_HAVE_HYPRE
@@ -133,18 +143,30 @@ static int create_auto(Device *dev, const CsrMatrix *A, const CoarseOptions *o, 
     return status;
 }
 
-/* Over MPI ranks: gathered to rank 0 for the solver one process would use (a named CHOLMOD or cuDSS, or
- * AUTO's choice while the whole matrix is small enough: coarse_gather.h), else BoomerAMG over all ranks. */
+/* Over MPI ranks: MUMPS over all ranks where it is named, or where AUTO would otherwise gather the level to
+ * rank 0 for CHOLMOD (the host's direct solver; a failure then still gathers); gathered to rank 0 for the
+ * solver one process would use (a named CHOLMOD or cuDSS, or AUTO's choice while the whole matrix is small
+ * enough: coarse_gather.h); else BoomerAMG over all ranks. */
 static int create_over_ranks(Device *dev, const CsrMatrix *A, const CoarseOptions *o, CoarseSolver *cs) {
-    int cholmod = 0;
+    int cholmod = 0, mumps = 0;
 #ifdef FEMTO_HAVE_CHOLMOD
     cholmod = 1;
+#endif
+#ifdef FEMTO_HAVE_MUMPS
+    mumps = 1;
 #endif
     CoarseType inner;
     int64_t nglobal;
     FEM_TRY(coarse_gather_choice(dev, o, cudss_factory != NULL, cholmod, &inner, &nglobal));
-    int try_inverse =
-        dev->kind == DEV_CUDA && cudss_factory && (inner == COARSE_CUDSS || inner == COARSE_AUTO);
+    int gpu = dev->kind == DEV_CUDA && cudss_factory;
+    if (inner == COARSE_MUMPS || (inner == COARSE_AUTO && !gpu && mumps)) {
+        cs->st.type = COARSE_MUMPS;
+        int status = create_backend(dev, A, o, COARSE_MUMPS, &cs->be);
+        if (!status || inner == COARSE_MUMPS) return status;
+        snprintf(cs->why_not, sizeof cs->why_not, " instead of MUMPS over the ranks: %s", fem_last_error());
+        fem_clear_error();
+    }
+    int try_inverse = gpu && (inner == COARSE_CUDSS || inner == COARSE_AUTO);
     if (inner != COARSE_BOOMERAMG)
         return coarse_gather_create(dev, A, o, inner, try_inverse, &cs->st.type, &cs->be);
     cs->st.type = COARSE_BOOMERAMG;

@@ -7,8 +7,11 @@
  *     with nodal coarsening and the rigid-body modes for elasticity;
  *   - SuiteSparse CHOLMOD (sparse direct, on the host): Cholesky factorisation once, two triangular solves
  *     per application; an exact coarse solve for matrices small enough to factorise;
- *   - NVIDIA cuDSS (sparse direct, on the GPU): the same, every vector staying in GPU memory.
- * Each is built in when its library is found (FEMTO_HAVE_HYPRE, FEMTO_HAVE_CHOLMOD, FEMTO_HAVE_CUDSS). fem/
+ *   - NVIDIA cuDSS (sparse direct, on the GPU): the same, every vector staying in GPU memory;
+ *   - MUMPS (sparse direct, on the host, MPI-native): the factorisation and the triangular solves spread over
+ *     the MPI ranks of a run.
+ * Each is built in when its library is found (FEMTO_HAVE_HYPRE, FEMTO_HAVE_CHOLMOD, FEMTO_HAVE_CUDSS,
+ * FEMTO_HAVE_MUMPS). fem/
  * never links CUDA: gpu/ registers the cuDSS backend with coarse_register_cudss(), as it registers its
  * Device.
  *
@@ -21,7 +24,13 @@
 
 FEM_EXTERN_C_BEGIN
 
-typedef enum { COARSE_AUTO = 0, COARSE_BOOMERAMG = 1, COARSE_CUDSS = 2, COARSE_CHOLMOD = 3 } CoarseType;
+typedef enum {
+    COARSE_AUTO = 0,
+    COARSE_BOOMERAMG = 1,
+    COARSE_CUDSS = 2,
+    COARSE_CHOLMOD = 3,
+    COARSE_MUMPS = 4
+} CoarseType;
 
 /* COARSE_AUTO on the host (a CPU device, or a GPU without cuDSS): CHOLMOD up to this many rows, BoomerAMG
  * above (docs/solvers.md has the measurements behind it). */
@@ -76,8 +85,10 @@ typedef struct {
      * local dofs too; global[i] is local dof i's number in the rank-contiguous global numbering, where this
      * rank's own dofs are first .. first + nowned - 1. coords then has A's nrows / block_size nodes.
      * BoomerAMG solves it over all ranks; CHOLMOD and cuDSS (named, or AUTO's choice while the whole matrix
-     * is small enough) solve it gathered to rank 0 (coarse_gather.h). Vectors keep A's nrows entries: b's
-     * ghosts are not read, x's are set to 0. NULL: one process, A is the whole matrix. */
+     * is small enough) solve it gathered to rank 0 (coarse_gather.h); MUMPS (named, or AUTO's choice on the
+     * host while the whole matrix is small enough, in place of the gathered CHOLMOD) over all ranks. Vectors
+     * keep A's nrows entries: b's ghosts are not read, x's are set to 0. NULL: one process, A is the whole
+     * matrix. */
     const int64_t *global;
     int64_t nowned, first;
     /* A folder where a solver may keep what depends only on the matrix's pattern, for the next run on the

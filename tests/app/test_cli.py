@@ -240,7 +240,8 @@ case("info shows the whole problem", ["info", cantilever], 0, "", stdout_has=[
     "on, 1 load step, preconditioner reused while it serves\n",
     "preconditioner p-multigrid, rtol 1e-08, at most 2000 iterations, GMRES restart 50\n",
     "          multigrid: levels down to order 1, Chebyshev smoothing of degree 3, coarse solver auto (cuDSS on a GPU "
-    "when built in, else CHOLMOD when small, else BoomerAMG), 3 AMG cycles per coarse solve\n",
+    "when built in, else CHOLMOD when small, over MPI ranks MUMPS, else BoomerAMG), 3 AMG cycles per coarse "
+    "solve\n",
     "          cuDSS's factor: double precision (single where double would not fit in GPU memory), applied as its "
     "explicit inverse on time-dependent linear problems (up to 2 GB of a GPU)\n",
     f"  output: {os.path.join(inputs, 'cantilever', 'results', 'cantilever')}.*\n",

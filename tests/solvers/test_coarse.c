@@ -300,6 +300,19 @@ static void test_errors(Device *cpu) {
     expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "CHOLMOD coarse solver is not built in",
                    "a build without SuiteSparse");
 #endif
+    o = options(&p, COARSE_MUMPS);
+#ifdef FEMTO_HAVE_MUMPS
+    double d0 = 0; /* negative definite (CHOLMOD's case above may have made it so already) */
+    for (int64_t k = p.A.rowptr[0]; k < p.A.rowptr[1]; k++) d0 += p.A.cols[k] == 0 ? p.A.vals[k] : 0;
+    for (int64_t k = 0; d0 > 0 && k < p.A.nnz; k++) p.A.vals[k] = -p.A.vals[k];
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_SOLVER,
+                   "MUMPS could not factorise the coarse matrix: it is not positive definite (567 of its 567 pivots",
+                   "MUMPS on a negative definite matrix");
+    CHECK(cs == NULL, "a failed coarse_create leaves *out NULL");
+#else
+    expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_USAGE, "MUMPS coarse solver is not built in",
+                   "a build without MUMPS");
+#endif
     coarse_destroy(&cs); /* a NULL handle is fine */
     box_destroy(&p);
 }
@@ -389,33 +402,38 @@ static void test_auto(Device *cpu) {
 }
 
 /* CHOLMOD: one application is a solve to rounding, so CG preconditioned by it takes one iteration. */
-static void test_direct(Device *cpu) {
+/* A direct solver (CHOLMOD, or MUMPS in one process) on the cube and the beam: backward stable, CG in one
+ * iteration; CHOLMOD refactorises new values with its analysis. */
+static void test_direct(Device *cpu, CoarseType type) {
+    const char *name = coarse_type_name(type);
     for (int beam = 0; beam < 2; beam++) {
         BoxProblem p;
         CHECK_OK(beam ? box_beam(6, &p) : box_poisson(20, &p));
-        CoarseOptions o = options(&p, COARSE_CHOLMOD);
+        CoarseOptions o = options(&p, type);
         CoarseSolver *cs;
         CHECK_OK(coarse_create(cpu, &p.A, &o, &cs));
         double *x = malloc(sizeof(double) * p.ndofs), *work = malloc(sizeof(double) * p.ndofs);
         CHECK_OK(coarse_apply(cs, p.b, x));
         double relres = true_residual(&p.A, p.b, x, work), omega = backward_error(&p.A, p.b, x, work);
-        printf("%s, %lld dofs: CHOLMOD solve, relative residual %.2e, backward error %.2e; %s\n",
-               beam ? "beam" : "poisson", (long long)p.ndofs, relres, omega, coarse_describe(cs));
-        CHECK(omega <= 1e-15, "CHOLMOD solve: backward error %.2e, expected <= 1e-15", omega);
+        printf("%s, %lld dofs: %s solve, relative residual %.2e, backward error %.2e; %s\n",
+               beam ? "beam" : "poisson", (long long)p.ndofs, name, relres, omega, coarse_describe(cs));
+        CHECK(omega <= 1e-15, "%s solve: backward error %.2e, expected <= 1e-15", name, omega);
         /* the slender clamped beam is far worse conditioned than the cube: the residual of a solve with
          * backward error 2e-16 is 1.6e-10 */
-        CHECK(relres <= (beam ? 1e-9 : 1e-12), "CHOLMOD solve: relative residual %.2e", relres);
-        CHECK(strstr(coarse_describe(cs), "CHOLMOD (") == coarse_describe(cs), "description \"%s\"",
+        CHECK(relres <= (beam ? 1e-9 : 1e-12), "%s solve: relative residual %.2e", name, relres);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s ", name);
+        CHECK(strstr(coarse_describe(cs), prefix) == coarse_describe(cs), "description \"%s\"",
               coarse_describe(cs));
         CgRun run = pcg(&p.A, apply_host, cs, p.b, x, 1e-8);
         CHECK(run.iterations == 1 && run.relres <= 1e-8,
-              "CG preconditioned by CHOLMOD: %d iterations to relative residual %.1e, expected 1",
+              "CG preconditioned by %s: %d iterations to relative residual %.1e, expected 1", name,
               run.iterations, run.relres);
         CoarseStats st;
         coarse_stats(cs, &st);
-        CHECK(st.type == COARSE_CHOLMOD && st.applications == 3, "stats: %s, %d applications",
-              coarse_type_name(st.type), st.applications);
-        check_refactor(cs, &p, apply_host, cs, x, work, 1e-15);
+        CHECK(st.type == type && st.applications == 3, "stats: %s, %d applications", coarse_type_name(st.type),
+              st.applications);
+        if (type == COARSE_CHOLMOD) check_refactor(cs, &p, apply_host, cs, x, work, 1e-15);
         free(x), free(work);
         coarse_destroy(&cs);
         box_destroy(&p);
@@ -728,10 +746,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "rbm") && argc > 3)
         test_rbm(&cpu, atoi(argv[2]), atof(argv[3]));
     else if ((!strcmp(mode, "symmetric") || !strcmp(mode, "dirichlet")) && argc > 2) {
-        CoarseType type = !strcmp(argv[2], "cholmod") ? COARSE_CHOLMOD : COARSE_BOOMERAMG;
+        CoarseType type = !strcmp(argv[2], "cholmod") ? COARSE_CHOLMOD
+                          : !strcmp(argv[2], "mumps") ? COARSE_MUMPS
+                                                      : COARSE_BOOMERAMG;
         (!strcmp(mode, "symmetric") ? test_symmetric : test_dirichlet)(&cpu, type);
     } else if (!strcmp(mode, "direct"))
-        test_direct(&cpu);
+        test_direct(&cpu, argc > 2 && !strcmp(argv[2], "mumps") ? COARSE_MUMPS : COARSE_CHOLMOD);
     else if (!strcmp(mode, "auto"))
         test_auto(&cpu);
     else if (!strcmp(mode, "errors"))
@@ -750,7 +770,7 @@ int main(int argc, char **argv) {
     else {
         fprintf(stderr,
                 "usage: test_coarse poisson|elasticity MAXITS N... | rbm N RATIO | symmetric|dirichlet "
-                "boomeramg|cholmod | direct | auto | errors | gpu "
+                "boomeramg|cholmod|mumps | direct [mumps] | auto | errors | gpu "
                 "cudss|cudss-precision|cudss-inverse|boomeramg | "
                 "bench|bench-direct "
                 "poisson|beam N ...\n");

@@ -1,0 +1,246 @@
+/* MUMPS as the coarse solver (see coarse.h, mumps_coarse.h).
+ *
+ * Over MPI ranks the coarse level gathered to rank 0 (coarse_gather.c) leaves every other rank waiting while
+ * rank 0 solves with the whole factor: that serial solve took a fifth to a third of a V-cycle at 16 ranks
+ * (docs/PERFORMANCE.md). MUMPS spreads the factor over the ranks instead: each rank hands in its rows of the
+ * order-1 matrix in the global numbering (the distributed assembled format; MUMPS sums the partial rows of
+ * ghost dofs), the elimination tree's subtrees are factorised and solved on the ranks that hold them, and the
+ * top of the tree on all of them together. The matrix is symmetric positive definite (SYM = 1: L D L^T without
+ * pivoting), and only its upper triangle is handed in. The analysis runs on rank 0 (it is cheap next to the
+ * factorisation at these sizes). The right-hand side is gathered to rank 0 and the solution scattered from it
+ * (MUMPS's centralised vectors): the transfers are a few hundred kilobytes, and the work between them is
+ * shared.
+ *
+ * In one process (CoarseOptions.global NULL) the whole matrix is factorised on this process alone. */
+#include "mumps_coarse.h"
+
+#ifdef FEMTO_HAVE_MUMPS
+
+#include "fem/comm_mpi.h"
+#include "fem/error.h"
+
+#include <dmumps_c.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ICNTL(i) icntl[(i) - 1]
+#define INFOG(i) infog[(i) - 1]
+
+enum { ROOT = 0, JOB_INIT = -1, JOB_END = -2, JOB_FACTORISE = 2, JOB_SOLVE = 3, JOB_ANALYSE_FACTORISE = 4 };
+/* MUMPS's orderings (ICNTL(7)) that Debian's build has: AMD 0, AMF 2, PORD 4, QAMD 6, its own choice 7 */
+enum { ORDER_AMD = 0, ORDER_AMF = 2, ORDER_PORD = 4, ORDER_QAMD = 6, ORDER_AUTO = 7 };
+
+typedef struct {
+    DMUMPS_STRUC_C id;
+    int started;     /* JOB_INIT done: JOB_END frees MUMPS's own memory */
+    int over_ranks;  /* 1: every rank of the run; 0: this process alone */
+    int64_t nlocal;  /* A's rows on this rank */
+    int64_t nowned;  /* of which its own: the first nowned */
+    int64_t n;       /* the whole matrix's rows */
+    int64_t *off;    /* over ranks: [ranks + 1] byte offsets of the ranks' owned entries in a whole vector */
+    double *whole;   /* root (one process: this process): the whole right-hand side, then the solution */
+    MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers */
+    double *a;
+} Mumps;
+
+static void mumps_destroy(void *impl) {
+    Mumps *m = impl;
+    if (!m) return;
+    if (m->started) {
+        m->id.job = JOB_END;
+        dmumps_c(&m->id);
+    }
+    free(m->off);
+    free(m->whole);
+    free(m->irn);
+    free(m->jcn);
+    free(m->a);
+    free(m);
+}
+
+/* MUMPS's global status (INFOG(1), the same on every rank) after `what` as one sentence, or FEM_OK. */
+static int check(const Mumps *m, const char *what) {
+    int e = m->id.INFOG(1), e2 = m->id.INFOG(2);
+    if (e >= 0) return FEM_OK;
+    if (e == -10)
+        return fem_fail(FEM_ERR_SOLVER,
+                        "MUMPS could not factorise the coarse matrix: it is singular, not positive definite "
+                        "(MUMPS error -10, %d pivots factorised of %lld)",
+                        e2, (long long)m->n);
+    if (e == -13 || e == -5 || e == -7)
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "MUMPS ran out of host memory while %s (%lld rows; MUMPS error %d, %d)", what,
+                        (long long)m->n, e, e2);
+    return fem_fail(FEM_ERR_SOLVER, "MUMPS failed while %s (MUMPS error %d, %d)", what, e, e2);
+}
+
+/* This rank's entries of A's upper triangle in the global numbering, 1-based (A's rows and columns are local
+ * dofs; global maps them, or is NULL for the identity). Zero entries (a constrained ghost's row) are left
+ * out. */
+static int entries(Mumps *m, const CsrMatrix *A, const int64_t *global) {
+    int64_t nnz = A->rowptr[A->nrows], k = 0;
+    FEM_ALLOC(m->irn, nnz + 1, "the coarse matrix's rows for MUMPS");
+    FEM_ALLOC(m->jcn, nnz + 1, "the coarse matrix's columns for MUMPS");
+    FEM_ALLOC(m->a, nnz + 1, "the coarse matrix's values for MUMPS");
+    for (int64_t i = 0; i < A->nrows; i++) {
+        int64_t gi = global ? global[i] : i;
+        for (int64_t q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
+            int64_t gj = global ? global[A->cols[q]] : A->cols[q];
+            if (gj < gi || A->vals[q] == 0.0) continue;
+            m->irn[k] = (MUMPS_INT)(gi + 1), m->jcn[k] = (MUMPS_INT)(gj + 1), m->a[k++] = A->vals[q];
+        }
+    }
+    m->id.nnz_loc = k;
+    m->id.irn_loc = m->irn, m->id.jcn_loc = m->jcn, m->id.a_loc = m->a;
+    return FEM_OK;
+}
+
+/* The ordering MUMPS is asked for: FEMTO_MUMPS_ORDERING (amd, amf, pord, qamd, auto) for comparisons, else
+ * PORD, the nested-dissection ordering Debian's MUMPS has (it is built without METIS and Scotch). */
+static int ordering(void) {
+    const char *e = getenv("FEMTO_MUMPS_ORDERING");
+    if (!e || !*e || !strcmp(e, "pord")) return ORDER_PORD;
+    return !strcmp(e, "amd") ? ORDER_AMD : !strcmp(e, "amf") ? ORDER_AMF : !strcmp(e, "qamd") ? ORDER_QAMD : ORDER_AUTO;
+}
+
+static const char *ordering_name(int o) {
+    return o == ORDER_AMD ? "AMD" : o == ORDER_AMF ? "AMF" : o == ORDER_PORD ? "PORD" : o == ORDER_QAMD ? "QAMD"
+           : o == 5 ? "METIS" : o == 3 ? "Scotch" : "its own";
+}
+
+/* JOB_INIT on comm, with MUMPS's printing off (femto reports through its own sentences). */
+static int start(Mumps *m, MPI_Comm comm) {
+    m->id.comm_fortran = (MUMPS_INT)MPI_Comm_c2f(comm);
+    m->id.par = 1; /* the host (rank 0) works too */
+    m->id.sym = 1; /* symmetric positive definite */
+    m->id.job = JOB_INIT;
+    dmumps_c(&m->id);
+    m->started = 1;
+    FEM_TRY(check(m, "starting"));
+    m->id.ICNTL(1) = -1, m->id.ICNTL(2) = -1, m->id.ICNTL(3) = -1, m->id.ICNTL(4) = 0;
+    m->id.ICNTL(5) = 0;  /* assembled */
+    m->id.ICNTL(18) = 3; /* each rank hands in its own entries */
+    m->id.ICNTL(28) = 1; /* the analysis on rank 0 */
+    m->id.ICNTL(7) = ordering();
+    m->id.ICNTL(14) = 40; /* 40% more working memory than the analysis estimates */
+    m->id.ICNTL(20) = 0;  /* a dense right-hand side on rank 0 */
+    m->id.ICNTL(21) = 0;  /* the solution there too */
+    return FEM_OK;
+}
+
+/* The analysis and the factorisation; a factorisation short of working memory (errors -8, -9) is repeated
+ * with more, twice. */
+static int factorise(Mumps *m) {
+    m->id.n = (MUMPS_INT)m->n;
+    m->id.job = JOB_ANALYSE_FACTORISE;
+    dmumps_c(&m->id);
+    for (int retry = 0; retry < 2 && (m->id.INFOG(1) == -8 || m->id.INFOG(1) == -9); retry++) {
+        m->id.ICNTL(14) *= 3;
+        m->id.job = JOB_FACTORISE;
+        dmumps_c(&m->id);
+    }
+    FEM_TRY(check(m, "factorising the coarse matrix"));
+    /* SYM = 1 factorises a symmetric indefinite matrix too (no pivoting): its inverse would break CG */
+    if (m->id.INFOG(12) > 0)
+        return fem_fail(FEM_ERR_SOLVER,
+                        "MUMPS could not factorise the coarse matrix: it is not positive definite (%d of its "
+                        "%lld pivots are negative)",
+                        m->id.INFOG(12), (long long)m->n);
+    return FEM_OK;
+}
+
+/* x = A^-1 b: b's owned entries to rank 0, MUMPS's solve over the ranks, x's owned entries back; x's ghosts
+ * 0. Every rank takes every step whatever failed before it (each is collective), and the ranks agree on the
+ * status once, at the end. */
+static int mumps_apply(void *impl, const double *b, double *x) {
+    Mumps *m = impl;
+    const int64_t own = (int64_t)sizeof(double) * m->nowned;
+    if (!m->over_ranks) {
+        memcpy(m->whole, b, (size_t)own);
+        m->id.job = JOB_SOLVE;
+        dmumps_c(&m->id);
+        FEM_TRY(check(m, "solving with the coarse factor"));
+        memcpy(x, m->whole, (size_t)own);
+        return FEM_OK;
+    }
+    int status = comm_gather_bytes(b, own, m->whole, m->off, ROOT);
+    m->id.job = JOB_SOLVE;
+    dmumps_c(&m->id);
+    int solved = check(m, "solving with the coarse factor");
+    if (!status) status = solved;
+    int moved = comm_scatter_bytes(m->whole, m->off, x, own, ROOT);
+    if (!status) status = moved;
+    for (int64_t i = m->nowned; i < m->nlocal; i++) x[i] = 0.0;
+    return comm_agree(status);
+}
+
+/* Over ranks: the ranks' owned counts as byte offsets of a whole vector, the whole matrix's size, and rank 0's
+ * whole vector. */
+static int layout(Mumps *m) {
+    int n = comm_size();
+    int64_t *owned = malloc(sizeof(int64_t) * (size_t)n);
+    m->off = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!owned || !m->off) {
+        free(owned);
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solver's layout");
+    }
+    int status = comm_allgather_int64(m->nowned, owned);
+    if (!status) {
+        m->off[0] = 0;
+        for (int r = 0; r < n; r++) m->off[r + 1] = m->off[r] + owned[r] * (int64_t)sizeof(double);
+        m->n = m->off[n] / (int64_t)sizeof(double);
+    }
+    free(owned);
+    return status;
+}
+
+static void describe(Mumps *m, CoarseBackend *out) {
+    double factor = m->id.INFOG(29) >= 0 ? (double)m->id.INFOG(29) : -1e6 * m->id.INFOG(29);
+    int ranks = m->over_ranks ? comm_size() : 1;
+    snprintf(out->description, sizeof out->description,
+             "MUMPS %s (L D L^T over %d MPI rank%s, %s ordering, nnz(L) = %.2g, %d MB on the largest rank)",
+             m->id.version_number, ranks, ranks > 1 ? "s" : "", ordering_name(m->id.INFOG(7)), factor,
+             m->id.INFOG(21));
+}
+
+int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBackend *out) {
+    Mumps *m = fem_calloc(1, sizeof *m, "the MUMPS coarse solver");
+    int status = m ? comm_ensure_init() : FEM_ERR_INTERNAL;
+    int over = opt->global != NULL;
+    if (over) status = comm_agree(status);
+    if (status) {
+        free(m);
+        return status;
+    }
+    m->over_ranks = over;
+    m->nlocal = A->nrows;
+    m->nowned = over ? opt->nowned : A->nrows;
+    m->n = A->nrows;
+    if (over) status = comm_agree(layout(m));
+    if (!status && m->n > INT_MAX)
+        status = fem_fail(FEM_ERR_USAGE, "the coarse level has %lld rows, more than MUMPS's 32-bit indices allow",
+                          (long long)m->n);
+    if (!status && (!over || comm_rank() == ROOT))
+        status = (m->whole = malloc(sizeof(double) * (size_t)(m->n + 1)))
+                     ? FEM_OK
+                     : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solver's vectors");
+    if (over) status = comm_agree(status);
+    if (!status) status = start(m, over ? comm_world() : comm_self());
+    if (!status) status = entries(m, A, over ? opt->global : NULL); /* (after JOB_INIT, which clears them) */
+    if (over) status = comm_agree(status);
+    if (!status) {
+        if (!over || comm_rank() == ROOT) m->id.rhs = m->whole, m->id.nrhs = 1, m->id.lrhs = (MUMPS_INT)m->n;
+        status = factorise(m);
+    }
+    if (!status) {
+        free(m->irn), free(m->jcn), free(m->a); /* MUMPS keeps its own copy in the factor */
+        m->irn = m->jcn = NULL, m->a = NULL;
+        m->id.irn_loc = m->id.jcn_loc = NULL, m->id.a_loc = NULL;
+        describe(m, out);
+    }
+    return coarse_backend_finish(out, status, m, 0, mumps_apply, mumps_destroy);
+}
+
+#endif
