@@ -94,8 +94,8 @@ static int create_backend(Device *dev, const CsrMatrix *A, const CoarseOptions *
 #ifdef FEMTO_HAVE_MUMPS
         return mumps_coarse_create(A, o, be);
 #else
-        return fem_fail(FEM_ERR_USAGE, "the MUMPS coarse solver is not built in (femto was built without MUMPS "
-                                       "and MPI: on Debian, apt-get install libmumps-dev)");
+        return fem_fail(FEM_ERR_USAGE, "the MUMPS coarse solver is not built in (femto was built without "
+                                       "MUMPS and MPI: on Debian, apt-get install libmumps-dev)");
 #endif
     }
 #ifdef FEMTO_HAVE_HYPRE

@@ -5,11 +5,11 @@
  * (docs/PERFORMANCE.md). MUMPS spreads the factor over the ranks instead: each rank hands in its rows of the
  * order-1 matrix in the global numbering (the distributed assembled format; MUMPS sums the partial rows of
  * ghost dofs), the elimination tree's subtrees are factorised and solved on the ranks that hold them, and the
- * top of the tree on all of them together. The matrix is symmetric positive definite (SYM = 1: L D L^T without
- * pivoting), and only its upper triangle is handed in. The analysis runs on rank 0 (it is cheap next to the
- * factorisation at these sizes). The right-hand side is gathered to rank 0 and the solution scattered from it
- * (MUMPS's centralised vectors): the transfers are a few hundred kilobytes, and the work between them is
- * shared.
+ * top of the tree on all of them together. The matrix is symmetric positive definite (SYM = 1: L D L^T
+ * without pivoting), and only its upper triangle is handed in. The analysis runs on rank 0 (it is cheap next
+ * to the factorisation at these sizes). The right-hand side is gathered to rank 0 and the solution scattered
+ * from it (MUMPS's centralised vectors): the transfers are a few hundred kilobytes, and the work between them
+ * is shared.
  *
  * In one process (CoarseOptions.global NULL) the whole matrix is factorised on this process alone. */
 #include "mumps_coarse.h"
@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ICNTL(i) icntl[(i) - 1]
-#define INFOG(i) infog[(i) - 1]
+#define ICNTL(i) icntl[(i)-1]
+#define INFOG(i) infog[(i)-1]
 
 enum { ROOT = 0, JOB_INIT = -1, JOB_END = -2, JOB_FACTORISE = 2, JOB_SOLVE = 3, JOB_ANALYSE_FACTORISE = 4 };
 /* MUMPS's orderings (ICNTL(7)) that Debian's build has: AMD 0, AMF 2, PORD 4, QAMD 6, its own choice 7 */
@@ -34,13 +34,13 @@ enum { ORDER_AMD = 0, ORDER_AMF = 2, ORDER_PORD = 4, ORDER_QAMD = 6, ORDER_AUTO 
 
 typedef struct {
     DMUMPS_STRUC_C id;
-    int started;     /* JOB_INIT done: JOB_END frees MUMPS's own memory */
-    int over_ranks;  /* 1: every rank of the run; 0: this process alone */
-    int64_t nlocal;  /* A's rows on this rank */
-    int64_t nowned;  /* of which its own: the first nowned */
-    int64_t n;       /* the whole matrix's rows */
-    int64_t *off;    /* over ranks: [ranks + 1] byte offsets of the ranks' owned entries in a whole vector */
-    double *whole;   /* root (one process: this process): the whole right-hand side, then the solution */
+    int started;    /* JOB_INIT done: JOB_END frees MUMPS's own memory */
+    int over_ranks; /* 1: every rank of the run; 0: this process alone */
+    int64_t nlocal; /* A's rows on this rank */
+    int64_t nowned; /* of which its own: the first nowned */
+    int64_t n;      /* the whole matrix's rows */
+    int64_t *off;   /* over ranks: [ranks + 1] byte offsets of the ranks' owned entries in a whole vector */
+    double *whole;  /* root (one process: this process): the whole right-hand side, then the solution */
     MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers */
     double *a;
 } Mumps;
@@ -102,12 +102,20 @@ static int entries(Mumps *m, const CsrMatrix *A, const int64_t *global) {
 static int ordering(void) {
     const char *e = getenv("FEMTO_MUMPS_ORDERING");
     if (!e || !*e || !strcmp(e, "pord")) return ORDER_PORD;
-    return !strcmp(e, "amd") ? ORDER_AMD : !strcmp(e, "amf") ? ORDER_AMF : !strcmp(e, "qamd") ? ORDER_QAMD : ORDER_AUTO;
+    return !strcmp(e, "amd")    ? ORDER_AMD
+           : !strcmp(e, "amf")  ? ORDER_AMF
+           : !strcmp(e, "qamd") ? ORDER_QAMD
+                                : ORDER_AUTO;
 }
 
 static const char *ordering_name(int o) {
-    return o == ORDER_AMD ? "AMD" : o == ORDER_AMF ? "AMF" : o == ORDER_PORD ? "PORD" : o == ORDER_QAMD ? "QAMD"
-           : o == 5 ? "METIS" : o == 3 ? "Scotch" : "its own";
+    return o == ORDER_AMD    ? "AMD"
+           : o == ORDER_AMF  ? "AMF"
+           : o == ORDER_PORD ? "PORD"
+           : o == ORDER_QAMD ? "QAMD"
+           : o == 5          ? "METIS"
+           : o == 3          ? "Scotch"
+                             : "its own";
 }
 
 /* JOB_INIT on comm, with MUMPS's printing off (femto reports through its own sentences). */
@@ -176,8 +184,8 @@ static int mumps_apply(void *impl, const double *b, double *x) {
     return comm_agree(status);
 }
 
-/* Over ranks: the ranks' owned counts as byte offsets of a whole vector, the whole matrix's size, and rank 0's
- * whole vector. */
+/* Over ranks: the ranks' owned counts as byte offsets of a whole vector, the whole matrix's size, and rank
+ * 0's whole vector. */
 static int layout(Mumps *m) {
     int n = comm_size();
     int64_t *owned = malloc(sizeof(int64_t) * (size_t)n);
@@ -220,8 +228,9 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
     m->n = A->nrows;
     if (over) status = comm_agree(layout(m));
     if (!status && m->n > INT_MAX)
-        status = fem_fail(FEM_ERR_USAGE, "the coarse level has %lld rows, more than MUMPS's 32-bit indices allow",
-                          (long long)m->n);
+        status =
+            fem_fail(FEM_ERR_USAGE, "the coarse level has %lld rows, more than MUMPS's 32-bit indices allow",
+                     (long long)m->n);
     if (!status && (!over || comm_rank() == ROOT))
         status = (m->whole = malloc(sizeof(double) * (size_t)(m->n + 1)))
                      ? FEM_OK

@@ -214,8 +214,9 @@ static void check_ranks_solve(Device *dev, const CsrMatrix *A, const CoarseOptio
     for (int64_t i = 0; i < nl; i++) diff = fmax(diff, i < o->nowned ? fabs(xl[i] - x[gdof[i]]) : fabs(xl[i]));
     double each[1] = {diff};
     CHECK_OK(comm_sum(each, 1));
-    CHECK(each[0] <= tol * scale, "%s differs from one process's CHOLMOD solve by %.3g relative (%.0e allowed)",
-          coarse_describe(cs), each[0] / scale, tol);
+    CHECK(each[0] <= tol * scale,
+          "%s differs from one process's CHOLMOD solve by %.3g relative (%.0e allowed)", coarse_describe(cs),
+          each[0] / scale, tol);
     if (comm_rank() == 0)
         printf("%s: solution differs from one process's by %.2e relative\n", coarse_describe(cs),
                each[0] / scale);

@@ -306,7 +306,8 @@ static void test_errors(Device *cpu) {
     for (int64_t k = p.A.rowptr[0]; k < p.A.rowptr[1]; k++) d0 += p.A.cols[k] == 0 ? p.A.vals[k] : 0;
     for (int64_t k = 0; d0 > 0 && k < p.A.nnz; k++) p.A.vals[k] = -p.A.vals[k];
     expect_failure(coarse_create(cpu, &p.A, &o, &cs), FEM_ERR_SOLVER,
-                   "MUMPS could not factorise the coarse matrix: it is not positive definite (567 of its 567 pivots",
+                   "MUMPS could not factorise the coarse matrix: it is not positive definite (567 of "
+                   "its 567 pivots",
                    "MUMPS on a negative definite matrix");
     CHECK(cs == NULL, "a failed coarse_create leaves *out NULL");
 #else
