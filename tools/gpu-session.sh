@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples coarsecpu inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -325,6 +325,29 @@ PY
       kept=$(sed -n 's/^solver-bench: *kept //p' "$out/ranksetup-one.txt")
       [ -n "$kept" ] && { grep -E "preconditioner:|^time:|^phases:|^memory:|^halo:|^mesh |^timing:" "$kept/stdout.txt"; rm -rf "$kept"; } ||
         tail -n 5 "$out/ranksetup-one.txt"
+    done ;;
+  coarsecpu) # issue 15: the strong-scaling problem (as strongcpu, STRONG_REFINE) with each coarse solver of COARSES
+    # (default "mumps cholmod": MUMPS over the ranks, CHOLMOD gathered to rank 0) over RANKS (default 16), then one
+    # rank with femto's own choice; per run -v's preconditioner and time lines and each level's ms per V-cycle
+    # (FEMTO_MG_PROFILE, min .. max over the ranks); CPU_ROUNDS (default 1) repeats the whole list
+    for round in $(seq 1 "${CPU_ROUNDS:-1}"); do
+      for run in $(for c in ${COARSES:-mumps cholmod}; do for n in ${RANKS:-16}; do echo "$c:$n"; done; done) auto:1; do
+        c=${run%%:*}; n=${run#*:}
+        echo "== coarsecpu round $round: $n rank(s), coarse $c"
+        printf '#!/bin/sh\nexec "%s" "$@" -v\n' "$PWD/femto-app" > coarsecpu-app.sh && chmod +x coarsecpu-app.sh
+        rm -f "$out/prof-coarse.txt"
+        OMP_WAIT_POLICY=PASSIVE FEMTO_MG_PROFILE="$out/prof-coarse.txt" timeout 280 python3 "$src/bench/solver-bench.py" \
+          --femto "$PWD/coarsecpu-app.sh" --ranks "$n" --device cpu --threads 1 --problem cantilever-tet --order 2 \
+          --sizes ${STRONG_SIZE:-2M} --coarse-solver "$c" ${STRONG_REFINE:+--refine $STRONG_REFINE} --mpiexec mpirun \
+          --mpiexec-flags "--oversubscribe --bind-to core" --keep > "$out/coarsecpu-one.txt" 2>&1
+        kept=$(sed -n 's/^solver-bench: *kept //p' "$out/coarsecpu-one.txt")
+        grep -E "^\| cantilever" "$out/coarsecpu-one.txt" | cut -d'|' -f5-13
+        [ -n "$kept" ] && { grep -E "preconditioner:|^time:" "$kept/stdout.txt" | sed 's/operator: .*//'; rm -rf "$kept"; } ||
+          tail -n 5 "$out/coarsecpu-one.txt"
+        awk -F'[ ,:]+' '/level/ { for (i = 1; i <= NF; i++) { if ($i == "level") l = $(i + 1); if ($i == "total") {
+            v = $(i + 1) + 0; if (!(l in lo) || v < lo[l]) lo[l] = v; if (v > hi[l]) hi[l] = v } } }
+          END { for (l in lo) printf "level %s total: %.3f .. %.3f ms\n", l, lo[l], hi[l] }' "$out/prof-coarse.txt" | sort
+      done
     done ;;
   mgprofcpu) # issue 15: where a V-cycle's time goes per level and rank on the CPU strong-scaling problem (as strongcpu,
     # RANKS default "1 16"), then the per-level spread over ranks (min and max of each part); files prof-cpu-N.txt
