@@ -135,6 +135,12 @@ static int start(Mumps *m, MPI_Comm comm) {
     m->id.ICNTL(14) = 40; /* 40% more working memory than the analysis estimates */
     m->id.ICNTL(20) = 0;  /* a dense right-hand side on rank 0 */
     m->id.ICNTL(21) = 0;  /* the solution there too */
+    /* FEMTO_MUMPS_ICNTL="K=V,K=V": MUMPS's controls set by hand, for measurements (docs/solvers.md) */
+    const char *e = getenv("FEMTO_MUMPS_ICNTL");
+    for (int k, v, used; e && sscanf(e, "%d=%d%n", &k, &v, &used) == 2; e += used + (e[used] == ',')) {
+        if (k >= 1 && k <= 60) m->id.ICNTL(k) = v;
+        if (!e[used]) break;
+    }
     return FEM_OK;
 }
 
