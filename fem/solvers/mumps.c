@@ -43,6 +43,19 @@ typedef struct {
     double *whole;  /* root (one process: this process): the whole right-hand side, then the solution */
     MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers */
     double *a;
+    /* Distributed vectors (FEMTO_MUMPS_VECTORS=distributed): b's owned entries go in where they are, and the
+     * solution comes out on the ranks MUMPS computed it on, from where one exchange takes each entry to its
+     * owner (the plan is made at the first application, when MUMPS has said which entries a rank holds). */
+    int distributed;
+    int64_t first;           /* this rank's first owned dof in the global numbering */
+    double *rhs, *sol;       /* [nowned] b's owned entries; [lsol] the solution entries MUMPS left here */
+    MUMPS_INT *irhs, *isol;  /* their global numbers, 1-based */
+    int planned, npeers;     /* the exchange: with npeers ranks (this one included where it keeps entries) */
+    int *peers;
+    int64_t *send_off, *recv_off; /* [npeers + 1] */
+    int64_t *send_pick;      /* [lsol] the sol entries in send order */
+    int64_t *recv_at;        /* [received] where each received value goes in x */
+    double *send, *recv;
 } Mumps;
 
 static void mumps_destroy(void *impl) {
@@ -57,6 +70,9 @@ static void mumps_destroy(void *impl) {
     free(m->irn);
     free(m->jcn);
     free(m->a);
+    free(m->rhs), free(m->sol), free(m->irhs), free(m->isol);
+    free(m->peers), free(m->send_off), free(m->recv_off), free(m->send_pick), free(m->recv_at);
+    free(m->send), free(m->recv);
     free(m);
 }
 
@@ -133,8 +149,8 @@ static int start(Mumps *m, MPI_Comm comm) {
     m->id.ICNTL(28) = 1; /* the analysis on rank 0 */
     m->id.ICNTL(7) = ordering();
     m->id.ICNTL(14) = 40; /* 40% more working memory than the analysis estimates */
-    m->id.ICNTL(20) = 0;  /* a dense right-hand side on rank 0 */
-    m->id.ICNTL(21) = 0;  /* the solution there too */
+    m->id.ICNTL(20) = m->distributed ? 10 : 0; /* b on rank 0 (dense), or where its entries are owned */
+    m->id.ICNTL(21) = m->distributed ? 1 : 0;  /* x on rank 0, or where MUMPS computes it */
     /* FEMTO_MUMPS_ICNTL="K=V,K=V": MUMPS's controls set by hand, for measurements (docs/solvers.md) */
     const char *e = getenv("FEMTO_MUMPS_ICNTL");
     for (int k, v, used; e && sscanf(e, "%d=%d%n", &k, &v, &used) == 2; e += used + (e[used] == ',')) {
@@ -165,6 +181,112 @@ static int factorise(Mumps *m) {
     return FEM_OK;
 }
 
+/* The distributed vectors' arrays, once the factorisation has said how many solution entries this rank
+ * holds (INFO(23)). */
+static int distributed_vectors(Mumps *m) {
+    int64_t lsol = m->id.info[22];
+    FEM_ALLOC(m->rhs, m->nowned + 1, "the coarse solver's right-hand side");
+    FEM_ALLOC(m->irhs, m->nowned + 1, "the coarse solver's right-hand side");
+    FEM_ALLOC(m->sol, lsol + 1, "the coarse solver's solution");
+    FEM_ALLOC(m->isol, lsol + 1, "the coarse solver's solution");
+    for (int64_t i = 0; i < m->nowned; i++) m->irhs[i] = (MUMPS_INT)(m->first + i + 1);
+    m->id.nloc_rhs = (MUMPS_INT)m->nowned, m->id.lrhs_loc = (MUMPS_INT)m->nowned;
+    m->id.rhs_loc = m->rhs, m->id.irhs_loc = m->irhs;
+    m->id.sol_loc = m->sol, m->id.isol_loc = m->isol, m->id.lsol_loc = (MUMPS_INT)lsol;
+    m->id.nrhs = 1;
+    return FEM_OK;
+}
+
+/* The rank that owns global dof g (m->off: byte offsets of the ranks' owned blocks). */
+static int owner(const Mumps *m, int64_t g) {
+    int lo = 0, hi = comm_size() - 1;
+    int64_t at = g * (int64_t)sizeof(double);
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (m->off[mid] <= at) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The exchange that takes the solution entries MUMPS left on each rank to their owners: counts through an
+ * all-gather, then the global numbers once (as doubles: exact below 2^53). Collective. */
+static int plan(Mumps *m) {
+    int n = comm_size(), me = comm_rank();
+    int64_t lsol = m->id.lsol_loc, *count = calloc((size_t)n * n, sizeof(int64_t)), *off = NULL;
+    int status = count ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
+    status = comm_agree(status);
+    if (status) return status;
+    int64_t *mine = count + (size_t)me * n; /* [to rank] this rank's entries for it */
+    for (int64_t k = 0; k < lsol; k++) mine[owner(m, m->isol[k] - 1)]++;
+    off = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (off) {
+        for (int r = 0; r <= n; r++) off[r] = (int64_t)r * n * (int64_t)sizeof(int64_t);
+        int64_t row[n];
+        memcpy(row, mine, sizeof row);
+        status = comm_allgather_bytes(row, (int64_t)sizeof row, count, off);
+    } else {
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
+    }
+    free(off);
+    int64_t nsend = 0, nrecv = 0;
+    m->peers = malloc(sizeof(int) * (size_t)n);
+    m->send_off = calloc((size_t)n + 1, sizeof(int64_t));
+    m->recv_off = calloc((size_t)n + 1, sizeof(int64_t));
+    if (!status && (!m->peers || !m->send_off || !m->recv_off))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
+    if (!status)
+        for (int r = 0; r < n; r++) {
+            int64_t s = count[(size_t)me * n + r], q = count[(size_t)r * n + me];
+            if (!s && !q) continue;
+            m->peers[m->npeers++] = r;
+            m->send_off[m->npeers] = (nsend += s), m->recv_off[m->npeers] = (nrecv += q);
+        }
+    free(count);
+    if (!status) {
+        m->send_pick = malloc(sizeof(int64_t) * (size_t)(nsend + 1));
+        m->recv_at = malloc(sizeof(int64_t) * (size_t)(nrecv + 1));
+        m->send = malloc(sizeof(double) * (size_t)(nsend + 1));
+        m->recv = malloc(sizeof(double) * (size_t)(nrecv + 1));
+        if (!m->send_pick || !m->recv_at || !m->send || !m->recv)
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
+    }
+    status = comm_agree(status);
+    if (status) return status;
+    int64_t *fill = calloc((size_t)n, sizeof(int64_t)); /* (small: one per rank) */
+    int slot[n];
+    for (int i = 0; i < m->npeers; i++) slot[m->peers[i]] = i;
+    for (int64_t k = 0; k < lsol; k++) {
+        int i = slot[owner(m, m->isol[k] - 1)];
+        int64_t at = m->send_off[i] + fill[i]++;
+        m->send_pick[at] = k, m->send[at] = (double)(m->isol[k] - 1);
+    }
+    free(fill);
+    CommExchange x;
+    status = comm_exchange_begin(&x, m->npeers, m->peers, m->send_off, m->send, m->recv_off, m->recv);
+    if (!status) status = comm_exchange_end(&x);
+    for (int64_t k = 0; !status && k < nrecv; k++) m->recv_at[k] = (int64_t)m->recv[k] - m->first;
+    m->planned = 1;
+    return comm_agree(status);
+}
+
+/* x = A^-1 b with distributed vectors: b's owned entries in, MUMPS's solve, each solution entry to its owner;
+ * x's ghosts 0. */
+static int distributed_apply(Mumps *m, const double *b, double *x) {
+    memcpy(m->rhs, b, sizeof(double) * (size_t)m->nowned);
+    m->id.job = JOB_SOLVE;
+    dmumps_c(&m->id);
+    FEM_TRY(check(m, "solving with the coarse factor"));
+    if (!m->planned) FEM_TRY(plan(m));
+    int64_t nsend = m->send_off[m->npeers], nrecv = m->recv_off[m->npeers];
+    for (int64_t k = 0; k < nsend; k++) m->send[k] = m->sol[m->send_pick[k]];
+    CommExchange xc;
+    int status = comm_exchange_begin(&xc, m->npeers, m->peers, m->send_off, m->send, m->recv_off, m->recv);
+    if (!status) status = comm_exchange_end(&xc);
+    for (int64_t k = 0; !status && k < nrecv; k++) x[m->recv_at[k]] = m->recv[k];
+    for (int64_t i = m->nowned; i < m->nlocal; i++) x[i] = 0.0;
+    return comm_agree(status);
+}
+
 /* x = A^-1 b: b's owned entries to rank 0, MUMPS's solve over the ranks, x's owned entries back; x's ghosts
  * 0. Every rank takes every step whatever failed before it (each is collective), and the ranks agree on the
  * status once, at the end. */
@@ -179,6 +301,7 @@ static int mumps_apply(void *impl, const double *b, double *x) {
         memcpy(x, m->whole, (size_t)own);
         return FEM_OK;
     }
+    if (m->distributed) return distributed_apply(m, b, x);
     int status = comm_gather_bytes(b, own, m->whole, m->off, ROOT);
     m->id.job = JOB_SOLVE;
     dmumps_c(&m->id);
@@ -229,6 +352,9 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
         return status;
     }
     m->over_ranks = over;
+    m->first = over ? opt->first : 0;
+    const char *vectors = getenv("FEMTO_MUMPS_VECTORS");
+    m->distributed = over && vectors && !strcmp(vectors, "distributed");
     m->nlocal = A->nrows;
     m->nowned = over ? opt->nowned : A->nrows;
     m->n = A->nrows;
@@ -249,6 +375,7 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
         if (!over || comm_rank() == ROOT) m->id.rhs = m->whole, m->id.nrhs = 1, m->id.lrhs = (MUMPS_INT)m->n;
         status = factorise(m);
     }
+    if (!status && m->distributed) status = comm_agree(distributed_vectors(m));
     if (!status) {
         free(m->irn), free(m->jcn), free(m->a); /* MUMPS keeps its own copy in the factor */
         m->irn = m->jcn = NULL, m->a = NULL;
