@@ -329,9 +329,11 @@ PY
   coarsecpu) # issue 15: the strong-scaling problem (as strongcpu, STRONG_REFINE) with each coarse solver of COARSES
     # (default "mumps cholmod": MUMPS over the ranks, CHOLMOD gathered to rank 0) over RANKS (default 16), then one
     # rank with femto's own choice; per run -v's preconditioner and time lines and each level's ms per V-cycle
-    # (FEMTO_MG_PROFILE, min .. max over the ranks); CPU_ROUNDS (default 1) repeats the whole list
+    # (FEMTO_MG_PROFILE, min .. max over the ranks); CPU_ROUNDS (default 1) repeats the whole list; COARSECPU_ONE=0
+    # leaves the one-rank run out
     for round in $(seq 1 "${CPU_ROUNDS:-1}"); do
-      for run in $(for c in ${COARSES:-mumps cholmod}; do for n in ${RANKS:-16}; do echo "$c:$n"; done; done) auto:1; do
+      for run in $(for c in ${COARSES:-mumps cholmod}; do for n in ${RANKS:-16}; do echo "$c:$n"; done; done
+                 [ "${COARSECPU_ONE:-1}" = 0 ] || echo auto:1); do
         c=${run%%:*}; n=${run#*:}
         echo "== coarsecpu round $round: $n rank(s), coarse $c"
         printf '#!/bin/sh\nexec "%s" "$@" -v\n' "$PWD/femto-app" > coarsecpu-app.sh && chmod +x coarsecpu-app.sh
