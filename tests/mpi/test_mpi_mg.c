@@ -224,6 +224,30 @@ static void check_ranks_solve(Device *dev, const CsrMatrix *A, const CoarseOptio
     coarse_destroy(&cs), coarse_destroy(&cs1);
 }
 
+/* AUTO over ranks on a matrix that is not positive definite (A negated): MUMPS refuses it on every rank, and
+ * the ranks go on together to the solver gathered to rank 0 (whose own AUTO ends with BoomerAMG, which sets
+ * up on it), the description saying why; no rank is left waiting. A is put back. */
+static void check_auto_fallback(Device *dev, CsrMatrix *A, const CoarseOptions *o) {
+#if defined(FEMTO_HAVE_MUMPS) && defined(FEMTO_HAVE_CHOLMOD)
+    for (int64_t k = 0; k < A->rowptr[A->nrows]; k++) A->vals[k] = -A->vals[k];
+    CoarseOptions ao = *o;
+    ao.type = COARSE_AUTO;
+    CoarseSolver *cs = NULL;
+    int status = coarse_create(dev, A, &ao, &cs);
+    const char *d = status ? fem_last_error() : coarse_describe(cs);
+    if (comm_rank() == 0)
+        printf("AUTO on the negated matrix over %d ranks: %s (status %d)\n", comm_size(), d, status);
+    CHECK(strstr(d, "instead of MUMPS over the ranks: MUMPS could not factorise the coarse matrix: it is not "
+                    "positive definite") != NULL,
+          "AUTO over ranks after MUMPS refused: \"%s\"", d);
+    fem_clear_error();
+    coarse_destroy(&cs);
+    for (int64_t k = 0; k < A->rowptr[A->nrows]; k++) A->vals[k] = -A->vals[k];
+#else
+    (void)dev, (void)A, (void)o;
+#endif
+}
+
 static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
     const char *xml = pb->path;
     const PhysicsType *t = NULL;
@@ -269,6 +293,11 @@ static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
     char over[64];
     snprintf(over, sizeof over, "over %d MPI ranks", comm_size());
     check_ranks_solve(dev, &A, &o, &G, gdof, COARSE_MUMPS, over, 1e-12);
+    /* the same with MUMPS's distributed vectors (b where it is owned, x from where MUMPS computed it) */
+    setenv("FEMTO_MUMPS_VECTORS", "distributed", 1);
+    check_ranks_solve(dev, &A, &o, &G, gdof, COARSE_MUMPS, over, 1e-12);
+    unsetenv("FEMTO_MUMPS_VECTORS");
+    check_auto_fallback(dev, &A, &o);
     free(D), free(Gd), free(global), free(gdof), free(part);
     csr_destroy(&A), csr_destroy(&G);
     op_destroy(&lop), op_destroy(&gop);
