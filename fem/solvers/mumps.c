@@ -47,14 +47,14 @@ typedef struct {
      * solution comes out on the ranks MUMPS computed it on, from where one exchange takes each entry to its
      * owner (the plan is made at the first application, when MUMPS has said which entries a rank holds). */
     int distributed;
-    int64_t first;           /* this rank's first owned dof in the global numbering */
-    double *rhs, *sol;       /* [nowned] b's owned entries; [lsol] the solution entries MUMPS left here */
-    MUMPS_INT *irhs, *isol;  /* their global numbers, 1-based */
-    int planned, npeers;     /* the exchange: with npeers ranks (this one included where it keeps entries) */
+    int64_t first;          /* this rank's first owned dof in the global numbering */
+    double *rhs, *sol;      /* [nowned] b's owned entries; [lsol] the solution entries MUMPS left here */
+    MUMPS_INT *irhs, *isol; /* their global numbers, 1-based */
+    int planned, npeers;    /* the exchange: with npeers ranks (this one included where it keeps entries) */
     int *peers;
     int64_t *send_off, *recv_off; /* [npeers + 1] */
-    int64_t *send_pick;      /* [lsol] the sol entries in send order */
-    int64_t *recv_at;        /* [received] where each received value goes in x */
+    int64_t *send_pick;           /* [lsol] the sol entries in send order */
+    int64_t *recv_at;             /* [received] where each received value goes in x */
     double *send, *recv;
 } Mumps;
 
@@ -148,7 +148,7 @@ static int start(Mumps *m, MPI_Comm comm) {
     m->id.ICNTL(18) = 3; /* each rank hands in its own entries */
     m->id.ICNTL(28) = 1; /* the analysis on rank 0 */
     m->id.ICNTL(7) = ordering();
-    m->id.ICNTL(14) = 40; /* 40% more working memory than the analysis estimates */
+    m->id.ICNTL(14) = 40;                      /* 40% more working memory than the analysis estimates */
     m->id.ICNTL(20) = m->distributed ? 10 : 0; /* b on rank 0 (dense), or where its entries are owned */
     m->id.ICNTL(21) = m->distributed ? 1 : 0;  /* x on rank 0, or where MUMPS computes it */
     /* FEMTO_MUMPS_ICNTL="K=V,K=V": MUMPS's controls set by hand, for measurements (docs/solvers.md) */
@@ -203,7 +203,10 @@ static int owner(const Mumps *m, int64_t g) {
     int64_t at = g * (int64_t)sizeof(double);
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (m->off[mid] <= at) lo = mid; else hi = mid - 1;
+        if (m->off[mid] <= at)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     return lo;
 }
@@ -213,7 +216,8 @@ static int owner(const Mumps *m, int64_t g) {
 static int plan(Mumps *m) {
     int n = comm_size(), me = comm_rank();
     int64_t lsol = m->id.lsol_loc, *count = calloc((size_t)n * n, sizeof(int64_t)), *off = NULL;
-    int status = count ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
+    int status =
+        count ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
     status = comm_agree(status);
     if (status) return status;
     int64_t *mine = count + (size_t)me * n; /* [to rank] this rank's entries for it */
@@ -252,7 +256,8 @@ static int plan(Mumps *m) {
     }
     status = comm_agree(status);
     if (status) return status;
-    int64_t *fill = calloc((size_t)n, sizeof(int64_t)); /* (small: one per rank) */
+    int64_t fill[n]; /* (small: one per rank) */
+    memset(fill, 0, sizeof fill);
     int slot[n];
     for (int i = 0; i < m->npeers; i++) slot[m->peers[i]] = i;
     for (int64_t k = 0; k < lsol; k++) {
@@ -260,7 +265,6 @@ static int plan(Mumps *m) {
         int64_t at = m->send_off[i] + fill[i]++;
         m->send_pick[at] = k, m->send[at] = (double)(m->isol[k] - 1);
     }
-    free(fill);
     CommExchange x;
     status = comm_exchange_begin(&x, m->npeers, m->peers, m->send_off, m->send, m->recv_off, m->recv);
     if (!status) status = comm_exchange_end(&x);
