@@ -261,12 +261,12 @@ static int root_setup(Gathered *g, const CsrMatrix *G, const CoarseOptions *o, C
     return coarse_create(g->dev, G, &io, &g->inner);
 }
 
-/* The ranks' owned counts and the vectors' offsets. */
-static int gathered_layout(Gathered *g, int64_t **owned) {
+int coarse_owned_layout(int64_t nowned, int64_t **owned, int64_t **off) {
+    *off = NULL;
     *owned = malloc(sizeof(int64_t) * (size_t)comm_size());
-    if (!*owned) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse gather");
-    FEM_TRY(comm_allgather_int64(g->nowned, *owned));
-    return offsets(*owned, sizeof(double), &g->off);
+    if (!*owned) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse level's layout");
+    FEM_TRY(comm_allgather_int64(nowned, *owned));
+    return offsets(*owned, sizeof(double), off);
 }
 
 /* Every rank: the solver type and description rank 0 ended with. */
@@ -361,7 +361,7 @@ int coarse_gather_create(Device *dev, const CsrMatrix *A, const CoarseOptions *o
     int status = g ? FEM_OK : FEM_ERR_INTERNAL;
     if (g) {
         g->dev = dev, g->nlocal = A->nrows, g->nowned = o->nowned;
-        status = gathered_layout(g, &owned);
+        status = coarse_owned_layout(g->nowned, &owned, &g->off);
     }
     status = comm_agree(status);
     if (!status) {

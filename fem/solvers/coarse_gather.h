@@ -25,6 +25,11 @@
 int coarse_gather_choice(const Device *dev, const CoarseOptions *o, int have_cudss, int have_cholmod,
                          CoarseType *inner, int64_t *nglobal);
 
+/* Every rank's owned count of A's rows (all-gathered) in *owned, and in *off the byte offsets of the ranks'
+ * blocks in a whole vector of doubles ([ranks + 1]: rank r's owned entries, one block in the rank-contiguous
+ * numbering). Both malloc'ed (also on failure, where they may be NULL). Collective. */
+int coarse_owned_layout(int64_t nowned, int64_t **owned, int64_t **off);
+
 /* The gathered backend (host vectors of A's nrows local entries): rank 0 creates `inner` for the whole matrix
  * on dev. *type becomes the solver rank 0 ended with (AUTO's choice) on every rank. Collective; a failure on
  * rank 0 is every rank's status and sentence.

@@ -16,6 +16,7 @@
 
 #ifdef FEMTO_HAVE_MUMPS
 
+#include "coarse_gather.h"
 #include "fem/comm_mpi.h"
 #include "fem/error.h"
 
@@ -40,7 +41,8 @@ typedef struct {
     int64_t nowned; /* of which its own: the first nowned */
     int64_t n;      /* the whole matrix's rows */
     int64_t *off;   /* over ranks: [ranks + 1] byte offsets of the ranks' owned entries in a whole vector */
-    double *whole;  /* root (one process: this process): the whole right-hand side, then the solution */
+    double *whole;  /* centralised vectors, on rank 0 (one process: this process): the whole right-hand side,
+                     * then the solution */
     MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers */
     double *a;
     /* Distributed vectors (FEMTO_MUMPS_VECTORS=distributed): b's owned entries go in where they are, and the
@@ -317,22 +319,11 @@ static int mumps_apply(void *impl, const double *b, double *x) {
     return comm_agree(status);
 }
 
-/* Over ranks: the ranks' owned counts as byte offsets of a whole vector, the whole matrix's size, and rank
- * 0's whole vector. */
+/* Over ranks: the byte offsets of the ranks' owned blocks in a whole vector, and the whole matrix's size. */
 static int layout(Mumps *m) {
-    int n = comm_size();
-    int64_t *owned = malloc(sizeof(int64_t) * (size_t)n);
-    m->off = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!owned || !m->off) {
-        free(owned);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solver's layout");
-    }
-    int status = comm_allgather_int64(m->nowned, owned);
-    if (!status) {
-        m->off[0] = 0;
-        for (int r = 0; r < n; r++) m->off[r + 1] = m->off[r] + owned[r] * (int64_t)sizeof(double);
-        m->n = m->off[n] / (int64_t)sizeof(double);
-    }
+    int64_t *owned = NULL;
+    int status = coarse_owned_layout(m->nowned, &owned, &m->off);
+    if (!status) m->n = m->off[comm_size()] / (int64_t)sizeof(double);
     free(owned);
     return status;
 }
@@ -367,7 +358,7 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
         status =
             fem_fail(FEM_ERR_USAGE, "the coarse level has %lld rows, more than MUMPS's 32-bit indices allow",
                      (long long)m->n);
-    if (!status && (!over || comm_rank() == ROOT))
+    if (!status && !m->distributed && (!over || comm_rank() == ROOT))
         status = (m->whole = malloc(sizeof(double) * (size_t)(m->n + 1)))
                      ? FEM_OK
                      : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solver's vectors");
@@ -376,7 +367,7 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
     if (!status) status = entries(m, A, over ? opt->global : NULL); /* (after JOB_INIT, which clears them) */
     if (over) status = comm_agree(status);
     if (!status) {
-        if (!over || comm_rank() == ROOT) m->id.rhs = m->whole, m->id.nrhs = 1, m->id.lrhs = (MUMPS_INT)m->n;
+        if (m->whole) m->id.rhs = m->whole, m->id.nrhs = 1, m->id.lrhs = (MUMPS_INT)m->n;
         status = factorise(m);
     }
     if (!status && m->distributed) status = comm_agree(distributed_vectors(m));
