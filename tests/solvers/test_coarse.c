@@ -402,7 +402,6 @@ static void test_auto(Device *cpu) {
           coarse_type_name(above), coarse_type_name(above_expected));
 }
 
-/* CHOLMOD: one application is a solve to rounding, so CG preconditioned by it takes one iteration. */
 /* A direct solver (CHOLMOD, or MUMPS in one process) on the cube and the beam: backward stable, CG in one
  * iteration; CHOLMOD refactorises new values with its analysis. */
 static void test_direct(Device *cpu, CoarseType type) {
