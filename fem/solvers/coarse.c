@@ -238,6 +238,10 @@ int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done) {
     return FEM_OK;
 }
 
+int coarse_can_refactor(const CoarseSolver *cs) {
+    return cs && cs->be.refactor;
+}
+
 const char *coarse_describe(const CoarseSolver *cs) {
     return cs ? cs->description : "";
 }

@@ -119,10 +119,13 @@ int coarse_apply(CoarseSolver *cs, const double *b, double *x);
 
 /* The solver made for A again with A's new values, where A has the pattern of the matrix it was made for and
  * the solver keeps what depends on the pattern alone (cuDSS's analysis, CHOLMOD's symbolic factor): *done =
- * 1, and only the numeric factorisation runs. Otherwise (another pattern, BoomerAMG, a solver over MPI ranks)
- * *done = 0, cs is unchanged, and the caller makes a new solver. Newton's steps change the values, never the
- * pattern. */
+ * 1, and only the numeric factorisation runs. Otherwise (another pattern, BoomerAMG, a solver gathered to rank
+ * 0) *done = 0, cs is unchanged, and the caller makes a new solver. Newton's steps change the values, never
+ * the pattern. Over MPI ranks (MUMPS) collective: *done is every rank's. */
 int coarse_refactor(CoarseSolver *cs, const CsrMatrix *A, int *done);
+/* 1 when cs may keep its analysis for a matrix of the same pattern (coarse_refactor can succeed), else 0. Over
+ * MPI ranks every rank's solver says the same. */
+int coarse_can_refactor(const CoarseSolver *cs);
 
 /* One line for the run log, e.g. "BoomerAMG (HMIS, 7 levels, operator complexity 1.62, 3 functions, nodal,
  * 3 rotations as interpolation vectors)", "CHOLMOD (supernodal Cholesky, METIS ordering, nnz(L) = 4.1e+06,

@@ -49,10 +49,10 @@ int mg_coarse_setup(MgCoarse *c, Operator *op, const Vec *diag, const PcSettings
     (void)diag;
     c->op = op;
     /* a later setup (Newton's next step) keeps the solver when it can factorise the new values with its
-     * analysis of the pattern (one process: coarse_refactor); else the old solver goes before the new one is
-     * made, so that the two are never in memory together */
+     * analysis of the pattern (coarse_refactor: CHOLMOD, cuDSS, MUMPS over the ranks too); a solver that
+     * cannot goes before the new matrix is assembled, and never is in memory together with the new one */
     CoarseSolver *old = c->solver;
-    if (old && op->halo) coarse_destroy(&old);
+    if (old && !coarse_can_refactor(old)) coarse_destroy(&old);
     c->solver = NULL;
     const Space *sp = op->space;
     CoarseOptions opt = {.type = (CoarseType)set->coarse,

@@ -43,8 +43,10 @@ typedef struct {
     int64_t *off;   /* over ranks: [ranks + 1] byte offsets of the ranks' owned entries in a whole vector */
     double *whole;  /* centralised vectors, on rank 0 (one process: this process): the whole right-hand side,
                      * then the solution */
-    MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers */
+    MUMPS_INT *irn, *jcn; /* this rank's upper-triangle entries, 1-based global numbers, kept for a later
+                           * factorisation of new values on the same pattern (coarse_refactor) */
     double *a;
+    int64_t *global; /* over ranks: [nlocal] A's local dofs' global numbers (NULL: one process) */
     /* Distributed vectors (FEMTO_MUMPS_VECTORS=distributed): b's owned entries go in where they are, and the
      * solution comes out on the ranks MUMPS computed it on, from where one exchange takes each entry to its
      * owner (the plan is made at the first application, when MUMPS has said which entries a rank holds). */
@@ -60,6 +62,17 @@ typedef struct {
     double *send, *recv;
 } Mumps;
 
+/* The distributed vectors' arrays and the solution's exchange plan freed: a new factorisation may leave the
+ * solution's entries on other ranks. */
+static void forget_vectors(Mumps *m) {
+    free(m->rhs), free(m->sol), free(m->irhs), free(m->isol);
+    free(m->peers), free(m->send_off), free(m->recv_off), free(m->send_pick), free(m->recv_at);
+    free(m->send), free(m->recv);
+    m->rhs = m->sol = m->send = m->recv = NULL, m->irhs = m->isol = NULL, m->peers = NULL;
+    m->send_off = m->recv_off = m->send_pick = m->recv_at = NULL;
+    m->planned = m->npeers = 0;
+}
+
 static void mumps_destroy(void *impl) {
     Mumps *m = impl;
     if (!m) return;
@@ -68,13 +81,12 @@ static void mumps_destroy(void *impl) {
         dmumps_c(&m->id);
     }
     free(m->off);
+    free(m->global);
     free(m->whole);
     free(m->irn);
     free(m->jcn);
     free(m->a);
-    free(m->rhs), free(m->sol), free(m->irhs), free(m->isol);
-    free(m->peers), free(m->send_off), free(m->recv_off), free(m->send_pick), free(m->recv_at);
-    free(m->send), free(m->recv);
+    forget_vectors(m);
     free(m);
 }
 
@@ -94,23 +106,31 @@ static int check(const Mumps *m, const char *what) {
     return fem_fail(FEM_ERR_SOLVER, "MUMPS failed while %s (MUMPS error %d, %d)", what, e, e2);
 }
 
-/* This rank's entries of A's upper triangle in the global numbering, 1-based (A's rows and columns are local
- * dofs; global maps them, or is NULL for the identity). Zero entries (a constrained ghost's row) are left
- * out. */
-static int entries(Mumps *m, const CsrMatrix *A, const int64_t *global) {
-    int64_t nnz = A->rowptr[A->nrows], k = 0;
-    FEM_ALLOC(m->irn, nnz + 1, "the coarse matrix's rows for MUMPS");
-    FEM_ALLOC(m->jcn, nnz + 1, "the coarse matrix's columns for MUMPS");
-    FEM_ALLOC(m->a, nnz + 1, "the coarse matrix's values for MUMPS");
+/* The number of this rank's entries of A's upper triangle in the global numbering (A's rows and columns are
+ * local dofs; global maps them, or is NULL for the identity), and with irn, jcn, a not NULL the entries
+ * themselves, 1-based. Zero entries (a constrained ghost's row) are left out. */
+static int64_t upper_entries(const CsrMatrix *A, const int64_t *global, MUMPS_INT *irn, MUMPS_INT *jcn,
+                             double *a) {
+    int64_t k = 0;
     for (int64_t i = 0; i < A->nrows; i++) {
         int64_t gi = global ? global[i] : i;
         for (int64_t q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {
             int64_t gj = global ? global[A->cols[q]] : A->cols[q];
             if (gj < gi || A->vals[q] == 0.0) continue;
-            m->irn[k] = (MUMPS_INT)(gi + 1), m->jcn[k] = (MUMPS_INT)(gj + 1), m->a[k++] = A->vals[q];
+            if (irn) irn[k] = (MUMPS_INT)(gi + 1), jcn[k] = (MUMPS_INT)(gj + 1), a[k] = A->vals[q];
+            k++;
         }
     }
-    m->id.nnz_loc = k;
+    return k;
+}
+
+/* m's entries (irn, jcn, a) from A, handed to MUMPS. */
+static int entries(Mumps *m, const CsrMatrix *A, const int64_t *global) {
+    int64_t nnz = upper_entries(A, global, NULL, NULL, NULL);
+    FEM_ALLOC(m->irn, nnz + 1, "the coarse matrix's rows for MUMPS");
+    FEM_ALLOC(m->jcn, nnz + 1, "the coarse matrix's columns for MUMPS");
+    FEM_ALLOC(m->a, nnz + 1, "the coarse matrix's values for MUMPS");
+    m->id.nnz_loc = upper_entries(A, global, m->irn, m->jcn, m->a);
     m->id.irn_loc = m->irn, m->id.jcn_loc = m->jcn, m->id.a_loc = m->a;
     return FEM_OK;
 }
@@ -162,11 +182,12 @@ static int start(Mumps *m, MPI_Comm comm) {
     return FEM_OK;
 }
 
-/* The analysis and the factorisation; a factorisation short of working memory (errors -8, -9) is repeated
+/* The analysis and the factorisation (job JOB_ANALYSE_FACTORISE), or the factorisation alone with the
+ * analysis made before (JOB_FACTORISE); a factorisation short of working memory (errors -8, -9) is repeated
  * with more, twice. */
-static int factorise(Mumps *m) {
+static int factorise(Mumps *m, int job) {
     m->id.n = (MUMPS_INT)m->n;
-    m->id.job = JOB_ANALYSE_FACTORISE;
+    m->id.job = job;
     dmumps_c(&m->id);
     for (int retry = 0; retry < 2 && (m->id.INFOG(1) == -8 || m->id.INFOG(1) == -9); retry++) {
         m->id.ICNTL(14) *= 3;
@@ -319,6 +340,51 @@ static int mumps_apply(void *impl, const double *b, double *x) {
     return comm_agree(status);
 }
 
+/* New values on the pattern MUMPS analysed (Newton's next step, coarse_refactor): where every rank's entries
+ * have the positions of those it handed in before, MUMPS factorises the new values with its analysis (the
+ * ordering and the mapping over the ranks kept: JOB = 2 alone); else *done = 0 and nothing changed.
+ * Collective over the ranks. */
+static int mumps_refactor(void *impl, const CsrMatrix *A, int *done) {
+    Mumps *m = impl;
+    *done = 0;
+    int64_t nnz = upper_entries(A, m->global, NULL, NULL, NULL);
+    int same = nnz == m->id.nnz_loc, status = FEM_OK;
+    MUMPS_INT *irn = NULL, *jcn = NULL;
+    double *a = NULL;
+    if (same) {
+        irn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1)), jcn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1));
+        a = malloc(sizeof(double) * (size_t)(nnz + 1));
+        if (!irn || !jcn || !a) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory refactorising MUMPS");
+    }
+    if (same && !status) {
+        upper_entries(A, m->global, irn, jcn, a);
+        same = !memcmp(irn, m->irn, sizeof(MUMPS_INT) * (size_t)nnz) &&
+               !memcmp(jcn, m->jcn, sizeof(MUMPS_INT) * (size_t)nnz);
+    }
+    free(irn), free(jcn);
+    if (m->over_ranks) {
+        status = comm_agree(status);
+        double differ[1] = {!same};
+        int reduced = comm_max(differ, 1);
+        if (!status) status = reduced;
+        same = differ[0] == 0.0;
+    }
+    if (status || !same) {
+        free(a);
+        return status;
+    }
+    m->a = a, m->id.a_loc = a, m->id.irn_loc = m->irn, m->id.jcn_loc = m->jcn;
+    status = factorise(m, JOB_FACTORISE);
+    free(m->a);
+    m->a = NULL, m->id.a_loc = NULL;
+    if (!status && m->distributed) {
+        forget_vectors(m);
+        status = comm_agree(distributed_vectors(m));
+    }
+    *done = !status;
+    return status;
+}
+
 /* Over ranks: the byte offsets of the ranks' owned blocks in a whole vector, and the whole matrix's size. */
 static int layout(Mumps *m) {
     int64_t *owned = NULL;
@@ -368,16 +434,23 @@ int mumps_coarse_create(const CsrMatrix *A, const CoarseOptions *opt, CoarseBack
     if (over) status = comm_agree(status);
     if (!status) {
         if (m->whole) m->id.rhs = m->whole, m->id.nrhs = 1, m->id.lrhs = (MUMPS_INT)m->n;
-        status = factorise(m);
+        status = factorise(m, JOB_ANALYSE_FACTORISE);
     }
     if (!status && m->distributed) status = comm_agree(distributed_vectors(m));
+    if (!status && over) {
+        m->global = malloc(sizeof(int64_t) * (size_t)(m->nlocal + 1)); /* for a refactorisation */
+        if (m->global) memcpy(m->global, opt->global, sizeof(int64_t) * (size_t)m->nlocal);
+        status = m->global ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solver");
+        status = comm_agree(status);
+    }
     if (!status) {
-        free(m->irn), free(m->jcn), free(m->a); /* MUMPS keeps its own copy in the factor */
-        m->irn = m->jcn = NULL, m->a = NULL;
-        m->id.irn_loc = m->id.jcn_loc = NULL, m->id.a_loc = NULL;
+        free(m->a); /* MUMPS keeps its own copy in the factor; the pattern stays for a refactorisation */
+        m->a = NULL, m->id.a_loc = NULL;
         describe(m, out);
     }
-    return coarse_backend_finish(out, status, m, 0, mumps_apply, mumps_destroy);
+    status = coarse_backend_finish(out, status, m, 0, mumps_apply, mumps_destroy);
+    if (!status) out->refactor = mumps_refactor;
+    return status;
 }
 
 #endif

@@ -224,6 +224,63 @@ static void check_ranks_solve(Device *dev, const CsrMatrix *A, const CoarseOptio
     coarse_destroy(&cs), coarse_destroy(&cs1);
 }
 
+/* MUMPS over the ranks made again for new values on its pattern (Newton's next step, coarse_refactor): A
+ * doubled is refactorised on every rank (its analysis kept), and its solve is half one process's CHOLMOD
+ * solve of G to `tol`; then one entry of rank 0's rows set to zero (MUMPS is not handed zeros, so rank 0's
+ * pattern changes while the others' do not) is refused on every rank, the solver unchanged. A is put back. */
+static void check_ranks_refactor(Device *dev, CsrMatrix *A, const CoarseOptions *o, const CsrMatrix *G,
+                                 const int64_t *gdof, double tol) {
+#if defined(FEMTO_HAVE_MUMPS) && defined(FEMTO_HAVE_CHOLMOD)
+    CoarseOptions go = *o, one = *o;
+    go.type = COARSE_MUMPS, one.type = COARSE_CHOLMOD;
+    one.global = NULL, one.nowned = one.first = 0;
+    CoarseSolver *cs = NULL, *cs1 = NULL;
+    CHECK_OK(coarse_create(dev, A, &go, &cs));
+    CHECK_OK(coarse_create(dev, G, &one, &cs1));
+    CHECK(coarse_can_refactor(cs), "MUMPS over the ranks says it cannot refactorise");
+    int64_t n = G->nrows, nl = A->nrows, nnz = A->rowptr[nl];
+    for (int64_t k = 0; k < nnz; k++) A->vals[k] *= 2;
+    int done = 0;
+    CHECK_OK(coarse_refactor(cs, A, &done));
+    CHECK(done, "rank %d: MUMPS over the ranks did not refactorise the same pattern", comm_rank());
+    double *b = malloc(sizeof(double) * (size_t)(n + nl)), *x = malloc(sizeof(double) * (size_t)(n + nl));
+    double *bl = b + n, *xl = x + n, diff = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) b[i] = field(i);
+    for (int64_t i = 0; i < nl; i++) bl[i] = i < o->nowned ? field(gdof[i]) : -1e30;
+    CHECK_OK(coarse_apply(cs1, b, x));
+    CHECK_OK(coarse_apply(cs, bl, xl));
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(x[i]));
+    for (int64_t i = 0; i < o->nowned; i++) diff = fmax(diff, fabs(2 * xl[i] - x[gdof[i]]));
+    double each[1] = {diff};
+    CHECK_OK(comm_sum(each, 1));
+    CHECK(each[0] <= tol * scale, "MUMPS refactorised over the ranks: twice its solve differs from one "
+          "process's by %.3g relative (%.0e allowed)", each[0] / scale, tol);
+    if (comm_rank() == 0)
+        printf("MUMPS refactorised with new values over %d ranks: solution differs by %.2e relative\n",
+               comm_size(), each[0] / scale);
+    double kept = 0;
+    int64_t at = -1;
+    for (int64_t k = 0; k < nnz && at < 0; k++)
+        if (comm_rank() == 0 && A->vals[k] != 0 && A->cols[k] != 0) at = k;
+    if (at >= 0) kept = A->vals[at], A->vals[at] = 0;
+    done = 1;
+    CHECK_OK(coarse_refactor(cs, A, &done));
+    CHECK(!done, "rank %d: MUMPS refactorised although rank 0's pattern changed", comm_rank());
+    if (at >= 0) A->vals[at] = kept;
+    CHECK_OK(coarse_apply(cs, bl, xl)); /* the solver is still the doubled matrix's */
+    diff = 0;
+    for (int64_t i = 0; i < o->nowned; i++) diff = fmax(diff, fabs(2 * xl[i] - x[gdof[i]]));
+    each[0] = diff;
+    CHECK_OK(comm_sum(each, 1));
+    CHECK(each[0] <= tol * scale, "MUMPS changed after refusing a refactorisation: %.3g", each[0] / scale);
+    for (int64_t k = 0; k < nnz; k++) A->vals[k] /= 2;
+    free(b), free(x);
+    coarse_destroy(&cs), coarse_destroy(&cs1);
+#else
+    (void)dev, (void)A, (void)o, (void)G, (void)gdof, (void)tol;
+#endif
+}
+
 /* AUTO over ranks on a matrix that is not positive definite (A negated): MUMPS refuses it on every rank, and
  * the ranks go on together to the solver gathered to rank 0 (whose own AUTO ends with BoomerAMG, which sets
  * up on it), the description saying why; no rank is left waiting. A is put back. */
@@ -296,7 +353,9 @@ static void check_matrix(const Problem *pb, Mesh *m, Device *dev) {
     /* the same with MUMPS's distributed vectors (b where it is owned, x from where MUMPS computed it) */
     setenv("FEMTO_MUMPS_VECTORS", "distributed", 1);
     check_ranks_solve(dev, &A, &o, &G, gdof, COARSE_MUMPS, over, 1e-12);
+    check_ranks_refactor(dev, &A, &o, &G, gdof, 1e-12); /* distributed vectors: their plan made again */
     unsetenv("FEMTO_MUMPS_VECTORS");
+    check_ranks_refactor(dev, &A, &o, &G, gdof, 1e-12);
     check_auto_fallback(dev, &A, &o);
     free(D), free(Gd), free(global), free(gdof), free(part);
     csr_destroy(&A), csr_destroy(&G);
