@@ -260,6 +260,17 @@ int comm_allgather_int64(int64_t mine, int64_t *all) {
     return FEM_OK;
 }
 
+int comm_alltoall_int64(const int64_t *send, int64_t *recv) {
+    if (comm_size() == 1) {
+        recv[0] = send[0];
+        return FEM_OK;
+    }
+    _Static_assert(sizeof(long long) == sizeof(int64_t), "MPI_LONG_LONG is int64_t");
+    if (MPI_Alltoall(send, 1, MPI_LONG_LONG, recv, 1, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fem_fail(FEM_ERR_INTERNAL, "exchanging counts between %d MPI ranks failed", comm_size());
+    return FEM_OK;
+}
+
 /* A tag of its own, so that these messages can never be taken for a halo exchange's (tag 0). */
 enum { COMM_TAG_ROOT = 7, COMM_PIECE = 1 << 30 };
 
@@ -399,6 +410,10 @@ int comm_exchange_end(CommExchange *x) {
 }
 int comm_allgather_int64(int64_t mine, int64_t *all) {
     all[0] = mine;
+    return FEM_OK;
+}
+int comm_alltoall_int64(const int64_t *send, int64_t *recv) {
+    recv[0] = send[0];
     return FEM_OK;
 }
 int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off, int root) {

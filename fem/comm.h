@@ -80,6 +80,11 @@ int comm_exchange_end(CommExchange *x);
 /* Every rank's value of `mine`, in all[0 .. comm_size()) on every rank (all[0] = mine on one process). */
 int comm_allgather_int64(int64_t mine, int64_t *all);
 
+/* Personalised counts: send[r] goes to rank r, which finds it at recv[this rank] (both comm_size() long); a
+ * copy on one process. What a rank sends each other rank, without the size x size table an all-gather of
+ * every rank's row would make. */
+int comm_alltoall_int64(const int64_t *send, int64_t *recv);
+
 /* Gathers to root: rank r's `bytes` bytes of send land at recv + off[r] on root, where off has comm_size() +
  * 1 entries (byte offsets; rank r's count is off[r + 1] - off[r], which must equal its bytes). recv and off
  * are read on root only. Any size (sent in pieces of at most 1 GiB). A copy on one process. */

@@ -234,27 +234,19 @@ static int owner(const Mumps *m, int64_t g) {
     return lo;
 }
 
-/* The exchange that takes the solution entries MUMPS left on each rank to their owners: counts through an
- * all-gather, then the global numbers once (as doubles: exact below 2^53). Collective. */
+/* The exchange that takes the solution entries MUMPS left on each rank to their owners: the counts each rank
+ * sends each other through an all-to-all, then the global numbers once (as doubles: exact below 2^53).
+ * Collective. */
 static int plan(Mumps *m) {
-    int n = comm_size(), me = comm_rank();
-    int64_t lsol = m->id.lsol_loc, *count = calloc((size_t)n * n, sizeof(int64_t)), *off = NULL;
-    int status =
-        count ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
-    status = comm_agree(status);
-    if (status) return status;
-    int64_t *mine = count + (size_t)me * n; /* [to rank] this rank's entries for it */
-    for (int64_t k = 0; k < lsol; k++) mine[owner(m, m->isol[k] - 1)]++;
-    off = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (off) {
-        for (int r = 0; r <= n; r++) off[r] = (int64_t)r * n * (int64_t)sizeof(int64_t);
-        int64_t row[n];
-        memcpy(row, mine, sizeof row);
-        status = comm_allgather_bytes(row, (int64_t)sizeof row, count, off);
-    } else {
-        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
-    }
-    free(off);
+    int n = comm_size();
+    int64_t lsol = m->id.lsol_loc, *sends = calloc((size_t)n, sizeof(int64_t)),
+            *gets = calloc((size_t)n, sizeof(int64_t));
+    int status = comm_agree(sends && gets ? FEM_OK
+                                          : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse "
+                                                                       "solution's plan"));
+    if (status) return free(sends), free(gets), status;
+    for (int64_t k = 0; k < lsol; k++) sends[owner(m, m->isol[k] - 1)]++; /* [to rank] entries for it */
+    status = comm_alltoall_int64(sends, gets);
     int64_t nsend = 0, nrecv = 0;
     m->peers = malloc(sizeof(int) * (size_t)n);
     m->send_off = calloc((size_t)n + 1, sizeof(int64_t));
@@ -263,12 +255,12 @@ static int plan(Mumps *m) {
         status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the coarse solution's plan");
     if (!status)
         for (int r = 0; r < n; r++) {
-            int64_t s = count[(size_t)me * n + r], q = count[(size_t)r * n + me];
+            int64_t s = sends[r], q = gets[r];
             if (!s && !q) continue;
             m->peers[m->npeers++] = r;
             m->send_off[m->npeers] = (nsend += s), m->recv_off[m->npeers] = (nrecv += q);
         }
-    free(count);
+    free(sends), free(gets);
     if (!status) {
         m->send_pick = malloc(sizeof(int64_t) * (size_t)(nsend + 1));
         m->recv_at = malloc(sizeof(int64_t) * (size_t)(nrecv + 1));
@@ -352,7 +344,8 @@ static int mumps_refactor(void *impl, const CsrMatrix *A, int *done) {
     MUMPS_INT *irn = NULL, *jcn = NULL;
     double *a = NULL;
     if (same) {
-        irn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1)), jcn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1));
+        irn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1));
+        jcn = malloc(sizeof(MUMPS_INT) * (size_t)(nnz + 1));
         a = malloc(sizeof(double) * (size_t)(nnz + 1));
         if (!irn || !jcn || !a) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory refactorising MUMPS");
     }
