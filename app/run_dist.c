@@ -36,10 +36,13 @@ int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev)
     rd->on = 1;
     FEM_ALLOC(rd->part, partition_ncells(gsp->mesh), "the partition");
     FEM_TRY(partition_mesh_shared(gsp->mesh, comm_size(), rd->part));
-    int status = dist_create(&rd->d, gsp, rd->part, comm_rank(), comm_size());
+    /* the rank's part of the solve's space, made on rank 0 and sent (fem/dist.h) */
+    int status = dist_scatter(&rd->d, gsp, rd->part);
     status = comm_agree(status); /* a rank without cells: every rank says so */
     if (status) return status;
     rd->have_dist = 1;
+    rd->d.global_mesh = gsp->mesh; /* multigrid's coarser levels are split from it (dist_create_order) */
+    rd->d.part = rd->part;
     FEM_TRY(model_localize(gmd, &rd->d, &rd->md));
     rd->have_model = 1;
     FEM_TRY(halo_create(&rd->halo, &rd->d, dev, gsp->ncomp));

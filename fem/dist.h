@@ -2,11 +2,14 @@
  * its nodes numbered OWNED first, then GHOST, the map to the global numbering, and which nodes it exchanges
  * with which neighbour rank (the halo, fem/halo.h moves values along it).
  *
- * Every rank holds the whole mesh and the whole space (rank 0 reads the mesh and sends it, or every rank
- * reads it) and the partition (fem/partition.h); dist_create then builds the rank's part from them with no
- * message at all: each rank computes the same owners and the same ordered lists, so the two ends of every
- * exchange agree by construction. That costs every rank the memory of the whole mesh, which a later step
- * (each rank reads or receives only its cells) removes; the local objects below do not change then.
+ * A rank's part is made from the global space and the partition (fem/partition.h) as a record, DistPart,
+ * which holds everything the rank needs: its cells, their nodes' global numbers and owners, and which of its
+ * nodes other ranks' cells touch. The rank builds its Dist from the record alone (dist_create_part), so the
+ * record can be made on rank 0 and sent (the run's finest level: app/run_dist.c), or made by the rank itself
+ * from the global space (dist_create). Both ends of every exchange agree by construction: the owners and the
+ * ordered lists come from the same global computation. Every rank still holds the whole mesh for the
+ * multigrid's coarser levels (dist_create_order), the output and the summary; removing that is the next
+ * step, and the local objects below do not change then.
  *
  * A node is owned by one of the ranks whose cells touch it, picked by a hash of the node's global number and
  * the rank (dist_owner_key): every such rank is equally likely, so shared nodes split evenly. (The lowest
@@ -55,10 +58,56 @@ typedef struct {
     int64_t *share_off;
     int32_t *share;
     /* What it was split from (borrowed: the caller keeps them alive while the Dist is used to make others):
-     * the global mesh and the partition, from which dist_create_order splits a space of another order. */
+     * the global mesh and the partition, from which dist_create_order splits a space of another order; NULL
+     * from dist_create_part until the caller sets them. */
     const Mesh *global_mesh;
     const int32_t *part;
 } Dist;
+
+/* What one rank needs to build its Dist without the global mesh: its cells and facets as a mesh (node numbers
+ * its own, in increasing global order; not finished), the global node of every slot of its cells at the
+ * space's order, its nodes' owners, and the (rank, node) pairs of its nodes that cells of other ranks touch.
+ * Made from the global space (dist_part_make, fem/dist_part.c), moved between ranks as bytes
+ * (dist_part_pack, dist_part_unpack), and turned into the Dist (dist_create_part). */
+typedef struct {
+    int rank, nranks, order, ncomp;
+    int64_t nglobal_nodes;
+    Mesh mesh;
+    int cell_block[MESH_MAX_BLOCKS], facet_block[MESH_MAX_BLOCKS];
+    unsigned char cell_boundary[MESH_MAX_BLOCKS];
+    int64_t *cell_global[MESH_MAX_BLOCKS], *facet_global[MESH_MAX_BLOCKS];
+    int ndof[MESH_MAX_BLOCKS];
+    int64_t *slot_global[MESH_MAX_BLOCKS]; /* [count][ndof] global space node of each local cell's slot */
+    int64_t nnodes;                        /* the global space nodes of the part's cells */
+    int64_t *node;                         /* [nnodes] increasing */
+    int32_t *owner;                        /* [nnodes] */
+    int64_t npairs;                        /* (pair_rank, pair_node): sorted by rank, then node */
+    int32_t *pair_rank;
+    int64_t *pair_node;
+} DistPart;
+
+/* What every rank's part needs from the global space gsp split by part[] into nranks parts, computed once
+ * (nodes' owners, the parts touching each node, each part's cells): then each part costs its own size. gsp
+ * and part must outlive it. */
+typedef struct DistSplit DistSplit;
+int dist_split_create(const Space *gsp, const int32_t *part, int nranks, DistSplit **s);
+void dist_split_destroy(DistSplit *s);
+/* Rank r's part (s keeps scratch marks between parts, hence not const). */
+int dist_part_make(DistSplit *s, int r, DistPart *p);
+void dist_part_destroy(DistPart *p);
+/* The part as one malloc'ed record of *len bytes, and back (a record that does not parse is
+ * FEM_ERR_INTERNAL). */
+int dist_part_pack(const DistPart *p, char **buf, int64_t *len);
+int dist_part_unpack(const char *buf, int64_t len, DistPart *p);
+/* The Dist of the part's rank, taking the part's mesh and element lists (p is left to dist_part_destroy).
+ * global_mesh and part stay NULL: the caller sets them where it holds the global mesh. A part without cells
+ * is FEM_ERR_INPUT. */
+int dist_create_part(Dist *d, DistPart *p);
+
+/* The calling rank's part of the global space gsp split by part[] into comm_size() parts, made on rank 0
+ * (gsp and part are read there only) and sent: collective. A rank's failure to build its Dist (a part
+ * without cells) is its own status; the caller agrees on it. */
+int dist_scatter(Dist *d, const Space *gsp, const int32_t *part);
 
 /* Rank `rank`'s part of the global space gsp (on its global mesh) split by part[] (partition.h's cell
  * numbering, values in [0, nranks)). A rank without cells is FEM_ERR_INPUT. */

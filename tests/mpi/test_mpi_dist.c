@@ -259,6 +259,69 @@ static void check_shared_evaluation(Space *gsp, Device *dev, int rank, int nrank
     vec_destroy(&u);
 }
 
+static int same_i64(const int64_t *a, const int64_t *b, int64_t n) {
+    return n == 0 || !memcmp(a, b, sizeof(int64_t) * (size_t)n);
+}
+
+static int same_i32(const int32_t *a, const int32_t *b, int64_t n) {
+    return n == 0 || !memcmp(a, b, sizeof(int32_t) * (size_t)n);
+}
+
+/* The part rank 0 made for this rank and sent (dist_scatter, the run's way) gives the Dist this rank makes
+ * from the global space itself (dist_create): the same mesh, node numbers, owners, halo and shared lists;
+ * a damaged record is refused in one sentence. */
+static void check_scatter(const Dist *d, const Space *gsp, const int32_t *part) {
+    Dist e;
+    CHECK_OK(dist_scatter(&e, comm_rank() == 0 ? gsp : NULL, comm_rank() == 0 ? part : NULL));
+    int64_t n = d->space.nnodes;
+    int same = e.space.nnodes == n && e.space.nnodes_owned == d->space.nnodes_owned &&
+               e.mesh.nnodes == d->mesh.nnodes && e.mesh.ncell_blocks == d->mesh.ncell_blocks &&
+               e.mesh.nfacet_blocks == d->mesh.nfacet_blocks && e.nnbr == d->nnbr && e.nshare == d->nshare &&
+               e.nglobal_nodes == d->nglobal_nodes && same_i64(e.node_global, d->node_global, n) &&
+               !memcmp(e.mesh.x, d->mesh.x, sizeof(double) * 3 * (size_t)d->mesh.nnodes);
+    for (int b = 0; same && b < d->mesh.ncell_blocks; b++) {
+        const MeshBlock *x = &e.mesh.cells[b], *y = &d->mesh.cells[b];
+        same = x->count == y->count && x->nnodes == y->nnodes && x->type == y->type &&
+               e.cell_block[b] == d->cell_block[b] && e.cell_boundary[b] == d->cell_boundary[b] &&
+               same_i64(e.cell_global[b], d->cell_global[b], y->count) &&
+               same_i32(x->nodes, y->nodes, y->count * y->nnodes) &&
+               same_i32(e.space.cells[b].dofs, d->space.cells[b].dofs, y->count * d->space.cells[b].ndof);
+    }
+    for (int b = 0; same && b < d->mesh.nfacet_blocks; b++)
+        same = e.mesh.facets[b].count == d->mesh.facets[b].count && e.facet_block[b] == d->facet_block[b] &&
+               same_i64(e.facet_global[b], d->facet_global[b], d->mesh.facets[b].count);
+    same = same && !memcmp(e.nbr, d->nbr, sizeof(int) * (size_t)d->nnbr) &&
+           same_i64(e.send_off, d->send_off, d->nnbr + 1) && same_i64(e.recv_off, d->recv_off, d->nnbr + 1) &&
+           same_i32(e.send, d->send, d->send_off[d->nnbr]) &&
+           same_i32(e.recv, d->recv, d->recv_off[d->nnbr]) &&
+           !memcmp(e.share_nbr, d->share_nbr, sizeof(int) * (size_t)d->nshare) &&
+           same_i64(e.share_off, d->share_off, d->nshare + 1) &&
+           same_i32(e.share, d->share, d->share_off[d->nshare]);
+    CHECK(same, "rank %d: the part rank 0 sent builds another Dist than the rank's own", comm_rank());
+    CHECK(e.global_mesh == NULL && e.part == NULL, "a scattered Dist claims a global mesh");
+    dist_destroy(&e);
+    /* a record cut short is refused */
+    DistSplit *s;
+    DistPart p, q;
+    CHECK_OK(dist_split_create(gsp, part, d->nranks, &s));
+    CHECK_OK(dist_part_make(s, d->rank, &p));
+    char *buf;
+    int64_t len;
+    CHECK_OK(dist_part_pack(&p, &buf, &len));
+    CHECK(dist_part_unpack(buf, len - 1, &q) == FEM_ERR_INTERNAL && strstr(fem_last_error(), "damaged"),
+          "a record cut short: %s", fem_last_error());
+    fem_clear_error();
+    CHECK_OK(dist_part_unpack(buf, len, &q));
+    CHECK(q.npairs == p.npairs && q.nnodes == p.nnodes && same_i64(q.node, p.node, p.nnodes) &&
+              same_i32(q.owner, p.owner, p.nnodes),
+          "rank %d: a part unpacked differs from the one packed", d->rank);
+    dist_part_destroy(&q);
+    dist_part_destroy(&p);
+    dist_split_destroy(s);
+    free(buf);
+    if (comm_rank() == 0) printf("the parts rank 0 sent build every rank's own Dist\n");
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: mpiexec -n N test_mpi_dist MESH ORDER NCOMP\n");
@@ -286,6 +349,7 @@ int main(int argc, char **argv) {
     }
     check_cuda_detection(&d, &dev);
     check_interior(&d, valence);
+    check_scatter(&d, &gsp, part);
     check_agree(rank, nranks);
     check_shared_evaluation(&gsp, &dev, rank, nranks);
     double failures = test_failures;
