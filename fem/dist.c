@@ -1,6 +1,7 @@
 /* A rank's part of a split mesh and space (see dist.h). */
 #include "dist.h"
 
+#include "comm.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -207,13 +208,21 @@ int dist_create(Dist *d, const Space *gsp, const int32_t *part, int rank, int nr
 
 int dist_create_order(Dist *d, const Dist *like, int order) {
     memset(d, 0, sizeof *d);
-    if (!like->global_mesh || !like->part)
-        return fem_fail(FEM_ERR_INTERNAL, "a rank's part of a space was split from no global mesh");
     Space gsp;
-    FEM_TRY(space_create(like->global_mesh, order, like->space.ncomp, &gsp));
-    int status = dist_create(d, &gsp, like->part, like->rank, like->nranks);
-    space_destroy(&gsp);
-    return status;
+    int have = 0, status = FEM_OK;
+    if (comm_rank() == 0) {
+        if (!like->global_mesh || !like->part)
+            status = fem_fail(FEM_ERR_INTERNAL, "a rank's part of a space was split from no global mesh");
+        else if (!(status = space_create(like->global_mesh, order, like->space.ncomp, &gsp)))
+            have = 1;
+    }
+    status = comm_agree(status);
+    if (!status) status = comm_agree(dist_scatter(d, have ? &gsp : NULL, like->part));
+    if (have) space_destroy(&gsp);
+    if (status) return dist_destroy(d), status;
+    d->global_mesh = like->global_mesh;
+    d->part = like->part;
+    return FEM_OK;
 }
 
 void dist_destroy(Dist *d) {

@@ -118,9 +118,11 @@ void dist_destroy(Dist *d);
 uint64_t dist_owner_key(int64_t node, int32_t part);
 
 /* The same rank's part of the global space of order `order` (like's components) on like's global mesh and
- * partition: a p-multigrid level over ranks. Its local mesh has like's cells in like's order (dist_create is
- * deterministic), so element c of local block b is the same cell at both orders; its nodes, owners and halo
- * are those of the new order. The global space at that order is built and freed here. */
+ * partition: a p-multigrid level over ranks. Its local mesh has like's cells in like's order (the parts are
+ * made deterministically), so element c of local block b is the same cell at both orders; its nodes, owners
+ * and halo are those of the new order. Collective: rank 0 builds the global space at that order from its
+ * like->global_mesh and like->part, makes every rank's part and sends it (dist_scatter); the result's
+ * global_mesh and part are like's. */
 int dist_create_order(Dist *d, const Dist *like, int order);
 
 /* Global dof numbers of the first n local dofs (ncomp components interleaved), into g[n]. */

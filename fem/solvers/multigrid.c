@@ -367,31 +367,39 @@ static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int *fits) {
         C->sp = &C->space;
         return FEM_OK;
     }
+    /* rank 0 (which holds the global mesh) partitions the parent and sends every rank its part; the others
+     * learn whether it fits */
     const Dist *fd = op->halo->dist;
-    int64_t n = partition_ncells(fd->global_mesh), np = partition_ncells(parent);
-    int64_t *of = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    C->hpart = malloc(sizeof(int32_t) * (size_t)(np + 1));
-    if (!of || !C->hpart) {
+    int root = comm_rank() == 0, status = FEM_OK;
+    if (root) {
+        int64_t n = partition_ncells(fd->global_mesh), np = partition_ncells(parent);
+        int64_t *of = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        C->hpart = malloc(sizeof(int32_t) * (size_t)(np + 1));
+        status = of && C->hpart ? mesh_parent_cells(fd->global_mesh, of)
+                                : fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
+        for (int64_t c = 0; c < np && !status; c++) C->hpart[c] = -1;
+        for (int64_t c = 0; c < n && !status && *fits; c++) {
+            *fits = C->hpart[of[c]] < 0 || C->hpart[of[c]] == fd->part[c];
+            C->hpart[of[c]] = fd->part[c];
+        }
         free(of);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for a multigrid level");
     }
-    int status = mesh_parent_cells(fd->global_mesh, of);
-    for (int64_t c = 0; c < np; c++) C->hpart[c] = -1;
-    for (int64_t c = 0; c < n && !status && *fits; c++) {
-        *fits = C->hpart[of[c]] < 0 || C->hpart[of[c]] == fd->part[c];
-        C->hpart[of[c]] = fd->part[c];
-    }
-    free(of);
-    /* every rank computes the same from the same global mesh and partition: no need to agree */
-    if (status || !*fits) {
+    double fit = root ? (double)(*fits && !status) : 0;
+    status = comm_agree(status);
+    if (!status) status = comm_sum(&fit, 1);
+    if (status || fit == 0) {
         *fits = 0;
+        fem_clear_error();
         return FEM_OK;
     }
     Space g;
-    FEM_TRY(space_create(parent, 1, nc, &g));
-    status = dist_create(&C->dist, &g, C->hpart, fd->rank, fd->nranks);
-    space_destroy(&g);
+    if (root) FEM_TRY(comm_agree(space_create(parent, 1, nc, &g)));
+    else FEM_TRY(comm_agree(FEM_OK));
+    status = dist_scatter(&C->dist, root ? &g : NULL, C->hpart);
+    if (root) space_destroy(&g);
     FEM_TRY(comm_agree(status));
+    C->dist.global_mesh = parent; /* (read on rank 0 only, for the order-2 space below) */
+    C->dist.part = C->hpart;
     C->have_dist = 1;
     C->sp = &C->dist.space;
     FEM_TRY(halo_create(&C->halo, &C->dist, op->dev, nc));
