@@ -228,13 +228,51 @@ typedef struct {
     void *arg;
 } EvalJob;
 
-/* Over the ranks that share the space (Space.share_size), a collective evaluation: each rank's part done,
- * the ranks agree on the status (so that none waits for a failed one) and then sum n values into every rank's
- * v. On one process: status. */
-static int shared_sum(const Space *sp, int status, double *v, int64_t n) {
-    if (sp->share_size <= 1) return status;
+/* Over the ranks that share the space (Space.share_size) or hold parts of it (EvalField.dist), a collective
+ * evaluation: each rank's part done, the ranks agree on the status (so that none waits for a failed one) and
+ * then sum n values into every rank's v. On one process: status. */
+static int ranks_sum(const EvalField *f, int status, double *v, int64_t n) {
+    if (f->sp->share_size <= 1 && !f->dist) return status;
     FEM_TRY(comm_agree(status));
     return comm_sum(v, (int)n);
+}
+
+/* On a rank's part (f->dist): the sums of n functions' values (out[i], nout[i] a node) and the counts of
+ * cells at every node this rank shares with others get the other ranks' sums and counts added, one exchange
+ * with each rank that shares nodes (both list them in the same order). Collective: every rank calls it with
+ * its status, and the ranks agree on it first. */
+static int share_sums(const EvalField *f, int status, int n, const int *nout, double *const *out,
+                      double *count) {
+    const Dist *d = f->dist;
+    FEM_TRY(comm_agree(status));
+    int per = 1;
+    for (int i = 0; i < n; i++) per += nout[i];
+    int64_t nshared = d->share_off[d->nshare];
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(d->nshare + 1));
+    double *send = malloc(sizeof(double) * (size_t)(nshared * per + 1));
+    double *recv = malloc(sizeof(double) * (size_t)(nshared * per + 1));
+    status = off && send && recv ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal values");
+    status = comm_agree(status);
+    for (int k = 0; !status && k <= d->nshare; k++) off[k] = d->share_off[k] * per;
+    for (int64_t j = 0; !status && j < nshared; j++) {
+        int32_t node = d->share[j];
+        double *to = &send[j * per];
+        for (int i = 0; i < n; i++, to += nout[i - 1])
+            memcpy(to, &out[i][node * nout[i]], sizeof(double) * nout[i]);
+        *to = count[node];
+    }
+    CommExchange x;
+    if (!status) status = comm_exchange_begin(&x, d->nshare, d->share_nbr, off, send, off, recv);
+    if (!status) status = comm_exchange_end(&x);
+    for (int64_t j = 0; !status && j < nshared; j++) {
+        int32_t node = d->share[j];
+        const double *from = &recv[j * per];
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < nout[i]; k++) out[i][node * nout[i] + k] += *from++;
+        count[node] += *from;
+    }
+    free(off), free(send), free(recv);
+    return comm_agree(status);
 }
 
 /* Block bi's elements in group g (every one when g is NULL), chunk by chunk, or over ranks that share the
@@ -320,7 +358,7 @@ static int integral(const EvalField *f, const OutputFn *fn, const PhysicalGroup 
     for (int bi = 0; bi < (facet ? sp->nfacet_blocks : sp->ncell_blocks) && !status; bi++)
         status = eval_chunks(f, 1, &job, g, facet, bi, POINTS_QUADRATURE);
     device_free(d, ctx);
-    return shared_sum(sp, status, result, fn->nout);
+    return ranks_sum(f, status, result, fn->nout);
 }
 
 int eval_cells(const EvalField *f, const OutputFn *fn, const PhysicalGroup *g, double *result) {
@@ -385,9 +423,14 @@ int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispac
     for (int i = 0; i < n; i++)
         FEM_CHECK(d->ops.download(d, out[i], sums[i], sizeof(double) * (size_t)(sp->nnodes * fns[i].nout)));
 cleanup: /* over ranks that share the space every rank comes here, whatever its status */
+    if (f->dist) { /* a rank's part: its shared nodes completed by the other ranks' cells */
+        int nout[MANY_MAX];
+        for (int i = 0; i < n; i++) nout[i] = fns[i].nout;
+        status = count ? share_sums(f, status, n, nout, out, count) : comm_agree(status);
+    }
     for (int i = 0; i < n; i++) {
         int nout = fns[i].nout;
-        status = shared_sum(sp, status, out[i], sp->nnodes * nout);
+        if (!f->dist) status = ranks_sum(f, status, out[i], sp->nnodes * nout);
         for (int64_t node = 0; node < sp->nnodes && !status; node++)
             for (int k = 0; k < nout; k++) out[i][node * nout + k] /= count[node] > 0 ? count[node] : 1.0;
     }

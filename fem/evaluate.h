@@ -8,6 +8,7 @@
 #ifndef FEMTO_EVALUATE_H
 #define FEMTO_EVALUATE_H
 
+#include "dist.h"
 #include "mesh.h"
 #include "operator.h"
 #include "space.h"
@@ -30,6 +31,12 @@ typedef struct {
     int32_t *const *cell_tags;   /* material of every cell (host, per cell block) */
     int qdegree;                 /* quadrature of integrals (0: the operator's rule for phys) */
     const OpPhysics *phys;       /* the physics whose operator's rule picks the degree (NULL: 2p + g - 1) */
+    /* Over MPI ranks, the rank's part that sp is (sp == &dist->space; u holds its owned and ghost dofs, the
+     * ghosts current): every evaluation is collective, each rank evaluating its own cells and facets, the
+     * integrals summed over the ranks, and a node another rank shares (Dist.share) averaged over the cells of
+     * every rank around it, so that each rank holds the whole field's values at its nodes. NULL: sp is the
+     * whole space (shared over ranks by Space.share_size, or one process's). */
+    const Dist *dist;
 } EvalField;
 
 /* out[node][k] (host, sp->nnodes x nout): fn at every node, averaged over the cells that share it; the nodes

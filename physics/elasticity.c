@@ -294,7 +294,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
     FEM_TRY(check_temperature(md, T));
     double *all;
     FEM_ALLOC(all, 8 * (sp->nnodes + 1), "nodal stresses");
-    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, NULL};
     OutputFn fns[2] = {elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx),
                        {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0}};
     double *out[2] = {all, gradient};
@@ -310,7 +310,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
 
 int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, NULL};
     OutputFn fn = elas_output(QF_elas_energy_out, "elas_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, energy);
 }
@@ -345,7 +345,7 @@ static int applied_force(const Model *md, const Space *sp, const Vec *u, const E
         for (int k = 0; k < 3; k++) one->bc[0].t[k] = bc->value[k];
     else
         one->bc[0].p = bc->pressure;
-    EvalField f = {sp, u, NULL, NULL, 0, &md->phys};
+    EvalField f = {sp, u, NULL, NULL, 0, &md->phys, NULL};
     OutputFn fn = elas_output(QF_elas_load_out, "elas_load_out", 3, one);
     fn.qf.in[1] = (QfField){0};
     int status = eval_facets(&f, &fn, g, force);
@@ -375,7 +375,7 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
     free(claimed);
     body[0] = body[1] = body[2] = 0.0;
     if (ep->gravity[0] == 0.0 && ep->gravity[1] == 0.0 && ep->gravity[2] == 0.0) return status; /* no weight */
-    EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys};
+    EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys, NULL};
     OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
     fn.qf.in[1] = (QfField){0};
     if (!status) status = eval_cells(&f, &fn, NULL, body);

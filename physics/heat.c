@@ -193,7 +193,7 @@ static OutputFn heat_output(int id, const char *name, int nout, const HeatCtx *c
 }
 
 int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out) {
-    EvalField f = {sp, T, NULL, md->cell_tags, 0, &md->phys};
+    EvalField f = {sp, T, NULL, md->cell_tags, 0, &md->phys, NULL};
     OutputFn fn = heat_output(QF_heat_flux_out, "heat_flux_out", 3, md->ctx);
     return eval_nodal(&f, &fn, 1, out);
 }
@@ -220,7 +220,7 @@ static int natural_flow(const Model *md, const Problem *pb, const Space *sp, con
     *one = *(const HeatCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
     memset(&one->bc[0], 0, sizeof one->bc[0]);
     add_condition(&one->bc[0], bc);
-    EvalField f = {sp, T, NULL, NULL, pb->quadrature_degree, &md->phys};
+    EvalField f = {sp, T, NULL, NULL, pb->quadrature_degree, &md->phys, NULL};
     OutputFn fn = heat_output(QF_heat_flow_out, "heat_flow_out", 1, one);
     int status = eval_facets(&f, &fn, g, watts);
     free(one);
@@ -233,7 +233,7 @@ const char *heat_bc_kind(int kind) {
 }
 
 int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, double *E) {
-    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys};
+    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys, NULL};
     OutputFn fn = heat_output(QF_heat_energy_out, "heat_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, E);
 }
@@ -256,7 +256,7 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec 
                                                      : natural_flow(md, pb, sp, T, bc, g, &fl->watts);
     }
     free(claimed);
-    EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree, &md->phys};
+    EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree, &md->phys, NULL};
     OutputFn fn = heat_output(QF_heat_source_out, "heat_source_out", 1, md->ctx);
     if (!status && source) status = eval_cells(&f, &fn, NULL, source);
     return status;

@@ -234,7 +234,7 @@ static void check_shared_evaluation(Space *gsp, Device *dev, int rank, int nrank
            *shared = malloc(sizeof(double) * (size_t)gsp->nnodes);
     for (int64_t i = 0; i < gsp->ndofs; i++) host[i] = field(i);
     CHECK_OK(vec_upload(&u, host));
-    EvalField f = {gsp, &u, NULL, NULL, 0, NULL};
+    EvalField f = {gsp, &u, NULL, NULL, 0, NULL, NULL};
     double cells[2], force[2][3];
     evaluate(&f, g, alone, &cells[0], force[0]);
     gsp->share_rank = rank;
@@ -257,6 +257,51 @@ static void check_shared_evaluation(Space *gsp, Device *dev, int rank, int nrank
     free(alone);
     free(shared);
     vec_destroy(&u);
+}
+
+/* The same evaluations on the rank's part (EvalField.dist: its own cells and facets, its owned and ghost
+ * dofs) against the whole space's on this rank alone, at every node of the part (shared ones included) and
+ * for the integrals, to 1e-12. */
+static void check_part_evaluation(const Dist *d, const Space *gsp, Device *dev) {
+    const PhysicalGroup *g = mesh_find_group(gsp->mesh, "boundary", gsp->mesh->dim - 1);
+    const PhysicalGroup *lg = mesh_find_group(&d->mesh, "boundary", gsp->mesh->dim - 1);
+    CHECK(g && lg, "the mesh or the rank's part has no boundary group");
+    if (!g || !lg) return;
+    const Space *sp = &d->space;
+    Vec u, ul;
+    CHECK_OK(vec_create(&u, dev, gsp->ndofs));
+    CHECK_OK(vec_create(&ul, dev, sp->ndofs));
+    double *host = malloc(sizeof(double) * (size_t)gsp->ndofs),
+           *alone = malloc(sizeof(double) * (size_t)gsp->nnodes);
+    double *local = malloc(sizeof(double) * (size_t)sp->ndofs),
+           *part = malloc(sizeof(double) * (size_t)sp->nnodes);
+    int64_t *gdof = malloc(sizeof(int64_t) * (size_t)sp->ndofs);
+    for (int64_t i = 0; i < gsp->ndofs; i++) host[i] = field(i);
+    dist_global_dofs(d, sp->ndofs, gdof);
+    for (int64_t i = 0; i < sp->ndofs; i++) local[i] = field(gdof[i]);
+    CHECK_OK(vec_upload(&u, host));
+    CHECK_OK(vec_upload(&ul, local));
+    EvalField f = {gsp, &u, NULL, NULL, 0, NULL, NULL}, fl = {sp, &ul, NULL, NULL, 0, NULL, d};
+    double cells[2], force[2][3];
+    evaluate(&f, g, alone, &cells[0], force[0]);
+    evaluate(&fl, lg, part, &cells[1], force[1]);
+    double worst = 0.0, scale = 0.0;
+    for (int64_t n = 0; n < sp->nnodes; n++) {
+        worst = fmax(worst, fabs(part[n] - alone[d->node_global[n]]));
+        scale = fmax(scale, fabs(alone[d->node_global[n]]));
+    }
+    CHECK(scale > 0 && worst <= 1e-12 * scale, "rank %d: nodal values on the part differ by %.3g of %.3g",
+          d->rank, worst, scale);
+    CHECK(cells[0] > 0 && fabs(cells[1] - cells[0]) <= 1e-12 * cells[0],
+          "rank %d: cell integral over the parts %.17g, one process %.17g", d->rank, cells[1], cells[0]);
+    for (int k = 0; k < gsp->mesh->dim; k++)
+        CHECK(force[0][k] > 0 && fabs(force[1][k] - force[0][k]) <= 1e-12 * force[0][k],
+              "rank %d: boundary force %d over the parts: %.17g, one process %.17g", d->rank, k, force[1][k],
+              force[0][k]);
+    if (d->rank == 0)
+        printf("evaluations on the ranks' parts: nodal values within %.2e of one process's\n", worst / scale);
+    free(host), free(alone), free(local), free(part), free(gdof);
+    vec_destroy(&u), vec_destroy(&ul);
 }
 
 static int same_i64(const int64_t *a, const int64_t *b, int64_t n) {
@@ -352,6 +397,7 @@ int main(int argc, char **argv) {
     check_scatter(&d, &gsp, part);
     check_agree(rank, nranks);
     check_shared_evaluation(&gsp, &dev, rank, nranks);
+    check_part_evaluation(&d, &gsp, &dev);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
     test_failures = (int)failures;
