@@ -5,8 +5,8 @@
  * (fem/partition.h), and the halo is counted with the ownership rule of fem/dist.h (a node belongs to the
  * part with the smallest dist_owner_key among the cells touching it; every other part touching it holds a
  * ghost copy): owned and ghost
- * dofs per part, neighbours, and the bytes one exchange moves. Counting needs no dist_create per part (that
- * builds each part's space, far too slow for 1,024 parts): one sorted list of (node, part) pairs gives it all.
+ * dofs per part, neighbours, and the bytes one exchange moves. Counting needs no Dist per part (that builds
+ * each part's space): one sorted list of (node, part) pairs gives it all.
  *
  * The measured mesh is then scaled to a target size (--target-dofs, 10^8 by default) at the same part count:
  * parts keep their shapes and neighbours, owned dofs scale with the mesh and ghost (surface) dofs with its 2/3
@@ -21,7 +21,10 @@
  *                              [--target-dofs N] [--rate DOFS_PER_S] [--latency S] [--bandwidth BYTES_PER_S]
  *                              [--staging BYTES_PER_S] [--markdown FILE] [--check]
  *
- * --check compares the counts with the Dist that fem/dist.h builds for every rank (slow: for tests). */
+ * The last columns time what rank 0 does at the start of a run over P ranks (fem/dist.h, dist_scatter): one split
+ * of the space, then every rank's part made and packed; and the records' sizes (the largest, all of them).
+ *
+ * --check compares the counts with the Dist that fem/dist.h builds for every rank from its part. */
 #include "fem/dist.h"
 #include "fem/error.h"
 #include "fem/partition.h"
@@ -54,6 +57,10 @@ typedef struct {
     int64_t bytes_max;    /* the larger of a part's sent and received bytes in one exchange */
     double msg_mean_bytes; /* mean message size */
     double seconds;       /* METIS and counting */
+    /* what rank 0 does at a run's start over that many ranks (fem/dist.h, dist_scatter): one split of the space,
+     * then every rank's part made and packed */
+    double parts_seconds;
+    int64_t part_bytes_max, parts_bytes;
 } HaloStats;
 
 static double now(void) {
@@ -162,10 +169,14 @@ static int check_against_dist(const Space *sp, const int32_t *part, int nparts, 
     qsort(pairs, (size_t)n, sizeof *pairs, cmp_u64);
     for (int64_t i = 0; i < n; i++)
         if (i == 0 || pairs[i] != pairs[i - 1]) nbrs[pairs[i] >> 20]++, nbrs[pairs[i] & 0xfffff]++;
-    int status = FEM_OK;
+    DistSplit *split = NULL;
+    int status = dist_split_create(sp, part, nparts, &split);
     for (int r = 0; r < nparts && !status; r++) {
         Dist d;
-        status = dist_create(&d, sp, part, r, nparts);
+        DistPart dp;
+        status = dist_part_make(split, r, &dp);
+        if (!status) status = dist_create_part(&d, &dp);
+        dist_part_destroy(&dp);
         if (status) break;
         if (d.space.nnodes_owned != owned[r] || d.space.nnodes - d.space.nnodes_owned != ghost[r] ||
             d.nnbr != nbrs[r])
@@ -177,7 +188,30 @@ static int check_against_dist(const Space *sp, const int32_t *part, int nparts, 
                               d.nnbr);
         dist_destroy(&d);
     }
+    dist_split_destroy(split);
     free(nbrs), free(pairs);
+    return status;
+}
+
+/* Rank 0's work at the start of a run over nparts ranks: the split, then each rank's part made and packed
+ * (what dist_scatter sends), timed; the largest record and all of them, in bytes. */
+static int parts_cost(const Space *sp, const int32_t *part, int nparts, HaloStats *st) {
+    const double t0 = now();
+    DistSplit *split = NULL;
+    int status = dist_split_create(sp, part, nparts, &split);
+    for (int r = 0; r < nparts && !status; r++) {
+        DistPart dp;
+        char *buf = NULL;
+        int64_t len = 0;
+        status = dist_part_make(split, r, &dp);
+        if (!status) status = dist_part_pack(&dp, &buf, &len);
+        dist_part_destroy(&dp);
+        free(buf);
+        st->parts_bytes += len;
+        if (len > st->part_bytes_max) st->part_bytes_max = len;
+    }
+    dist_split_destroy(split);
+    st->parts_seconds = now() - t0;
     return status;
 }
 
@@ -197,6 +231,8 @@ static int halo_stats(const Space *sp, int nparts, int ncomp, int check, HaloSta
     if (!status) status = node_part_pairs(sp, part, &pairs, &npairs);
     if (!status) status = halo_links(pairs, npairs, owned, ghost, &links, &nlinks);
     if (!status && check) status = check_against_dist(sp, part, nparts, owned, ghost, links, nlinks);
+    st->seconds = now() - t0;
+    if (!status) status = parts_cost(sp, part, nparts, st);
     if (!status) {
         message_stats(links, nlinks, nparts, ncomp, st);
         st->owned_min = INT64_MAX;
@@ -211,7 +247,6 @@ static int halo_stats(const Space *sp, int nparts, int ncomp, int check, HaloSta
         }
     }
     free(part), free(pairs), free(links), free(owned), free(ghost);
-    st->seconds = now() - t0;
     return status;
 }
 
@@ -241,10 +276,11 @@ static Scaled scale_to_target(const HaloStats *st, int64_t ndofs, int dim, const
 static void print_row(FILE *f, const HaloStats *st, const Scaled *s) {
     fprintf(f,
             "| %d | %lld | %.4f | %.4f | %d | %.1f | %.1f | %.2f | %.3g | %.3f | %.2f | %.1f | %.1f | %.0f%% | "
-            "%.0f%% |\n",
+            "%.0f%% | %.2f | %.2f | %.1f |\n",
             st->nparts, (long long)st->owned_max, st->ghost_mean, st->ghost_frac_max, st->nbr_max, st->nbr_mean,
             st->msg_mean_bytes / 1024.0, st->bytes_max / 1024.0, s->owned, s->ghost_frac, s->bytes / 1048576.0,
-            s->compute * 1e6, (s->halo + s->reduce) * 1e6, 100 * s->eff_serial, 100 * s->eff_overlap);
+            s->compute * 1e6, (s->halo + s->reduce) * 1e6, 100 * s->eff_serial, 100 * s->eff_overlap,
+            st->parts_seconds, st->part_bytes_max / 1e6, st->parts_bytes / 1e6);
 }
 
 static void print_header(FILE *f, const Opts *o, const Space *sp, int64_t cells) {
@@ -256,8 +292,9 @@ static void print_header(FILE *f, const Opts *o, const Space *sp, int64_t cells)
     fprintf(f, "| parts | owned dofs (max) | ghost/owned (mean) | ghost/owned (max) | neighbours (max) | "
                "neighbours (mean) | message KiB (mean) | exchange KiB (max) | target: owned dofs | target: "
                "ghost/owned (max) | target: exchange MiB (max) | target: compute us | target: halo + sums us "
-               "| efficiency, serial | efficiency, overlapped |\n");
-    fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+               "| efficiency, serial | efficiency, overlapped | rank 0 makes the parts, s | largest part MB | "
+               "all parts MB |\n");
+    fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static int parse_parts(const char *s, Opts *o) {
