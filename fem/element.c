@@ -193,7 +193,7 @@ void lattice_site(Shape s, int p, const int lat[3], LatticeSite *site) {
     int d = shape_dim(s);
     memset(site, 0, sizeof *site);
     if (shape_is_tensor(s)) {
-        int free_axes[3], nfree = 0, base = 0;
+        int free_axes[3] = {0, 0, 0}, nfree = 0, base = 0;
         for (int a = 0; a < d; a++) {
             if (lat[a] == 0) continue;
             if (lat[a] == p)

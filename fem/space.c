@@ -223,7 +223,8 @@ static int number_facets(Space *sp, Numbering *nb) {
 
 static int build_transpose(SpaceBlock *b, int64_t nnodes) {
     FEM_ALLOC(b->t_offsets, nnodes + 1, "the dof-to-element map");
-    FEM_ALLOC(b->t_slots, b->count * b->ndof, "the dof-to-element map");
+    /* one more than the slots: restriction_create copies that many (a block without elements has one) */
+    FEM_ALLOC(b->t_slots, b->count * b->ndof + 1, "the dof-to-element map");
     int64_t nslots = b->count * b->ndof;
     for (int64_t k = 0; k < nslots; k++) b->t_offsets[b->dofs[k] + 1]++;
     for (int64_t n = 0; n < nnodes; n++) b->t_offsets[n + 1] += b->t_offsets[n];
