@@ -1,10 +1,13 @@
 /* The field at a physical point (see probe.h). */
 #include "probe.h"
 
+#include "comm.h"
+#include "error.h"
 #include "geometry.h"
 #include "tables.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Reference coordinates of physical point x in cell c of block bi, by Newton's method; 1 if inside. */
 static int locate(const Mesh *m, int bi, int64_t c, const double *x, double *xi) {
@@ -36,6 +39,19 @@ static int locate(const Mesh *m, int bi, int64_t c, const double *x, double *xi)
         if (step < 1e-13) break;
         if (step > 10.0) return 0; /* far outside: the map is not worth inverting */
     }
+    /* Newton may end without converging (it can wander into the reference cell for a point outside a
+     * bilinear cell): xi counts only where it maps back onto x */
+    basis_tabulate(mb->shape, mb->order, 1, xi, val, grad);
+    double miss = 0.0, extent = 0.0;
+    for (int a = 0; a < d; a++) {
+        double xa = 0.0, lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < n; i++) {
+            const double X = m->x[3 * (int64_t)mb->nodes[c * n + i] + a];
+            xa += val[i] * X, lo = fmin(lo, X), hi = fmax(hi, X);
+        }
+        miss = fmax(miss, fabs(xa - x[a])), extent = fmax(extent, hi - lo);
+    }
+    if (miss > 1e-10 * extent) return 0;
     const double tol = 1e-8;
     if (shape_is_tensor(mb->shape)) {
         for (int a = 0; a < d; a++)
@@ -99,4 +115,23 @@ int probe_field(const Space *sp, const double *u, const double x[3], double *uq,
         }
     }
     return 0;
+}
+
+int probe_field_parts(const Space *sp, const double *u, const double x[3], double *uq, double *gq,
+                      int *found) {
+    int nc = sp->ncomp, d = sp->mesh->dim, n = nc + nc * d;
+    if (comm_size() == 1) return *found = probe_field(sp, u, x, uq, gq), FEM_OK;
+    if (nc > 64) return fem_fail(FEM_ERR_INTERNAL, "a probe reads at most 64 components");
+    double local[64 * 4] = {0}, all[64 * 4] = {0};
+    int here = probe_field(sp, u, x, local, u ? local + nc : NULL);
+    /* the lowest rank that found it: the largest -rank over those that did */
+    double who = here ? -(double)comm_rank() : -(double)comm_size();
+    FEM_TRY(comm_max(&who, 1));
+    *found = who > -(double)comm_size();
+    if (!*found || !u) return FEM_OK;
+    if (-who == (double)comm_rank()) memcpy(all, local, sizeof(double) * (size_t)n);
+    FEM_TRY(comm_sum(all, n));
+    memcpy(uq, all, sizeof(double) * (size_t)nc);
+    if (gq) memcpy(gq, all + nc, sizeof(double) * (size_t)(nc * d));
+    return FEM_OK;
 }

@@ -16,6 +16,7 @@
 #include "fem/evaluate.h"
 #include "fem/halo.h"
 #include "fem/partition.h"
+#include "fem/probe.h"
 #include "io/mesh_read.h"
 #include "physics/elasticity_qf.h"
 #include "physics/qfunctions.h"
@@ -304,6 +305,55 @@ static void check_part_evaluation(const Dist *d, const Space *gsp, Device *dev) 
     vec_destroy(&u), vec_destroy(&ul);
 }
 
+/* Probes on the ranks' parts (probe_field_parts: each rank searches its own cells, the lowest finder answers)
+ * against probe_field on the whole space in one process: the same value and gradient to 1e-12 at points
+ * across the mesh's box (inside or outside alike), and "not found" outside it. */
+static void check_part_probes(const Dist *d, const Space *gsp) {
+    const Space *sp = &d->space;
+    int nc = gsp->ncomp, dim = gsp->mesh->dim, checked = 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int64_t n = 0; n < gsp->mesh->nnodes; n++)
+        for (int a = 0; a < 3; a++)
+            lo[a] = fmin(lo[a], gsp->mesh->x[3 * n + a]), hi[a] = fmax(hi[a], gsp->mesh->x[3 * n + a]);
+    double *host = malloc(sizeof(double) * (size_t)gsp->ndofs),
+           *local = malloc(sizeof(double) * (size_t)sp->ndofs);
+    int64_t *gdof = malloc(sizeof(int64_t) * (size_t)sp->ndofs);
+    for (int64_t i = 0; i < gsp->ndofs; i++) host[i] = field(i);
+    dist_global_dofs(d, sp->ndofs, gdof);
+    for (int64_t i = 0; i < sp->ndofs; i++) local[i] = field(gdof[i]);
+    double *linear = malloc(sizeof(double) * (size_t)gsp->ndofs);
+    for (int64_t i = 0; i < gsp->ndofs; i++) linear[i] = gsp->node_x[3 * (i / nc)];
+    for (int k = 0; k < 28; k++) {
+        double x[3] = {0, 0, 0}, u1[64], g1[64 * 3], u2[64], g2[64 * 3];
+        /* a lattice of points through the box, off the planes a structured mesh has, and one well outside (k
+         * = 27): the gradient jumps across facets, where two cells may answer */
+        for (int a = 0; a < dim; a++)
+            x[a] = k == 27 ? hi[a] + (hi[a] - lo[a])
+                           : lo[a] + (hi[a] - lo[a]) *
+                                         (0.1 + 0.8 * ((k / (a ? a * 3 : 1)) % 3) / 2.0 + 0.0137 * (a + 1));
+        int alone = probe_field(gsp, host, x, u1, g1), parts = -1;
+        /* the field u = x (every component) is exact in the space: a probe found in the wrong cell misses it
+         */
+        double ux[64];
+        CHECK(!alone || (probe_field(gsp, linear, x, ux, NULL) && fabs(ux[0] - x[0]) <= 1e-10),
+              "point %d: u = x probed as %.17g at x = %.17g", k, ux[0], x[0]);
+        CHECK_OK(probe_field_parts(sp, local, x, u2, g2, &parts));
+        CHECK(parts == alone, "rank %d: point %d found %d on the parts, %d in one process", d->rank, k, parts,
+              alone);
+        for (int c = 0; alone && parts == alone && c < nc * (1 + dim); c++) {
+            double a = c < nc ? u1[c] : g1[c - nc], b = c < nc ? u2[c] : g2[c - nc];
+            CHECK(fabs(a - b) <= 1e-12 * fmax(1.0, fabs(a)),
+                  "rank %d: point %d value %d: %.17g on the parts, %.17g in one process", d->rank, k, c, b,
+                  a);
+        }
+        checked += alone;
+    }
+    CHECK(checked > 0, "no probe point fell inside the mesh");
+    if (d->rank == 0)
+        printf("probes on the ranks' parts: %d points inside, their values those of one process\n", checked);
+    free(host), free(local), free(gdof), free(linear);
+}
+
 static int same_i64(const int64_t *a, const int64_t *b, int64_t n) {
     return n == 0 || !memcmp(a, b, sizeof(int64_t) * (size_t)n);
 }
@@ -408,6 +458,7 @@ int main(int argc, char **argv) {
     check_agree(rank, nranks);
     check_shared_evaluation(&gsp, &dev, rank, nranks);
     check_part_evaluation(&d, &gsp, &dev);
+    check_part_probes(&d, &gsp);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
     test_failures = (int)failures;
