@@ -17,7 +17,8 @@ int probe_field(const Space *sp, const double *u, const double x[3], double *uq,
  * dofs, the ghosts current): every rank searches its own cells, and the lowest rank that finds x gives uq
  * (and gq) to every rank; *found as probe_field's answer. Collective: every rank calls it with the same x.
  * On one process, probe_field. */
-int probe_field_parts(const Space *sp, const double *u, const double x[3], double *uq, double *gq, int *found);
+int probe_field_parts(const Space *sp, const double *u, const double x[3], double *uq, double *gq,
+                      int *found);
 
 FEM_EXTERN_C_END
 
