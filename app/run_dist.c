@@ -37,10 +37,7 @@ int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev)
     FEM_ALLOC(rd->part, partition_ncells(gsp->mesh), "the partition");
     FEM_TRY(partition_mesh_shared(gsp->mesh, comm_size(), rd->part));
     /* the rank's part of the solve's space, made on rank 0 and sent (fem/dist.h) */
-    int mine = dist_scatter(&rd->d, gsp, rd->part);
-    int status = comm_agree(mine); /* a rank without cells: every rank says so */
-    if (status && !mine) dist_destroy(&rd->d);
-    if (status) return status;
+    FEM_TRY(dist_scatter(&rd->d, gsp, rd->part)); /* a rank without cells: every rank says so */
     rd->have_dist = 1;
     rd->d.global_mesh = gsp->mesh; /* multigrid's coarser levels are split from it (dist_create_order) */
     rd->d.part = rd->part;

@@ -217,9 +217,9 @@ int dist_create_order(Dist *d, const Dist *like, int order) {
             have = 1;
     }
     status = comm_agree(status);
-    if (!status) status = comm_agree(dist_scatter(d, have ? &gsp : NULL, like->part));
+    if (!status) status = dist_scatter(d, have ? &gsp : NULL, like->part);
     if (have) space_destroy(&gsp);
-    if (status) return dist_destroy(d), status;
+    if (status) return status;
     d->global_mesh = like->global_mesh;
     d->part = like->part;
     return FEM_OK;

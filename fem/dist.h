@@ -105,8 +105,9 @@ int dist_part_unpack(const char *buf, int64_t len, DistPart *p);
 int dist_create_part(Dist *d, DistPart *p);
 
 /* The calling rank's part of the global space gsp split by part[] into comm_size() parts, made on rank 0
- * (gsp and part are read there only) and sent: collective. A rank's failure to build its Dist (a part
- * without cells) is its own status; the caller agrees on it. */
+ * (gsp and part are read there only) and sent: collective, and every rank returns the same status (a part
+ * without cells anywhere is every rank's FEM_ERR_INPUT, in that rank's sentence); on failure d holds
+ * nothing. global_mesh and part stay NULL. */
 int dist_scatter(Dist *d, const Space *gsp, const int32_t *part);
 
 /* Rank `rank`'s part of the global space gsp (on its global mesh) split by part[] (partition.h's cell

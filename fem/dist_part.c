@@ -582,10 +582,15 @@ int dist_scatter(Dist *d, const Space *gsp, const int32_t *part) {
     free(all);
     free(off);
     DistPart p;
-    if (!status) status = dist_part_unpack(mine, len, &p);
+    int built = status;
+    if (!status) built = dist_part_unpack(mine, len, &p);
     free(mine);
-    if (status) return status;
-    status = dist_create_part(d, &p);
-    dist_part_destroy(&p);
+    if (!status && !built) {
+        built = dist_create_part(d, &p);
+        dist_part_destroy(&p);
+    }
+    if (status) return status;             /* every rank already agreed on it */
+    status = comm_agree(built);            /* a rank without cells: every rank says so */
+    if (status && !built) dist_destroy(d); /* this rank's part was whole */
     return status;
 }

@@ -393,12 +393,9 @@ static int h_spaces(MgLevel *F, MgLevel *C, const Mesh *parent, int *fits) {
         return FEM_OK;
     }
     Space g;
-    if (root) FEM_TRY(comm_agree(space_create(parent, 1, nc, &g)));
-    else FEM_TRY(comm_agree(FEM_OK));
-    int mine = dist_scatter(&C->dist, root ? &g : NULL, C->hpart);
+    FEM_TRY(comm_agree(root ? space_create(parent, 1, nc, &g) : FEM_OK));
+    status = dist_scatter(&C->dist, root ? &g : NULL, C->hpart);
     if (root) space_destroy(&g);
-    status = comm_agree(mine);
-    if (status && !mine) dist_destroy(&C->dist);
     FEM_TRY(status);
     C->dist.global_mesh = parent; /* (read on rank 0 only, for the order-2 space below) */
     C->dist.part = C->hpart;
