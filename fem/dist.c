@@ -142,18 +142,11 @@ static int global_numbers(Dist *d, const DistPart *p, int32_t **owner) {
         for (int64_t k = 0; k < lb->count * lb->ndof; k++) d->node_global[lb->dofs[k]] = p->slot_global[b][k];
     }
     for (int64_t i = 0; i < d->space.nnodes; i++) {
-        int64_t lo = 0, hi = p->nnodes, g = d->node_global[i];
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (p->node[mid] < g)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == p->nnodes || p->node[lo] != g)
-            return fem_fail(FEM_ERR_INTERNAL, "node %lld of MPI rank %d is not in its part", (long long)g,
-                            d->rank);
-        (*owner)[i] = p->owner[lo];
+        int64_t at = dist_find(p->node, p->nnodes, d->node_global[i]);
+        if (at < 0)
+            return fem_fail(FEM_ERR_INTERNAL, "node %lld of MPI rank %d is not in its part",
+                            (long long)d->node_global[i], d->rank);
+        (*owner)[i] = p->owner[at];
     }
     return FEM_OK;
 }

@@ -103,6 +103,8 @@ int dist_part_unpack(const char *buf, int64_t len, DistPart *p);
  * global_mesh and part stay NULL: the caller sets them where it holds the global mesh. A part without cells
  * is FEM_ERR_INPUT. */
 int dist_create_part(Dist *d, DistPart *p);
+/* The index of v in the increasing a[0 .. n), or -1 (a part's node list, fem/dist*.c). */
+int64_t dist_find(const int64_t *a, int64_t n, int64_t v);
 
 /* The calling rank's part of the global space gsp split by part[] into comm_size() parts, made on rank 0
  * (gsp and part are read there only) and sent: collective, and every rank returns the same status (a part

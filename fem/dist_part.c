@@ -235,8 +235,7 @@ static int part_blocks(const DistSplit *s, int r, DistPart *p) {
     return status;
 }
 
-/* The index of v in the increasing a[0 .. n), or -1. */
-static int64_t find(const int64_t *a, int64_t n, int64_t v) {
+int64_t dist_find(const int64_t *a, int64_t n, int64_t v) {
     int64_t lo = 0, hi = n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -288,7 +287,7 @@ static int part_mesh_nodes(DistPart *p, DistSplit *s) {
     }
     for (int i = 0; i < nb && !status; i++)
         for (int64_t j = 0; j < blocks[i]->count * blocks[i]->nnodes; j++)
-            blocks[i]->nodes[j] = (fem_idx)find(nodes, m->nnodes, blocks[i]->nodes[j]);
+            blocks[i]->nodes[j] = (fem_idx)dist_find(nodes, m->nnodes, blocks[i]->nodes[j]);
     free(nodes);
     for (int g = 0; g < gm->ngroups && !status; g++) {
         m->groups[g] = gm->groups[g];
