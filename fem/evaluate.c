@@ -237,10 +237,19 @@ static int ranks_sum(const EvalField *f, int status, double *v, int64_t n) {
     return comm_sum(v, (int)n);
 }
 
+/* out[i][node] += the nout[i] values at from (then count[node] += the value after them). */
+static void add_sums(int n, const int *nout, const double *from, double *const *out, double *count,
+                     int32_t node) {
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < nout[i]; k++) out[i][node * nout[i] + k] += *from++;
+    count[node] += *from;
+}
+
 /* On a rank's part (f->dist): the sums of n functions' values (out[i], nout[i] a node) and the counts of
- * cells at every node this rank shares with others get the other ranks' sums and counts added, one exchange
- * with each rank that shares nodes (both list them in the same order). Collective: every rank calls it with
- * its status, and the ranks agree on it first. */
+ * cells at every node this rank shares with others become the sums over all the ranks that hold the node,
+ * one exchange with each rank that shares nodes (both list them in the same order). The ranks' sums are added
+ * in rank order, starting from zero, so that every copy of a node holds the same bits (as halo_share does).
+ * Collective: every rank calls it with its status, and the ranks agree on it first. */
 static int share_sums(const EvalField *f, int status, int n, const int *nout, double *const *out,
                       double *count) {
     const Dist *d = f->dist;
@@ -264,14 +273,30 @@ static int share_sums(const EvalField *f, int status, int n, const int *nout, do
     CommExchange x;
     if (!status) status = comm_exchange_begin(&x, d->nshare, d->share_nbr, off, send, off, recv);
     if (!status) status = comm_exchange_end(&x);
+    /* this rank's own sums are in send (the first copy of each node); a node's entries restart from zero,
+     * then take the neighbours' sums in increasing rank (share_nbr is), this rank's own slotted in at its
+     * place */
+    int64_t *own = malloc(sizeof(int64_t) * (size_t)(d->space.nnodes + 1));
+    if (!status && !own) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for nodal values");
+    for (int64_t j = 0; !status && j < nshared; j++) own[d->share[j]] = -1;
     for (int64_t j = 0; !status && j < nshared; j++) {
         int32_t node = d->share[j];
-        const double *from = &recv[j * per];
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < nout[i]; k++) out[i][node * nout[i] + k] += *from++;
-        count[node] += *from;
+        if (own[node] >= 0) continue;
+        own[node] = j; /* where its own sums are, until they have been added */
+        for (int i = 0; i < n; i++) memset(&out[i][node * nout[i]], 0, sizeof(double) * nout[i]);
+        count[node] = 0.0;
     }
-    free(off), free(send), free(recv);
+    for (int k = 0; !status && k < d->nshare; k++)
+        for (int64_t j = d->share_off[k]; j < d->share_off[k + 1]; j++) {
+            int32_t node = d->share[j];
+            if (d->share_nbr[k] > d->rank && own[node] >= 0) /* this rank's own before a higher rank's */
+                add_sums(n, nout, &send[own[node] * per], out, count, node), own[node] = -2;
+            add_sums(n, nout, &recv[j * per], out, count, node);
+        }
+    for (int64_t j = 0; !status && j < nshared; j++) /* the nodes it shares with lower ranks only: own last */
+        if (own[d->share[j]] >= 0)
+            add_sums(n, nout, &send[own[d->share[j]] * per], out, count, d->share[j]), own[d->share[j]] = -2;
+    free(own), free(off), free(send), free(recv);
     return comm_agree(status);
 }
 

@@ -299,8 +299,22 @@ static void check_part_evaluation(const Dist *d, const Space *gsp, Device *dev) 
         CHECK(force[0][k] > 0 && fabs(force[1][k] - force[0][k]) <= 1e-12 * force[0][k],
               "rank %d: boundary force %d over the parts: %.17g, one process %.17g", d->rank, k, force[1][k],
               force[0][k]);
+    /* every copy of a shared node holds the same bits: the neighbours' copies, in the share lists' order */
+    int64_t nshared = d->share_off[d->nshare], differ = 0;
+    double *mine = malloc(sizeof(double) * (size_t)(nshared + 1)),
+           *theirs = malloc(sizeof(double) * (size_t)(nshared + 1));
+    for (int64_t j = 0; j < nshared; j++) mine[j] = part[d->share[j]];
+    CommExchange x;
+    CHECK_OK(comm_exchange_begin(&x, d->nshare, d->share_nbr, d->share_off, mine, d->share_off, theirs));
+    CHECK_OK(comm_exchange_end(&x));
+    for (int64_t j = 0; j < nshared; j++) differ += memcmp(&mine[j], &theirs[j], sizeof(double)) != 0;
+    CHECK(differ == 0, "rank %d: %lld of %lld shared nodal values differ from a neighbour's copy", d->rank,
+          (long long)differ, (long long)nshared);
+    free(mine), free(theirs);
     if (d->rank == 0)
-        printf("evaluations on the ranks' parts: nodal values within %.2e of one process's\n", worst / scale);
+        printf("evaluations on the ranks' parts: nodal values within %.2e of one process's, shared copies "
+               "identical\n",
+               worst / scale);
     free(host), free(alone), free(local), free(part), free(gdof);
     vec_destroy(&u), vec_destroy(&ul);
 }
