@@ -22,11 +22,13 @@ typedef struct {
     Stepper st;
     Vec u;
     double *host;       /* the solution on the host, current after each write and before the summary */
-    /* over MPI ranks: the rank's part; and on every rank the whole solution, which the output fields, the
-     * step hook and the summary read (their evaluations on the whole space split over the ranks) */
+    /* over MPI ranks: the rank's part, on which the hooks evaluate (physics.h PhysicsState), and the whole
+     * solution on every rank (host), which the output and the probes read */
     RunDist dist;
-    Vec gu;
+    double *lhost;     /* the rank's owned and ghost values (host), current with host */
+    Vec gu;            /* the whole solution (device), made for a later physics that reads it */
     Vec laux;          /* the field read from an earlier physics, in the rank's local numbering */
+    double *laux_host; /* and on the host */
     const double *aux; /* the field read from an earlier physics (host), or NULL */
     const double *aux_dev; /* and on the device, every node of the whole space */
     ResultSeries rs;
@@ -43,36 +45,69 @@ static const RunField *find_field(const Run *r, const char *name) {
     return NULL;
 }
 
-/* PhysicsState.residual: the solve's operator at the solution (over MPI ranks the rank's part, gathered). */
+/* PhysicsState.residual: the solve's operator at the solution (over MPI ranks on the rank's part: its owned
+ * dofs, the ghosts zeroed). */
 static int residual(const PhysicsState *s, double *r) {
     PhysicsRun *p = s->run;
     Vec R;
     FEM_TRY(vec_duplicate(&R, &p->u));
     int status = op_residual_unconstrained(&p->op, &p->u, &R);
-    if (p->dist.on) status = comm_agree(status); /* before the gather, which is collective */
-    if (!status) status = p->dist.on ? run_dist_gather(&p->dist, &R, r) : vec_download(&R, r);
+    if (!status) status = vec_download(&R, r);
     vec_destroy(&R);
-    return status;
+    for (int64_t i = s->sp->ndofs_owned; i < s->sp->ndofs && !status; i++) r[i] = 0.0;
+    return p->dist.on ? comm_agree(status) : status;
 }
 
 static PhysicsState state_of(PhysicsRun *p) {
     PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
-    const Vec *u = p->dist.on ? &p->gu : &p->u;
-    return (PhysicsState){&p->r->pb, p->sp, &p->md, &p->op, u, p->host, p->aux, p->aux_dev, track, residual, p};
+    if (p->dist.on)
+        return (PhysicsState){&p->r->pb,
+                              &p->dist.d.space,
+                              &p->dist.md,
+                              &p->op,
+                              &p->u,
+                              p->lhost,
+                              p->laux_host,
+                              p->aux ? p->laux.data : NULL,
+                              track,
+                              residual,
+                              p};
+    return (PhysicsState){&p->r->pb, p->sp,      &p->md, &p->op,   &p->u, p->host,
+                          p->aux,    p->aux_dev, track,  residual, p};
 }
 
 /* Over MPI ranks only rank 0 writes the probes, the series and the summary's lines. The output fields, the
- * step hook and the summary run on every rank: their evaluations on the whole space are collective, each rank
- * evaluating its share of the cells (Space.share_rank). */
+ * step hook and the summary run on every rank, each on its part: their evaluations, extremes and balances
+ * are collective. */
 static int writer(const PhysicsRun *p) {
     return !p->dist.on || comm_rank() == 0;
 }
 
-/* p->host = the whole solution (over MPI ranks: gathered on every rank and uploaded into gu). */
+/* p->host = the whole solution (over MPI ranks: gathered on every rank; and the rank's part, its ghosts made
+ * current, into lhost). */
 static int solution_to_host(PhysicsRun *p) {
     if (!p->dist.on) return vec_download(&p->u, p->host);
-    FEM_TRY(run_dist_gather(&p->dist, &p->u, p->host));
-    return vec_upload(&p->gu, p->host);
+    int status = halo_forward(&p->dist.halo, &p->u);
+    if (!status) status = vec_download(&p->u, p->lhost);
+    status = comm_agree(status); /* the gather is collective */
+    return status ? status : run_dist_gather(&p->dist, &p->u, p->host);
+}
+
+/* Over MPI ranks, a field a hook computed at the nodes of the rank's part (ncomp values a node): the whole
+ * field on every rank (each node from its owner), which the output frame takes. */
+static int whole_field(PhysicsRun *p, int ncomp, double **data) {
+    const Dist *d = &p->dist.d;
+    int64_t n = p->sp->nnodes * ncomp;
+    double *all = calloc((size_t)n + 1, sizeof *all);
+    int status =
+        comm_agree(all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field"));
+    if (status) return free(all), status;
+    for (int64_t i = 0; i < d->space.nnodes_owned; i++)
+        for (int c = 0; c < ncomp; c++) all[d->node_global[i] * ncomp + c] = (*data)[i * ncomp + c];
+    status = comm_sum(all, (int)n);
+    free(*data);
+    *data = all;
+    return status;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -108,9 +143,12 @@ static int frame_fields(PhysicsRun *p, double time) {
     PhysicsState s = state_of(p);
     double t = app_seconds();
     int status = add_unknown(p);
+    if (p->dist.on) status = comm_agree(status); /* the fields' evaluations are collective */
     if (!status) status = p->t->fields(&s, fields, &n);
     run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
+        if (p->dist.on) status = comm_agree(status);
+        if (!status && p->dist.on) status = whole_field(p, fields[i].ncomp, &fields[i].data);
         if (!status)
             status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp, p->sp->nnodes,
                                              fields[i].data);
@@ -225,15 +263,15 @@ static int read_field(PhysicsRun *p) {
         p->op.aux = f->u.data;
         return FEM_OK;
     }
-    /* over MPI ranks: f->host and f->u are the whole field on every rank (for the evaluations on the whole
-     * space); the rank's operator reads its nodes' values in its local numbering */
+    /* over MPI ranks: f->host and f->u are the whole field on every rank; the rank's operator and hooks read
+     * its nodes' values in its local numbering */
     const Dist *d = &p->dist.d;
     double *local = malloc(sizeof(double) * (size_t)(d->space.nnodes + 1));
     if (!local) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the %s field", name);
     for (int64_t i = 0; i < d->space.nnodes; i++) local[i] = f->host[d->node_global[i]];
+    p->laux_host = local; /* the hooks' aux */
     int status = vec_create(&p->laux, &p->r->dev, d->space.nnodes);
     if (!status) status = vec_upload(&p->laux, local);
-    free(local);
     p->op.aux = p->laux.data;
     return status;
 }
@@ -254,11 +292,7 @@ static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
     const Model *md = p->dist.on ? &p->dist.md : &p->md;
     FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
-    if (p->dist.on) {
-        FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
-        p->sp->share_rank = comm_rank();
-        p->sp->share_size = comm_size();
-    }
+    if (p->dist.on) FEM_ALLOC(p->lhost, sp->ndofs + 1, "the rank's solution");
     FEM_TRY(read_field(p));
     FEM_TRY(newton_create(&p->nw, &p->op, ns, writer(p) ? run_report : NULL, r));
     FEM_TRY(vec_create_split(&p->u, &r->dev, sp->ndofs, sp->ndofs_owned));
@@ -364,9 +398,13 @@ static int write_series(PhysicsRun *p, int series) {
 static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
     if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
+    /* over MPI ranks the host copy is the whole field on every rank (gathered by the last write): the Run
+     * keeps it and its copy on the device, not the rank's part */
+    if (p->dist.on) {
+        FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
+        FEM_TRY(vec_upload(&p->gu, p->host));
+    }
     RunField *f = &r->fields[r->nfields++];
-    /* over MPI ranks the host copy and gu are the whole field on every rank (gathered by the last write): the
-     * Run keeps those, not the rank's part */
     Vec *u = p->dist.on ? &p->gu : &p->u;
     *f = (RunField){p->t->field, p->sp, *u, p->host};
     p->sp = NULL;
@@ -395,9 +433,11 @@ static void release(PhysicsRun *p) {
     if (p->op.dev) op_destroy(&p->op);
     vec_destroy(&p->gu);
     vec_destroy(&p->laux);
+    free(p->laux_host);
     run_dist_destroy(&p->dist);
     vec_destroy(&p->u);
     free(p->host);
+    free(p->lhost);
     if (p->have_model) model_destroy(&p->md);
     if (p->sp) space_destroy(p->sp), free(p->sp);
 }
@@ -455,7 +495,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     /* the plots draw in their children while the summary is computed; write_series waits for them */
     if (!status && writer(&p)) run_series_plot(&p.series, r, series ? t->name : NULL);
     double t0 = app_seconds();
-    if (!status) summary(&p, model); /* over MPI ranks on every rank: its evaluations are collective */
+    if (!status) summary(&p, model); /* over MPI ranks on every rank's part: its evaluations are collective */
     run_tick(r, PHASE_SUMMARY, t0);
     if (!status && writer(&p)) status = write_series(&p, series);
     if (!status && read_later(r, t)) status = keep_field(&p);

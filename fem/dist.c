@@ -4,6 +4,7 @@
 #include "comm.h"
 #include "error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,4 +238,53 @@ void dist_destroy(Dist *d) {
 void dist_global_dofs(const Dist *d, int64_t n, int64_t *g) {
     int nc = d->space.ncomp;
     for (int64_t i = 0; i < n; i++) g[i] = d->node_global[i / nc] * nc + i % nc;
+}
+
+/* Whether value v at global node g goes before extreme k of e (k = 0: smaller, 1: larger; ties to the lower
+ * node). */
+static int beats(const DistExtremes *e, int k, double v, int64_t g) {
+    if (isnan(v)) return 0;
+    if (e->node[k] < 0) return 1;
+    if (v != e->value[k]) return k ? v > e->value[k] : v < e->value[k];
+    return g < e->node[k];
+}
+
+static void take(DistExtremes *e, int k, double v, int64_t g, const double *x) {
+    e->value[k] = v, e->node[k] = g;
+    for (int c = 0; c < 3; c++) e->x[k][c] = x[c];
+}
+
+int dist_node_extremes(const Dist *d, const Space *sp, const double *v, DistExtremes *e) {
+    *e = (DistExtremes){{INFINITY, -INFINITY}, {-1, -1}, {{0, 0, 0}, {0, 0, 0}}};
+    int64_t n = d ? sp->nnodes_owned : sp->nnodes;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t g = d ? d->node_global[i] : i;
+        for (int k = 0; k < 2; k++)
+            if (beats(e, k, v[i], g)) take(e, k, v[i], g, &sp->node_x[3 * i]);
+    }
+    if (!d) return FEM_OK;
+    int size = comm_size();
+    DistExtremes *all = malloc(sizeof *all * (size_t)size);
+    int64_t *off = malloc(sizeof *off * (size_t)(size + 1));
+    int status = all && off ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the extremes");
+    status = comm_agree(status);
+    for (int r = 0; r <= size && !status; r++) off[r] = (int64_t)sizeof *all * r;
+    if (!status) status = comm_allgather_bytes(e, sizeof *e, all, off);
+    for (int r = 0; r < size && !status; r++)
+        for (int k = 0; k < 2; k++)
+            if (all[r].node[k] >= 0 && beats(e, k, all[r].value[k], all[r].node[k]))
+                take(e, k, all[r].value[k], all[r].node[k], all[r].x[k]);
+    free(all);
+    free(off);
+    return status;
+}
+
+int dist_bounding_box(const Dist *d, const Mesh *m, double lo[3], double hi[3]) {
+    mesh_bounding_box(m, lo, hi);
+    if (!d) return FEM_OK;
+    double v[6]; /* the largest of hi and of -lo over the ranks */
+    for (int c = 0; c < 3; c++) v[c] = hi[c], v[3 + c] = -lo[c];
+    FEM_TRY(comm_max(v, 6));
+    for (int c = 0; c < 3; c++) hi[c] = v[c], lo[c] = -v[3 + c];
+    return FEM_OK;
 }

@@ -131,6 +131,24 @@ int dist_create_order(Dist *d, const Dist *like, int order);
 /* Global dof numbers of the first n local dofs (ncomp components interleaved), into g[n]. */
 void dist_global_dofs(const Dist *d, int64_t n, int64_t *g);
 
+/* Where a nodal value is smallest and largest (a physics' summary: the lowest temperature, the largest
+ * displacement and where). */
+typedef struct {
+    double value[2]; /* [0] the smallest, [1] the largest (+inf and -inf where no node has a value) */
+    int64_t node[2]; /* their global nodes (-1 where none) */
+    double x[2][3];  /* and coordinates (the origin where none) */
+} DistExtremes;
+
+/* The extremes of v (one value per node of sp; NaN is never one) over every node of the run's solution:
+ * each rank looks at the nodes it owns, ties go to the lowest global node (as one process, scanning its nodes
+ * in order, keeps the first), and every rank gets the same answer. Collective over the ranks when d is set
+ * (sp = &d->space); d NULL: sp is a whole space, all of whose nodes count. */
+int dist_node_extremes(const Dist *d, const Space *sp, const double *v, DistExtremes *e);
+
+/* The bounding box of the whole mesh (the union of the ranks' parts when d is set: collective; d NULL: m's
+ * own). */
+int dist_bounding_box(const Dist *d, const Mesh *m, double lo[3], double hi[3]);
+
 FEM_EXTERN_C_END
 
 #endif

@@ -228,11 +228,11 @@ typedef struct {
     void *arg;
 } EvalJob;
 
-/* Over the ranks that share the space (Space.share_size) or hold parts of it (EvalField.dist), a collective
- * evaluation: each rank's part done, the ranks agree on the status (so that none waits for a failed one) and
- * then sum n values into every rank's v. On one process: status. */
+/* Over the ranks that hold parts of the space (EvalField.dist), a collective evaluation: each rank's part
+ * done, the ranks agree on the status (so that none waits for a failed one) and then sum n values into every
+ * rank's v. On one process: status. */
 static int ranks_sum(const EvalField *f, int status, double *v, int64_t n) {
-    if (f->sp->share_size <= 1 && !f->dist) return status;
+    if (!f->dist) return status;
     FEM_TRY(comm_agree(status));
     return comm_sum(v, (int)n);
 }
@@ -300,30 +300,27 @@ static int share_sums(const EvalField *f, int status, int n, const int *nout, do
     return comm_agree(status);
 }
 
-/* Block bi's elements in group g (every one when g is NULL), chunk by chunk, or over ranks that share the
- * space this rank's contiguous share of them; in each chunk the points are set up once and every job runs
- * there. */
+/* Block bi's elements in group g (every one when g is NULL), chunk by chunk; in each chunk the points are set
+ * up once and every job runs there. */
 static int eval_chunks(const EvalField *f, int njobs, const EvalJob *jobs, const PhysicalGroup *g, int facet,
                        int bi, int points) {
     EvalBlock all = {.facet = facet, .bi = bi};
     FEM_TRY(select_elements(f->sp->mesh, g, &all));
     const Mesh *m = f->sp->mesh;
     Device *d = f->u->dev;
-    int64_t lo = 0, hi = all.n;
-    if (f->sp->share_size > 1) {
-        lo = all.n * f->sp->share_rank / f->sp->share_size;
-        hi = all.n * (f->sp->share_rank + 1) / f->sp->share_size;
-    }
     double *xnodes = NULL; /* the cells' geometry is computed on the device from the mesh's nodes */
     size_t xbytes = sizeof(double) * 3 * (size_t)m->nnodes;
-    int status = facet || hi == lo ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
+    int status = facet || all.n == 0 ? FEM_OK : device_alloc_copy(d, (void **)&xnodes, m->x, xbytes);
     const SpaceBlock *sb = facet ? &f->sp->facets[bi] : &f->sp->cells[bi];
     const int64_t chunk = chunk_elements(d, sb->ndof); /* the points are about as many as the nodes */
     /* a pass over the block's cells where they are of order 2: once here, not in every chunk */
     const MeshBlock *mb = facet ? &m->facets[bi] : &m->cells[bi];
     const int gorder = points == POINTS_QUADRATURE ? mesh_block_geometry_order(m, mb) : 0;
-    for (int64_t first = lo; first < hi && !status; first += chunk) {
-        EvalBlock b = {.facet = facet, .bi = bi, .gorder = gorder, .n = hi - first < chunk ? hi - first : chunk,
+    for (int64_t first = 0; first < all.n && !status; first += chunk) {
+        EvalBlock b = {.facet = facet,
+                       .bi = bi,
+                       .gorder = gorder,
+                       .n = all.n - first < chunk ? all.n - first : chunk,
                        .xnodes = xnodes};
         if (b.n < all.n || all.list) { /* a slice of the elements: a subset restriction */
             b.list = malloc(sizeof(fem_idx) * (size_t)b.n);
@@ -447,7 +444,7 @@ int eval_nodal_many(const EvalField *f, int n, const OutputFn *fns, int equispac
     }
     for (int i = 0; i < n; i++)
         FEM_CHECK(d->ops.download(d, out[i], sums[i], sizeof(double) * (size_t)(sp->nnodes * fns[i].nout)));
-cleanup: /* over ranks that share the space every rank comes here, whatever its status */
+cleanup:           /* over ranks every rank comes here, whatever its status */
     if (f->dist) { /* a rank's part: its shared nodes completed by the other ranks' cells */
         int nout[MANY_MAX];
         for (int i = 0; i < n; i++) nout[i] = fns[i].nout;
@@ -455,7 +452,6 @@ cleanup: /* over ranks that share the space every rank comes here, whatever its 
     }
     for (int i = 0; i < n; i++) {
         int nout = fns[i].nout;
-        if (!f->dist) status = ranks_sum(f, status, out[i], sp->nnodes * nout);
         for (int64_t node = 0; node < sp->nnodes && !status; node++)
             for (int k = 0; k < nout; k++) out[i][node * nout + k] /= count[node] > 0 ? count[node] : 1.0;
     }

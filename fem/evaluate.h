@@ -35,7 +35,7 @@ typedef struct {
      * ghosts current): every evaluation is collective, each rank evaluating its own cells and facets, the
      * integrals summed over the ranks, and a node another rank shares (Dist.share) averaged over the cells of
      * every rank around it, so that each rank holds the whole field's values at its nodes. NULL: sp is the
-     * whole space (shared over ranks by Space.share_size, or one process's). */
+     * whole space, evaluated by this process alone. */
     const Dist *dist;
 } EvalField;
 

@@ -41,10 +41,6 @@ typedef struct Space {
     SpaceBlock cells[MESH_MAX_BLOCKS];
     SpaceBlock facets[MESH_MAX_BLOCKS]; /* the trace of the space on each facet block */
     double *node_x;                     /* [nnodes][3] coordinates of the nodes */
-    /* Over MPI ranks, a whole space that each of share_size ranks holds alike (the run's output space): an
-     * evaluation on it (fem/evaluate.h) is collective, each rank evaluating its 1/share_size of every block's
-     * cells or facets and the ranks' parts summed. 0 (space_create's): one process evaluates everything. */
-    int share_rank, share_size;
 } Space;
 
 /* A space of order p with ncomp components on m (which must outlive it and have its topology built). */

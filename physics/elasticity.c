@@ -2,6 +2,7 @@
 #include "elasticity.h"
 
 #include "physics/qfunctions.h"
+#include "fem/comm.h"
 #include "fem/dense.h"
 #include "fem/error.h"
 #include "fem/evaluate.h"
@@ -294,7 +295,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
     FEM_TRY(check_temperature(md, T));
     double *all;
     FEM_ALLOC(all, 8 * (sp->nnodes + 1), "nodal stresses");
-    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, NULL};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fns[2] = {elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx),
                        {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0}};
     double *out[2] = {all, gradient};
@@ -310,7 +311,7 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
 
 int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy) {
     FEM_TRY(check_temperature(md, T));
-    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, NULL};
+    EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fn = elas_output(QF_elas_energy_out, "elas_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, energy);
 }
@@ -326,7 +327,7 @@ static int support_force(const Space *sp, const ElasticBc *bc, const PhysicalGro
     for (int64_t k = 0; k < n; k++)
         for (int c = 0; c < nc; c++) {
             int64_t dof = (int64_t)nodes[k] * nc + c;
-            if (!(bc->components >> c & 1) || claimed[dof]) continue;
+            if (!(bc->components >> c & 1) || claimed[dof] || nodes[k] >= sp->nnodes_owned) continue;
             claimed[dof] = 1;
             force[c] += reaction[dof];
         }
@@ -345,7 +346,7 @@ static int applied_force(const Model *md, const Space *sp, const Vec *u, const E
         for (int k = 0; k < 3; k++) one->bc[0].t[k] = bc->value[k];
     else
         one->bc[0].p = bc->pressure;
-    EvalField f = {sp, u, NULL, NULL, 0, &md->phys, NULL};
+    EvalField f = {sp, u, NULL, NULL, 0, &md->phys, md->dist};
     OutputFn fn = elas_output(QF_elas_load_out, "elas_load_out", 3, one);
     fn.qf.in[1] = (QfField){0};
     int status = eval_facets(&f, &fn, g, force);
@@ -373,30 +374,54 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
                                             : applied_force(md, sp, u, bc, g, f->force);
     }
     free(claimed);
+    if (md->dist) { /* the supports' reactions over the ranks (the applied loads were summed by eval_facets)
+                     */
+        double *sum = calloc(3 * (size_t)ep->nbcs + 1, sizeof *sum);
+        status = comm_agree(status ? status
+                            : sum  ? FEM_OK
+                                   : fem_fail(FEM_ERR_INTERNAL, "out of host memory"));
+        for (int i = 0; i < ep->nbcs && !status; i++)
+            for (int c = 0; c < 3 && is_dirichlet(ep->bcs[i].kind); c++) sum[3 * i + c] = forces[i].force[c];
+        if (!status) status = comm_sum(sum, 3 * ep->nbcs);
+        for (int i = 0; i < ep->nbcs && !status; i++)
+            for (int c = 0; c < 3 && is_dirichlet(ep->bcs[i].kind); c++) forces[i].force[c] = sum[3 * i + c];
+        free(sum);
+    }
     body[0] = body[1] = body[2] = 0.0;
     if (ep->gravity[0] == 0.0 && ep->gravity[1] == 0.0 && ep->gravity[2] == 0.0) return status; /* no weight */
-    EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys, NULL};
+    EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
     fn.qf.in[1] = (QfField){0};
     if (!status) status = eval_cells(&f, &fn, NULL, body);
     return status;
 }
 
-int elasticity_extremes(const Space *sp, const double *u, const double *von_mises, ElasticExtremes *ex) {
+int elasticity_extremes(const Dist *d, const Space *sp, const double *u, const double *von_mises,
+                        ElasticExtremes *ex) {
     memset(ex, 0, sizeof *ex);
     int nc = sp->ncomp;
-    int64_t iu = -1, iv = -1;
+    double *size = malloc(sizeof(double) * (size_t)(sp->nnodes + 1));
+    int status = size ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the extremes");
+    if (d) status = comm_agree(status);
+    if (status) return free(size), status;
     for (int64_t n = 0; n < sp->nnodes; n++) {
         double s = 0.0;
         for (int c = 0; c < nc; c++) s += u[n * nc + c] * u[n * nc + c];
-        s = sqrt(s);
-        if (iu < 0 || s > ex->max_displacement) iu = n, ex->max_displacement = s;
-        if (von_mises && (iv < 0 || von_mises[n] > ex->max_von_mises))
-            iv = n, ex->max_von_mises = von_mises[n];
+        size[n] = sqrt(s);
     }
-    for (int k = 0; k < 3; k++) {
-        if (iu >= 0) ex->max_displacement_at[k] = sp->node_x[3 * iu + k];
-        if (iv >= 0) ex->max_von_mises_at[k] = sp->node_x[3 * iv + k];
+    DistExtremes e;
+    status = dist_node_extremes(d, sp, size, &e);
+    free(size);
+    FEM_TRY(status);
+    if (e.node[1] >= 0) {
+        ex->max_displacement = e.value[1];
+        for (int k = 0; k < 3; k++) ex->max_displacement_at[k] = e.x[1][k];
+    }
+    if (!von_mises) return FEM_OK;
+    FEM_TRY(dist_node_extremes(d, sp, von_mises, &e));
+    if (e.node[1] >= 0) {
+        ex->max_von_mises = e.value[1];
+        for (int k = 0; k < 3; k++) ex->max_von_mises_at[k] = e.x[1][k];
     }
     return FEM_OK;
 }

@@ -69,7 +69,8 @@ typedef struct {
  * conditions counts for the first); for tractions and pressures the applied load (the integral of t, or of -p
  * n over the reference boundary, or over the current boundary for the neo-Hookean follower load). body[3]:
  * the body force int rho g (zero, and not integrated, without gravity). At equilibrium the forces and body
- * sum to zero. forces: room for pb->elasticity.nbcs entries. */
+ * sum to zero. forces: room for pb->elasticity.nbcs entries. On a rank's part (md->dist) the reaction holds
+ * the rank's owned dofs (its ghosts are not read) and every force is summed over the ranks (collective). */
 int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
                          ElasticForce *forces, double body[3]);
 
@@ -78,9 +79,12 @@ typedef struct {
     double max_von_mises, max_von_mises_at[3];       /* largest nodal von Mises stress [Pa] and where */
 } ElasticExtremes;
 
-/* From the displacement u and the nodal von Mises stress (elasticity_stress_nodes; NULL: that part is 0).
- * Locations are sp->node_x. */
-int elasticity_extremes(const Space *sp, const double *u, const double *von_mises, ElasticExtremes *ex);
+/* From the displacement u and the nodal von Mises stress (elasticity_stress_nodes; NULL: that part is 0),
+ * both on the host at every node of sp; locations are sp->node_x. Collective over the ranks' parts when d is
+ * set (sp = &d->space, fem/dist.h: each rank's owned nodes, ties to the lowest global node); d NULL: the
+ * whole space. */
+int elasticity_extremes(const Dist *d, const Space *sp, const double *u, const double *von_mises,
+                        ElasticExtremes *ex);
 
 FEM_EXTERN_C_END
 

@@ -76,7 +76,7 @@ static void force_balance(const PhysicsState *s, const Report *rep, const Elasti
     /* with no applied load (free thermal expansion) every force is rounding: judge them against the force the
      * largest stress would carry over the body's size instead */
     double lo[3], hi[3], size = 0.0;
-    mesh_bounding_box(sp->mesh, lo, hi);
+    if (dist_bounding_box(s->md->dist, sp->mesh, lo, hi)) lo[0] = lo[1] = lo[2] = hi[0] = hi[1] = hi[2] = 0.0;
     for (int c = 0; c < 3; c++) size = fmax(size, hi[c] - lo[c]);
     double stress_force = max_von_mises * pow(size, sp->mesh->dim - 1);
     if (scale < 1e-9 * stress_force) {
@@ -107,8 +107,9 @@ static int elas_summary(const PhysicsState *s, const Report *rep) {
     FEM_CHECK_ALLOC(forces, pb->elasticity.nbcs + 1, "boundary forces");
     if (linear) FEM_CHECK_ALLOC(gradient, nn + 1, "nodal displacement gradients");
     FEM_CHECK(elasticity_stress_nodes(s->md, sp, s->u, s->aux_dev, stress, vm, NULL, gradient));
-    FEM_CHECK(elasticity_extremes(sp, s->u_host, vm, &ex));
-    FEM_CHECK(sanity_elasticity(sp, s->u_host, gradient, rep->warnings));
+    FEM_CHECK(elasticity_extremes(s->md->dist, sp, s->u_host, vm, &ex));
+    FEM_CHECK(sanity_elasticity(s->md->dist, sp, ex.max_displacement, ex.max_displacement_at, gradient,
+                                rep->warnings));
     FEM_CHECK(elasticity_strain_energy(s->md, sp, s->u, s->aux_dev, &energy));
     FEM_CHECK(s->residual(s, reaction)); /* the reactions */
     FEM_CHECK(elasticity_reactions(s->md, pb, sp, s->u, reaction, forces, body));

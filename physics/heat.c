@@ -1,6 +1,7 @@
 /* The heat model (see heat.h); the q-point physics is in heat_qf.h. */
 #include "heat.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 #include "fem/evaluate.h"
 #include "physics/qfunctions.h"
@@ -193,7 +194,7 @@ static OutputFn heat_output(int id, const char *name, int nout, const HeatCtx *c
 }
 
 int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out) {
-    EvalField f = {sp, T, NULL, md->cell_tags, 0, &md->phys, NULL};
+    EvalField f = {sp, T, NULL, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fn = heat_output(QF_heat_flux_out, "heat_flux_out", 3, md->ctx);
     return eval_nodal(&f, &fn, 1, out);
 }
@@ -205,8 +206,9 @@ static int dirichlet_flow(const Space *sp, const PhysicalGroup *g, const double 
     int64_t n;
     FEM_TRY(space_group_nodes(sp, g, &nodes, &n));
     double sum = 0.0;
-    for (int64_t k = 0; k < n; k++)
-        if (!claimed[nodes[k]] && reaction) claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
+    for (int64_t k = 0; k < n; k++) /* (on a rank's part, the nodes it owns) */
+        if (!claimed[nodes[k]] && reaction && nodes[k] < sp->nnodes_owned)
+            claimed[nodes[k]] = 1, sum += reaction[nodes[k]];
     free(nodes);
     *watts = sum;
     return FEM_OK;
@@ -220,7 +222,7 @@ static int natural_flow(const Model *md, const Problem *pb, const Space *sp, con
     *one = *(const HeatCtx *)md->ctx; /* record 0: this condition alone (the facets' tags are 0 here) */
     memset(&one->bc[0], 0, sizeof one->bc[0]);
     add_condition(&one->bc[0], bc);
-    EvalField f = {sp, T, NULL, NULL, pb->quadrature_degree, &md->phys, NULL};
+    EvalField f = {sp, T, NULL, NULL, pb->quadrature_degree, &md->phys, md->dist};
     OutputFn fn = heat_output(QF_heat_flow_out, "heat_flow_out", 1, one);
     int status = eval_facets(&f, &fn, g, watts);
     free(one);
@@ -233,7 +235,7 @@ const char *heat_bc_kind(int kind) {
 }
 
 int heat_energy(const Model *md, const Space *sp, const Vec *T, int qdegree, double *E) {
-    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys, NULL};
+    EvalField f = {sp, T, NULL, md->cell_tags, qdegree, &md->phys, md->dist};
     OutputFn fn = heat_output(QF_heat_energy_out, "heat_energy_out", 1, md->ctx);
     return eval_cells(&f, &fn, NULL, E);
 }
@@ -256,7 +258,20 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec 
                                                      : natural_flow(md, pb, sp, T, bc, g, &fl->watts);
     }
     free(claimed);
-    EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree, &md->phys, NULL};
+    if (md->dist) { /* the fixed temperatures' flows over the ranks (the natural ones were summed by
+                       eval_facets) */
+        double *sum = calloc((size_t)hp->nbcs + 1, sizeof *sum);
+        status = comm_agree(status ? status
+                            : sum  ? FEM_OK
+                                   : fem_fail(FEM_ERR_INTERNAL, "out of host memory"));
+        for (int i = 0; i < hp->nbcs && !status; i++)
+            if (hp->bcs[i].kind == HEAT_BC_TEMPERATURE) sum[i] = flows[i].watts;
+        if (!status) status = comm_sum(sum, hp->nbcs);
+        for (int i = 0; i < hp->nbcs && !status; i++)
+            if (hp->bcs[i].kind == HEAT_BC_TEMPERATURE) flows[i].watts = sum[i];
+        free(sum);
+    }
+    EvalField f = {sp, T, NULL, md->cell_tags, pb->quadrature_degree, &md->phys, md->dist};
     OutputFn fn = heat_output(QF_heat_source_out, "heat_source_out", 1, md->ctx);
     if (!status && source) status = eval_cells(&f, &fn, NULL, source);
     return status;

@@ -31,7 +31,8 @@ const char *heat_bc_kind(int kind);
 
 /* Heat into the body through each boundary condition (Dirichlet ones from the unconstrained residual
  * `reaction`, natural ones by integrating their flux) and the source integral (source NULL: not computed).
- * flows has room for pb->heat.nbcs entries. */
+ * flows has room for pb->heat.nbcs entries. On a rank's part (md->dist) the reaction holds the rank's owned
+ * dofs (its ghosts are not read) and every flow is summed over the ranks (collective). */
 int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec *T, const double *reaction,
                  HeatFlow *flows, double *source);
 

@@ -77,16 +77,14 @@ static int energy_balance(const PhysicsState *s, const Report *rep) {
 }
 
 static int heat_summary(const PhysicsState *s, const Report *rep) {
-    const Space *sp = s->sp;
-    sanity_heat(sp, s->u_host, rep->warnings);
-    int64_t imin, imax;
-    double tmin, tmax;
-    physics_extremes(sp, s->u_host, 1, &imin, &imax, &tmin, &tmax);
-    const double *xl = &sp->node_x[3 * imin], *xh = &sp->node_x[3 * imax];
-    rep->key(rep->ctx, "temperature_min", tmin, "K");
-    rep->key(rep->ctx, "temperature_max", tmax, "K");
-    report_line(rep, "  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n", tmin, xl[0],
-                xl[1], xl[2], tmax, xh[0], xh[1], xh[2]);
+    DistExtremes T;
+    FEM_TRY(physics_extremes(s->md->dist, s->sp, s->u_host, 1, &T));
+    sanity_heat(&T, rep->warnings);
+    const double *xl = T.x[0], *xh = T.x[1];
+    rep->key(rep->ctx, "temperature_min", T.value[0], "K");
+    rep->key(rep->ctx, "temperature_max", T.value[1], "K");
+    report_line(rep, "  temperature: min %.6g K at (%.4g, %.4g, %.4g), max %.6g K at (%.4g, %.4g, %.4g)\n",
+                T.value[0], xl[0], xl[1], xl[2], T.value[1], xh[0], xh[1], xh[2]);
     int status = s->pb->time.scheme != TIME_STEADY ? heat_transient_balance(s, rep) : energy_balance(s, rep);
     if (status) report_line(rep, "  (energy balance not available: %s)\n", fem_last_error());
     return FEM_OK;

@@ -10,7 +10,7 @@ void model_destroy(Model *md) {
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(md->cell_tags[b]), free(md->facet_tags[b]);
     free(md->dir_dofs);
     free(md->dir_values);
-    free(md->ctx);
+    if (!md->ctx_borrowed) free(md->ctx);
     memset(md, 0, sizeof *md);
 }
 
@@ -198,7 +198,8 @@ int model_localize(const Model *global, const Dist *d, Model *local) {
     memset(local->facet_tags, 0, sizeof local->facet_tags);
     local->dir_dofs = NULL;
     local->dir_values = NULL;
-    local->ctx = NULL;
+    local->ctx_borrowed = 1;
+    local->dist = d;
     int status = FEM_OK;
     for (int b = 0; b < d->mesh.ncell_blocks && !status; b++)
         status = local_tags(global->cell_tags[d->cell_block[b]], d->cell_global[b], d->mesh.cells[b].count,

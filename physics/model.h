@@ -24,7 +24,11 @@ typedef struct Model {
     int64_t ndir;
     int32_t *dir_dofs;  /* constrained dofs (host) */
     double *dir_values; /* their values at full load (host) */
-    void *ctx;          /* the physics' constants (owned) */
+    void *ctx;          /* the physics' constants (owned, unless ctx_borrowed) */
+    int ctx_borrowed;   /* ctx is another model's (model_localize): not freed with this one */
+    /* Over MPI ranks, the rank's part this model is made on (model_localize), which the physics'
+     * evaluations (fem/evaluate.h EvalField.dist) are collective over; NULL: a whole space's model */
+    const Dist *dist;
     int nregions;
     const char *region_names[MODEL_MAX_REGIONS]; /* material i's region (the problem's strings) */
 } Model;
@@ -56,8 +60,9 @@ int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int 
 int model_finish_dirichlet(Model *md);
 
 /* A rank's share of a model made on the whole space (fem/dist.h): the tags of its cells and facets, and every
- * local dof (owned or ghost) that the global model constrains, with its value. The constants stay the global
- * model's (local->phys.ctx points at them; local->ctx is NULL), so global must outlive local. */
+ * local dof (owned or ghost) that the global model constrains, with its value; local->dist = d. The constants
+ * stay the global model's (local->ctx and local->phys.ctx point at them, borrowed: a load factor or time
+ * step set on either model is the other's too), so global must outlive local. */
 int model_localize(const Model *global, const Dist *d, Model *local);
 
 FEM_EXTERN_C_END

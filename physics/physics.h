@@ -39,9 +39,11 @@ typedef struct {
     double v[PHYSICS_TRACK_MAX];
 } PhysicsTrack;
 
-/* A solved physics, as its hooks see it. Over MPI ranks every rank calls the hooks: sp is the whole space
- * (Space.share_size set, so that its evaluations are collective), u and u_host the whole solution, and op the
- * rank's operator on its part, whose constants (op_update_ctx) are the model's. */
+/* A solved physics, as its hooks see it. Over MPI ranks every rank calls the hooks on its part (fem/dist.h):
+ * sp is the part's space, md the part's model (md->dist set: the evaluations, extremes and balances are
+ * collective), u and u_host the rank's owned and ghost values (the ghosts current), aux the same of the field
+ * read, and op the rank's operator, whose constants (op_update_ctx) are md's. On one process they are the
+ * whole space's (md->dist NULL). */
 typedef struct PhysicsState PhysicsState;
 struct PhysicsState {
     const Problem *pb;
@@ -54,7 +56,7 @@ struct PhysicsState {
     const double *aux_dev; /* the same on the device, or NULL */
     PhysicsTrack *track;   /* a transient run's accumulators (the step hook's), else NULL */
     /* r[sp->ndofs] (host) = the unconstrained residual at the solution (reactions, heat flows); collective
-     * over MPI ranks */
+     * over MPI ranks, where the rank's owned dofs hold it and its ghosts are zero */
     int (*residual)(const PhysicsState *s, double *r);
     void *run; /* the run's, for residual */
 };
@@ -96,10 +98,10 @@ typedef struct {
 extern const PhysicsType *const physics_types[];
 extern const int physics_ntypes;
 
-/* Extremes of a scalar (ncomp 1) or of the magnitude of a vector field at the space's nodes: the values and
- * the nodes where they are. */
-void physics_extremes(const Space *sp, const double *u, int ncomp, int64_t *imin, int64_t *imax, double *vmin,
-                      double *vmax);
+/* Extremes of a scalar (ncomp 1) or of the magnitude of a vector field u (host, every node of sp) at the
+ * space's nodes: the values and where they are (fem/dist.h: collective over the ranks' parts when d is set,
+ * sp = &d->space; NULL: sp is the whole space). */
+int physics_extremes(const Dist *d, const Space *sp, const double *u, int ncomp, DistExtremes *e);
 
 FEM_EXTERN_C_END
 

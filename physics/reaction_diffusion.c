@@ -103,9 +103,9 @@ static int rd_fields(const PhysicsState *s, NodalField *out, int *n) {
 }
 
 static int rd_summary(const PhysicsState *s, const Report *rep) {
-    int64_t imin, imax;
-    double umin, umax;
-    physics_extremes(s->sp, s->u_host, 1, &imin, &imax, &umin, &umax);
+    DistExtremes e;
+    FEM_TRY(physics_extremes(s->md->dist, s->sp, s->u_host, 1, &e));
+    double umin = e.value[0], umax = e.value[1];
     rep->key(rep->ctx, "u_min", umin, "");
     rep->key(rep->ctx, "u_max", umax, "");
     report_line(rep, "  u: min %.6g, max %.6g\n", umin, umax);

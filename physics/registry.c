@@ -2,9 +2,13 @@
  * read the temperature it solves. */
 #include "physics/physics.h"
 
+#include "fem/comm.h"
+#include "fem/error.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 extern const PhysicsType heat_type, elasticity_type, reaction_diffusion_type;
 
@@ -20,18 +24,18 @@ void report_line(const Report *rep, const char *fmt, ...) {
     rep->line(rep->ctx, text);
 }
 
-void physics_extremes(const Space *sp, const double *u, int ncomp, int64_t *imin, int64_t *imax, double *vmin,
-                      double *vmax) {
-    *imin = *imax = 0;
-    *vmin = INFINITY, *vmax = -INFINITY;
+int physics_extremes(const Dist *d, const Space *sp, const double *u, int ncomp, DistExtremes *e) {
+    if (ncomp == 1) return dist_node_extremes(d, sp, u, e);
+    double *v = malloc(sizeof(double) * (size_t)(sp->nnodes + 1));
+    int status = v ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the extremes");
+    if (d) status = comm_agree(status);
+    if (status) return free(v), status;
     for (int64_t n = 0; n < sp->nnodes; n++) {
-        double v = 0.0;
-        if (ncomp == 1)
-            v = u[n];
-        else
-            for (int c = 0; c < ncomp; c++) v += u[n * ncomp + c] * u[n * ncomp + c];
-        if (ncomp > 1) v = sqrt(v);
-        if (v < *vmin) *vmin = v, *imin = n;
-        if (v > *vmax) *vmax = v, *imax = n;
+        double s = 0.0;
+        for (int c = 0; c < ncomp; c++) s += u[n * ncomp + c] * u[n * ncomp + c];
+        v[n] = sqrt(s);
     }
+    status = dist_node_extremes(d, sp, v, e);
+    free(v);
+    return status;
 }

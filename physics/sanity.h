@@ -6,20 +6,23 @@
 #ifndef FEMTO_SANITY_H
 #define FEMTO_SANITY_H
 
+#include "fem/dist.h"
 #include "fem/error.h"
 #include "fem/space.h"
 #include "fem/vec.h"
 
 FEM_EXTERN_C_BEGIN
 
-/* A temperature field T (host, one value per node of sp) below absolute zero somewhere. */
-void sanity_heat(const Space *sp, const double *T, FemWarnings *w);
+/* A temperature field below absolute zero somewhere: T, its extremes (physics_extremes). */
+void sanity_heat(const DistExtremes *T, FemWarnings *w);
 
-/* A displacement field u (host, interleaved, sp->ncomp components) that moves a node farther than the body
- * is wide, or whose displacement gradient exceeds 1 somewhere: strains a small-strain model cannot describe.
- * gradient: the largest |du_i/dx_j| at every node (elasticity_stress_nodes gives it), for a linear model;
- * NULL skips that check (a finite-strain model). Fails only when out of host memory. */
-int sanity_elasticity(const Space *sp, const double *u, const double *gradient, FemWarnings *w);
+/* A displacement field that moves a node farther than the body is wide (max_displacement, where: its
+ * largest, elasticity_extremes), or whose displacement gradient exceeds 1 somewhere: strains a small-strain
+ * model cannot describe. gradient: the largest |du_i/dx_j| at every node of sp (elasticity_stress_nodes gives
+ * it), for a linear model; NULL skips that check (a finite-strain model). Collective over the ranks' parts
+ * when d is set (sp = &d->space; fem/dist.h); fails only when out of host memory. */
+int sanity_elasticity(const Dist *d, const Space *sp, double max_displacement, const double at[3],
+                      const double *gradient, FemWarnings *w);
 
 FEM_EXTERN_C_END
 

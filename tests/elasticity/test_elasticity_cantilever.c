@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     double *sig = malloc(sizeof(double) * 6 * sp.nnodes), *vm = malloc(sizeof(double) * sp.nnodes);
     CHECK_OK(elasticity_stress_nodes(&md, &sp, test_host_vec(sp.ndofs, u), NULL, sig, vm, NULL, NULL));
     ElasticExtremes ex;
-    CHECK_OK(elasticity_extremes(&sp, u, vm, &ex));
+    CHECK_OK(elasticity_extremes(NULL, &sp, u, vm, &ex));
     printf("strain energy %.9e J, half the load's work %.9e J; max |u| %.6e m at (%g, %g, %g), max von Mises "
            "%.6e Pa at (%g, %g, %g)\n",
            energy, work, ex.max_displacement, ex.max_displacement_at[0], ex.max_displacement_at[1],

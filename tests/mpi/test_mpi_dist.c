@@ -6,8 +6,10 @@
  *   - with split begin/end and other work between them, the same;
  *   - interior cell blocks touch no shared node, boundary blocks only cells that do, and there are both;
  *   - a failure on one rank reaches every rank as the same code and sentence (comm_agree);
- *   - evaluations on the whole space shared over the ranks (Space.share_size: each rank its share of the
- *     cells or facets, then sums) equal one process's: nodal averages and cell and boundary integrals.
+ *   - rank 0 makes every rank's part and scatters it: each equals the part the rank makes itself;
+ *   - evaluations, probes and extremes on the ranks' parts equal one process's on the whole space: nodal
+ *     averages, cell and boundary integrals, probed values, extremes with their places (ties to the lowest
+ *     global node), the bounding box.
  *
  *   mpiexec -n N test_mpi_dist MESH ORDER NCOMP */
 #include "common/femto_test.h"
@@ -224,40 +226,37 @@ static void evaluate(const EvalField *f, const PhysicalGroup *g, double *nodal, 
     CHECK_OK(eval_facets(f, &load, g, force));
 }
 
-/* The whole space's evaluations, shared over the ranks, against the same on this rank alone (to 1e-12). */
-static void check_shared_evaluation(Space *gsp, Device *dev, int rank, int nranks) {
-    const PhysicalGroup *g = mesh_find_group(gsp->mesh, "boundary", gsp->mesh->dim - 1);
-    CHECK(g != NULL, "the mesh has no boundary group");
-    if (!g) return;
-    Vec u;
-    CHECK_OK(vec_create(&u, dev, gsp->ndofs));
-    double *host = malloc(sizeof(double) * (size_t)gsp->ndofs), *alone = malloc(sizeof(double) * (size_t)gsp->nnodes),
-           *shared = malloc(sizeof(double) * (size_t)gsp->nnodes);
-    for (int64_t i = 0; i < gsp->ndofs; i++) host[i] = field(i);
-    CHECK_OK(vec_upload(&u, host));
-    EvalField f = {gsp, &u, NULL, NULL, 0, NULL, NULL};
-    double cells[2], force[2][3];
-    evaluate(&f, g, alone, &cells[0], force[0]);
-    gsp->share_rank = rank;
-    gsp->share_size = nranks;
-    evaluate(&f, g, shared, &cells[1], force[1]);
-    gsp->share_rank = gsp->share_size = 0;
-    double worst = 0.0, scale = 0.0;
-    for (int64_t n = 0; n < gsp->nnodes; n++) {
-        worst = fmax(worst, fabs(shared[n] - alone[n]));
-        scale = fmax(scale, fabs(alone[n]));
+/* Extremes on the ranks' parts (dist_node_extremes: each rank its owned nodes, then one all-gather) against
+ * one process's on the whole space: the same values, global nodes and places, for a field of distinct values
+ * and for one of five values, where many nodes tie and the lowest global node must win; and the parts'
+ * bounding box is the whole mesh's (dist_bounding_box). */
+static void check_part_extremes(const Dist *d, const Space *gsp) {
+    const Space *sp = &d->space;
+    double *whole = malloc(sizeof(double) * (size_t)(gsp->nnodes + 1)),
+           *local = malloc(sizeof(double) * (size_t)(sp->nnodes + 1));
+    for (int ties = 0; ties < 2; ties++) {
+        for (int64_t n = 0; n < gsp->nnodes; n++) whole[n] = ties ? (double)(n * 7 % 5) : field(n);
+        for (int64_t n = 0; n < sp->nnodes; n++) local[n] = whole[d->node_global[n]];
+        DistExtremes a, b;
+        CHECK_OK(dist_node_extremes(NULL, gsp, whole, &a));
+        CHECK_OK(dist_node_extremes(d, sp, local, &b));
+        for (int k = 0; k < 2; k++)
+            CHECK(a.node[k] == b.node[k] && a.value[k] == b.value[k] &&
+                      memcmp(a.x[k], b.x[k], sizeof a.x[k]) == 0,
+                  "rank %d, %s field: %s %.17g at node %lld on the parts, %.17g at node %lld in one process",
+                  d->rank, ties ? "tied" : "distinct", k ? "largest" : "smallest", b.value[k],
+                  (long long)b.node[k], a.value[k], (long long)a.node[k]);
+        if (ties) /* 7 n mod 5: 0 first at node 0, 4 first at node 2 */
+            CHECK(a.node[0] == 0 && a.node[1] == 2, "tied extremes at nodes %lld and %lld, not 0 and 2",
+                  (long long)a.node[0], (long long)a.node[1]);
     }
-    CHECK(scale > 0 && worst <= 1e-12 * scale, "rank %d: shared nodal values differ by %.3g of %.3g", rank, worst,
-          scale);
-    CHECK(cells[0] > 0 && fabs(cells[1] - cells[0]) <= 1e-12 * cells[0],
-          "rank %d: shared cell integral %.17g, one process %.17g", rank, cells[1], cells[0]);
-    for (int k = 0; k < gsp->mesh->dim; k++)
-        CHECK(force[0][k] > 0 && fabs(force[1][k] - force[0][k]) <= 1e-12 * force[0][k],
-              "rank %d: shared boundary force %d: %.17g, one process %.17g", rank, k, force[1][k], force[0][k]);
-    free(host);
-    free(alone);
-    free(shared);
-    vec_destroy(&u);
+    double lo[2][3], hi[2][3];
+    mesh_bounding_box(gsp->mesh, lo[0], hi[0]);
+    CHECK_OK(dist_bounding_box(d, &d->mesh, lo[1], hi[1]));
+    CHECK(memcmp(lo[0], lo[1], sizeof lo[0]) == 0 && memcmp(hi[0], hi[1], sizeof hi[0]) == 0,
+          "rank %d: the parts' bounding box is not the mesh's", d->rank);
+    if (d->rank == 0) printf("extremes on the ranks' parts: those of one process, ties to the lowest node\n");
+    free(whole), free(local);
 }
 
 /* The same evaluations on the rank's part (EvalField.dist: its own cells and facets, its owned and ghost
@@ -469,7 +468,7 @@ int main(int argc, char **argv) {
     check_interior(&d, valence);
     check_scatter(&d, &gsp, part);
     check_agree(rank, nranks);
-    check_shared_evaluation(&gsp, &dev, rank, nranks);
+    check_part_extremes(&d, &gsp);
     check_part_evaluation(&d, &gsp, &dev);
     check_part_probes(&d, &gsp);
     double failures = test_failures;
