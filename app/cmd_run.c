@@ -63,7 +63,8 @@ void run_report_probes(Run *r, const Space *sp, const double *u, const char *fie
     const OutputSettings *o = &r->pb.output;
     for (int i = 0; i < o->nprobes; i++) {
         double v[3] = {0, 0, 0};
-        if (!probe_field(sp, u, o->probes[i].x, v, NULL)) continue;
+        int found = 0;
+        if (probe_field_parts(sp, u, o->probes[i].x, v, NULL, &found) || !found) continue;
         char key[PROBLEM_NAME_MAX + 64];
         app_say(r->o, 1, "  %s at probe '%s' (%g, %g, %g):", field, o->probes[i].name, o->probes[i].x[0],
                 o->probes[i].x[1], o->probes[i].x[2]);

@@ -140,7 +140,9 @@ void run_series_destroy(RunSeries *rs);
 void run_series_iteration(RunSeries *rs, const NewtonStep *st);
 /* The solve whose iterations were recorded is over (s: the stepper's report; x: its time or load factor). */
 void run_series_solve(RunSeries *rs, const StepReport *s, double x);
-/* The probes' values in the solution u (host) at time or load factor x: one row. */
+/* The probes' values in the solution u (host) at time or load factor x: one row into rs (NULL: none). Over
+ * MPI ranks sp and u are the rank's part (its owned and ghost values), and every rank calls it (collective:
+ * the lowest rank whose cells hold a probe answers, fem/probe.h); rank 0's rs takes the row. */
 int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double *u, double x);
 /* The plots of the finished series start drawing (each in a child process) while the run goes on to its
  * summary; run_series_write waits for them. Nothing when the problem turns plots off or PLplot is absent.
@@ -162,7 +164,8 @@ int run_space(const Run *r, int ncomp, Space *sp);
 /* Every probe of the problem lies inside the mesh (else an error naming the problem file's line). */
 int run_check_probes(const Run *r, const Space *sp);
 /* Reports the field u (ncomp components named comp[c], unit) at every probe: a summary line and keys
- * "FIELD@PROBE" (component names appended for vectors). */
+ * "FIELD@PROBE" (component names appended for vectors). Over MPI ranks sp and u are the rank's part, and
+ * every rank calls it (collective, as run_series_probes). */
 void run_report_probes(Run *r, const Space *sp, const double *u, const char *field, const char *const *comp,
                        const char *unit);
 

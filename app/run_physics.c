@@ -136,11 +136,11 @@ static double series_x(const PhysicsRun *p, double t) {
 /* The solution and derived fields at the output points, into the frame (over MPI ranks every rank computes
  * them together, and rank 0's are written), and the probes' row (rank 0). */
 static int frame_fields(PhysicsRun *p, double time) {
-    if (writer(p)) FEM_TRY(run_series_probes(&p->series, p->r, p->sp, p->host, series_x(p, time)));
+    PhysicsState s = state_of(p); /* (over MPI ranks the probes are collective, on the ranks' parts) */
+    FEM_TRY(run_series_probes(writer(p) ? &p->series : NULL, p->r, s.sp, s.u_host, series_x(p, time)));
     if (!p->r->pb.output.vtu && !p->r->pb.output.hdf5) return FEM_OK; /* nothing to write: no fields either */
     NodalField fields[PHYSICS_MAX_FIELDS];
     int n = 0;
-    PhysicsState s = state_of(p);
     double t = app_seconds();
     int status = add_unknown(p);
     if (p->dist.on) status = comm_agree(status); /* the fields' evaluations are collective */
@@ -383,7 +383,7 @@ static void summary(PhysicsRun *p, const char *model) {
     char key[PROBLEM_NAME_MAX];
     snprintf(key, sizeof key, "%s_newton_iterations", p->t->name);
     summary_add(&r->summary, key, st->newton_iterations, "");
-    if (writer(p)) run_report_probes(r, p->sp, p->host, p->t->field, p->t->components, p->t->unit);
+    run_report_probes(r, s.sp, s.u_host, p->t->field, p->t->components, p->t->unit); /* collective */
 }
 
 /* The time series' files, timed as output. */

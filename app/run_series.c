@@ -80,11 +80,13 @@ void run_series_solve(RunSeries *rs, const StepReport *s, double x) {
 
 int run_series_probes(RunSeries *rs, const Run *r, const Space *sp, const double *u, double x) {
     double row[SERIES_MAX_COLUMNS] = {x};
-    int k = 1;
-    for (int i = 0; i < r->pb.output.nprobes; i++, k += sp->ncomp)
-        if (!probe_field(sp, u, r->pb.output.probes[i].x, &row[k], NULL))
+    int k = 1, found = 0;
+    for (int i = 0; i < r->pb.output.nprobes; i++, k += sp->ncomp) {
+        FEM_TRY(probe_field_parts(sp, u, r->pb.output.probes[i].x, &row[k], NULL, &found));
+        if (!found)
             return fem_fail(FEM_ERR_INTERNAL, "probe '%s' left the mesh", r->pb.output.probes[i].name);
-    return series_add_row(&rs->probes, row);
+    }
+    return rs ? series_add_row(&rs->probes, row) : FEM_OK;
 }
 
 /* ---------------------------------------------------------------- files */
