@@ -21,11 +21,12 @@ typedef struct {
     Newton nw;
     Stepper st;
     Vec u;
-    double *host;       /* the solution on the host, current after each write and before the summary */
-    /* over MPI ranks: the rank's part, on which the hooks evaluate (physics.h PhysicsState), and the whole
-     * solution on every rank (host), which the output and the probes read */
+    double *host; /* the solution on the host, current after each write and before the summary (over MPI
+                   * ranks: the whole solution, gathered only for a later physics that reads it) */
+    /* over MPI ranks: the rank's part, on which the hooks, the probes and the output's point arrays work
+     * (physics.h PhysicsState) */
     RunDist dist;
-    double *lhost;     /* the rank's owned and ghost values (host), current with host */
+    double *lhost;     /* the rank's owned and ghost values (host), current after each write */
     Vec gu;            /* the whole solution (device), made for a later physics that reads it */
     Vec laux;          /* the field read from an earlier physics, in the rank's local numbering */
     double *laux_host; /* and on the host */
@@ -83,30 +84,48 @@ static int writer(const PhysicsRun *p) {
     return !p->dist.on || comm_rank() == 0;
 }
 
-/* p->host = the whole solution (over MPI ranks: gathered on every rank; and the rank's part, its ghosts made
- * current, into lhost). */
+/* The solution on the host: p->host, the whole solution (one process), or over MPI ranks p->lhost, the rank's
+ * owned and ghost values (the ghosts made current). */
 static int solution_to_host(PhysicsRun *p) {
     if (!p->dist.on) return vec_download(&p->u, p->host);
     int status = halo_forward(&p->dist.halo, &p->u);
     if (!status) status = vec_download(&p->u, p->lhost);
-    status = comm_agree(status); /* the gather is collective */
-    return status ? status : run_dist_gather(&p->dist, &p->u, p->host);
+    return comm_agree(status);
 }
 
-/* Over MPI ranks, a field a hook computed at the nodes of the rank's part (ncomp values a node): the whole
- * field on every rank (each node from its owner), which the output frame takes. */
+/* Over MPI ranks, a field computed at the nodes of the rank's part (ncomp values a node) into an array of the
+ * whole frame's size, which the output takes. Each rank writes only the points of its piece (its VTU piece:
+ * its owned and ghost points; the HDF5 file's rows: its owned ones), so its own rows are all it fills, with
+ * no exchange; unless the HDF5 file is written by rank 0 alone (HDF5 built without MPI), which needs every
+ * row: then the ranks sum their owned rows into every rank's array. */
 static int whole_field(PhysicsRun *p, int ncomp, double **data) {
     const Dist *d = &p->dist.d;
     int64_t n = p->sp->nnodes * ncomp;
+    int alone = p->r->pb.output.hdf5 && !h5out_parallel();
     double *all = calloc((size_t)n + 1, sizeof *all);
-    int status =
-        comm_agree(all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field"));
+    int status = all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field");
+    if (alone) status = comm_agree(status);
     if (status) return free(all), status;
-    for (int64_t i = 0; i < d->space.nnodes_owned; i++)
+    for (int64_t i = 0; i < (alone ? d->space.nnodes_owned : d->space.nnodes); i++)
         for (int c = 0; c < ncomp; c++) all[d->node_global[i] * ncomp + c] = (*data)[i * ncomp + c];
-    status = comm_sum(all, (int)n);
+    if (alone) status = comm_sum(all, (int)n);
     free(*data);
     *data = all;
+    return status;
+}
+
+/* Over MPI ranks, nodal values v (the unknown's layout, at every node of the rank's part) with each ghost
+ * node's values replaced by its owner's, so that every copy of a shared point holds the same bits (values a
+ * rank interpolates at a node from its own cells can differ from its neighbour's in the last bits).
+ * Collective, with the status of the caller's work (returned when it failed). */
+static int ghosts_from_owners(PhysicsRun *p, double *v, int status) {
+    const Space *sp = &p->dist.d.space;
+    Vec x = {0};
+    status = comm_agree(status ? status : vec_create_split(&x, &p->r->dev, sp->ndofs, sp->ndofs_owned));
+    if (!status) status = comm_agree(vec_upload(&x, v));
+    if (!status) status = halo_forward(&p->dist.halo, &x);
+    if (!status) status = vec_download(&x, v);
+    vec_destroy(&x);
     return status;
 }
 
@@ -114,11 +133,16 @@ static int whole_field(PhysicsRun *p, int ncomp, double **data) {
 
 /* The unknown at the output points (vectors padded to three components for ParaView). */
 static int add_unknown(PhysicsRun *p) {
-    const Space *sp = p->sp;
-    int nc = sp->ncomp, out = nc > 1 ? 3 : 1;
-    int64_t nn = sp->nnodes;
-    double *vals = malloc(sizeof(double) * (size_t)(nn * nc + 1)), *pad = calloc((size_t)(nn * out + 1), sizeof(double));
-    int status = vals && pad ? results_nodal_field(sp, p->host, nc, vals) : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    const PhysicsState s = state_of(p); /* over MPI ranks the rank's part, mapped into the frame's size */
+    int nc = s.sp->ncomp, out = nc > 1 ? 3 : 1;
+    int64_t nn = p->sp->nnodes;
+    double *vals = malloc(sizeof(double) * (size_t)(s.sp->nnodes * nc + 1)),
+           *pad = calloc((size_t)(nn * out + 1), sizeof(double));
+    int status = vals && pad ? results_nodal_field(s.sp, s.u_host, nc, vals)
+                             : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+    if (p->dist.on && s.sp->order > 2) status = ghosts_from_owners(p, vals, status);
+    if (p->dist.on) status = comm_agree(status);
+    if (!status && p->dist.on) status = whole_field(p, nc, &vals);
     for (int64_t n = 0; n < nn && !status; n++)
         for (int c = 0; c < nc; c++) pad[n * out + c] = vals[n * nc + c];
     if (!status) status = results_add_point_array(&p->frame, p->t->field, p->t->unit, out, nn, pad);
@@ -367,7 +391,7 @@ static void summary_key(void *ctx, const char *key, double value, const char *un
 static void summary(PhysicsRun *p, const char *model) {
     Run *r = p->r;
     const Stepper *st = &p->st;
-    if (!p->dist.on && vec_download(&p->u, p->host)) return; /* over MPI ranks: gathered by the last write */
+    if (!p->dist.on && vec_download(&p->u, p->host)) return; /* over MPI ranks: lhost, since the last write */
     app_say(r->o, 1, "summary (%s, %s):\n", p->t->name, model);
     Report rep = {r, summary_line, summary_key, &r->warnings};
     PhysicsState s = state_of(p);
@@ -398,9 +422,10 @@ static int write_series(PhysicsRun *p, int series) {
 static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
     if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
-    /* over MPI ranks the host copy is the whole field on every rank (gathered by the last write): the Run
-     * keeps it and its copy on the device, not the rank's part */
+    /* over MPI ranks the Run keeps the whole field, gathered on every rank (host and device), not the rank's
+     * part (collective) */
     if (p->dist.on) {
+        FEM_TRY(run_dist_gather(&p->dist, &p->u, p->host));
         FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
         FEM_TRY(vec_upload(&p->gu, p->host));
     }
@@ -498,6 +523,7 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     if (!status) summary(&p, model); /* over MPI ranks on every rank's part: its evaluations are collective */
     run_tick(r, PHASE_SUMMARY, t0);
     if (!status && writer(&p)) status = write_series(&p, series);
+    if (split) status = comm_agree(status); /* rank 0 wrote the series; keeping the field is collective */
     if (!status && read_later(r, t)) status = keep_field(&p);
     if (split) status = comm_agree(status);
     release(&p);

@@ -282,7 +282,7 @@ for step in $steps; do
         2>&1 | grep -E "^\| cantilever|rror" | cut -d'|' -f5-13
     done ;;
   absummary) # issue 15: setup, output fields and summary over MPI ranks, builds alternating (AB_VARIANTS, default
-    # femto-app-old femto-app: the whole space's summary on rank 0 alone, then shared by the ranks); the
+    # femto-app-old femto-app: an earlier build, then this one); the
     # strong-scaling problem (as strongcpu) on RANKS (default 16) ranks of one thread, AB_RUNS rounds (default 2);
     # ABS_FLAGS: mpirun's flags (default --oversubscribe --bind-to core); ABS_THREADS= (empty): femto's own
     # threads instead of --threads 1
@@ -299,7 +299,7 @@ import json, sys
 run = json.load(open(sys.argv[1]))[0]
 s = run.get("summary", {})
 keys = ["total_seconds", "mesh_seconds", "setup_seconds", "preconditioner_setup_seconds", "summary_seconds",
-        "solve_seconds", "linear_iterations", "max_von_mises", "strain_energy", "host_peak_bytes",
+        "output_seconds", "solve_seconds", "linear_iterations", "max_von_mises", "strain_energy", "host_peak_bytes",
         "host_peak_largest_rank_bytes", "host_peak_all_ranks_bytes", "device_peak_bytes"]
 print("absummary %s %s ranks: %s" % (sys.argv[2], sys.argv[3], " ".join("%s=%s" % (k, s.get(k)) for k in keys)))
 PY
