@@ -60,21 +60,25 @@ static int residual(const PhysicsState *s, double *r) {
 }
 
 static PhysicsState state_of(PhysicsRun *p) {
-    PhysicsTrack *track = p->t->transient(&p->r->pb) ? &p->track : NULL;
-    if (p->dist.on)
-        return (PhysicsState){&p->r->pb,
-                              &p->dist.d.space,
-                              &p->dist.md,
-                              &p->op,
-                              &p->u,
-                              p->lhost,
-                              p->laux_host,
-                              p->aux ? p->laux.data : NULL,
-                              track,
-                              residual,
-                              p};
-    return (PhysicsState){&p->r->pb, p->sp,      &p->md, &p->op,   &p->u, p->host,
-                          p->aux,    p->aux_dev, track,  residual, p};
+    PhysicsState s = {.pb = &p->r->pb,
+                      .sp = p->sp,
+                      .md = &p->md,
+                      .op = &p->op,
+                      .u = &p->u,
+                      .u_host = p->host,
+                      .aux = p->aux,
+                      .aux_dev = p->aux_dev,
+                      .track = p->t->transient(&p->r->pb) ? &p->track : NULL,
+                      .residual = residual,
+                      .run = p};
+    if (p->dist.on) { /* the rank's part (physics.h) */
+        s.sp = &p->dist.d.space;
+        s.md = &p->dist.md;
+        s.u_host = p->lhost;
+        s.aux = p->laux_host;
+        s.aux_dev = p->aux ? p->laux.data : NULL;
+    }
+    return s;
 }
 
 /* Over MPI ranks only rank 0 writes the probes, the series and the summary's lines. The output fields, the
@@ -157,8 +161,8 @@ static double series_x(const PhysicsRun *p, double t) {
     return p->t->transient(&p->r->pb) || p->t->set_load ? t : 1.0;
 }
 
-/* The solution and derived fields at the output points, into the frame (over MPI ranks every rank computes
- * them together, and rank 0's are written), and the probes' row (rank 0). */
+/* The solution and derived fields at the output points, into the frame (over MPI ranks each rank's part, into
+ * the rows of its piece), and the probes' row (rank 0's series). */
 static int frame_fields(PhysicsRun *p, double time) {
     PhysicsState s = state_of(p); /* (over MPI ranks the probes are collective, on the ranks' parts) */
     FEM_TRY(run_series_probes(writer(p) ? &p->series : NULL, p->r, s.sp, s.u_host, series_x(p, time)));

@@ -374,12 +374,10 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
                                             : applied_force(md, sp, u, bc, g, f->force);
     }
     free(claimed);
-    if (md->dist) { /* the supports' reactions over the ranks (the applied loads were summed by eval_facets)
-                     */
+    if (md->dist) { /* the supports' reactions, summed over the ranks (eval_facets summed the loads) */
         double *sum = calloc(3 * (size_t)ep->nbcs + 1, sizeof *sum);
-        status = comm_agree(status ? status
-                            : sum  ? FEM_OK
-                                   : fem_fail(FEM_ERR_INTERNAL, "out of host memory"));
+        if (!status && !sum) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        status = comm_agree(status);
         for (int i = 0; i < ep->nbcs && !status; i++)
             for (int c = 0; c < 3 && is_dirichlet(ep->bcs[i].kind); c++) sum[3 * i + c] = forces[i].force[c];
         if (!status) status = comm_sum(sum, 3 * ep->nbcs);

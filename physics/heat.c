@@ -258,12 +258,10 @@ int heat_balance(const Model *md, const Problem *pb, const Space *sp, const Vec 
                                                      : natural_flow(md, pb, sp, T, bc, g, &fl->watts);
     }
     free(claimed);
-    if (md->dist) { /* the fixed temperatures' flows over the ranks (the natural ones were summed by
-                       eval_facets) */
+    if (md->dist) { /* the fixed temperatures' flows, summed over the ranks (eval_facets summed the rest) */
         double *sum = calloc((size_t)hp->nbcs + 1, sizeof *sum);
-        status = comm_agree(status ? status
-                            : sum  ? FEM_OK
-                                   : fem_fail(FEM_ERR_INTERNAL, "out of host memory"));
+        if (!status && !sum) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory");
+        status = comm_agree(status);
         for (int i = 0; i < hp->nbcs && !status; i++)
             if (hp->bcs[i].kind == HEAT_BC_TEMPERATURE) sum[i] = flows[i].watts;
         if (!status) status = comm_sum(sum, hp->nbcs);
