@@ -27,7 +27,7 @@ static int output_part(RunDist *rd, const Space *gsp) {
             rd->out_cells[k++] = first[d->cell_block[lb]] + d->cell_global[lb][c];
     qsort(rd->out_cells, (size_t)ncells, sizeof(int64_t), by_value);
     rd->out = (OutPart){comm_rank(),    comm_size(), d->space.nnodes, d->space.nnodes_owned,
-                        d->node_global, ncells,      rd->out_cells};
+                        d->node_global, ncells,      rd->out_cells,   0}; /* packed: the run decides */
     return FEM_OK;
 }
 

@@ -97,22 +97,33 @@ static int solution_to_host(PhysicsRun *p) {
     return comm_agree(status);
 }
 
-/* Over MPI ranks, a field computed at the nodes of the rank's part (ncomp values a node) into an array of the
- * whole frame's size, which the output takes. Each rank writes only the points of its piece (its VTU piece:
- * its owned and ghost points; the HDF5 file's rows: its owned ones), so its own rows are all it fills, with
- * no exchange; unless the HDF5 file is written by rank 0 alone (HDF5 built without MPI), which needs every
- * row: then the ranks sum their owned rows into every rank's array. */
-static int whole_field(PhysicsRun *p, int ncomp, double **data) {
+/* Over MPI ranks each rank writes only the points of its piece (its VTU piece: its owned and ghost points;
+ * the HDF5 file's rows: its owned ones), so the output's point arrays hold the rank's part's values as they
+ * are (OutPart.packed), with no exchange; unless the HDF5 file is written by rank 0 alone (HDF5 built
+ * without MPI), which needs every row of the whole frame. */
+static int packed_output(const PhysicsRun *p) {
+    return !(p->r->pb.output.hdf5 && !h5out_parallel());
+}
+
+/* The rows of an output point array (npoints of the frame, or of the rank's part when packed). */
+static int64_t output_rows(const PhysicsRun *p) {
+    return p->dist.on && p->dist.out.packed ? p->dist.d.space.nnodes : p->sp->nnodes;
+}
+
+/* Over MPI ranks, a field computed at the nodes of the rank's part (ncomp values a node) as the output takes
+ * it: as it is (packed), or, for rank 0's HDF5 file alone, the whole frame's rows on every rank, the ranks'
+ * owned rows summed (collective). */
+static int output_field(PhysicsRun *p, int ncomp, double **data) {
+    if (p->dist.out.packed) return FEM_OK;
     const Dist *d = &p->dist.d;
     int64_t n = p->sp->nnodes * ncomp;
-    int alone = p->r->pb.output.hdf5 && !h5out_parallel();
     double *all = calloc((size_t)n + 1, sizeof *all);
-    int status = all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field");
-    if (alone) status = comm_agree(status);
+    int status =
+        comm_agree(all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field"));
     if (status) return free(all), status;
-    for (int64_t i = 0; i < (alone ? d->space.nnodes_owned : d->space.nnodes); i++)
+    for (int64_t i = 0; i < d->space.nnodes_owned; i++)
         for (int c = 0; c < ncomp; c++) all[d->node_global[i] * ncomp + c] = (*data)[i * ncomp + c];
-    if (alone) status = comm_sum(all, (int)n);
+    status = comm_sum(all, (int)n);
     free(*data);
     *data = all;
     return status;
@@ -137,16 +148,16 @@ static int ghosts_from_owners(PhysicsRun *p, double *v, int status) {
 
 /* The unknown at the output points (vectors padded to three components for ParaView). */
 static int add_unknown(PhysicsRun *p) {
-    const PhysicsState s = state_of(p); /* over MPI ranks the rank's part, mapped into the frame's size */
+    const PhysicsState s = state_of(p); /* over MPI ranks the rank's part (output_field) */
     int nc = s.sp->ncomp, out = nc > 1 ? 3 : 1;
-    int64_t nn = p->sp->nnodes;
+    int64_t nn = output_rows(p);
     double *vals = malloc(sizeof(double) * (size_t)(s.sp->nnodes * nc + 1)),
            *pad = calloc((size_t)(nn * out + 1), sizeof(double));
     int status = vals && pad ? results_nodal_field(s.sp, s.u_host, nc, vals)
                              : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (p->dist.on && s.sp->order > 2) status = ghosts_from_owners(p, vals, status);
     if (p->dist.on) status = comm_agree(status);
-    if (!status && p->dist.on) status = whole_field(p, nc, &vals);
+    if (!status && p->dist.on) status = output_field(p, nc, &vals);
     for (int64_t n = 0; n < nn && !status; n++)
         for (int c = 0; c < nc; c++) pad[n * out + c] = vals[n * nc + c];
     if (!status) status = results_add_point_array(&p->frame, p->t->field, p->t->unit, out, nn, pad);
@@ -176,10 +187,10 @@ static int frame_fields(PhysicsRun *p, double time) {
     run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
         if (p->dist.on) status = comm_agree(status);
-        if (!status && p->dist.on) status = whole_field(p, fields[i].ncomp, &fields[i].data);
+        if (!status && p->dist.on) status = output_field(p, fields[i].ncomp, &fields[i].data);
         if (!status)
-            status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp, p->sp->nnodes,
-                                             fields[i].data);
+            status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp,
+                                             output_rows(p), fields[i].data);
         free(fields[i].data);
     }
     return status;
@@ -348,6 +359,7 @@ static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     }
     if (p->dist.on) status = comm_agree(status);
     FEM_TRY(status);
+    p->dist.out.packed = packed_output(p);
     FEM_TRY(results_open_part(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame,
                               p->dist.on ? &p->dist.out : NULL));
     p->opened = 1;

@@ -51,6 +51,8 @@ typedef struct {
 typedef struct {
     int mpio, idle, rank;
     Rows points, cells; /* the rows of point and cell arrays this rank owns */
+    int packed;     /* an output time's point arrays hold the part's rows (OutPart.packed), its owned first */
+    int64_t nowned; /* the part's owned points: the packed arrays' rows this rank writes */
     /* variable-length strings cannot go through MPI-IO: rank 0 adds them after the collective close */
     char *problem;
     int nstrings;
@@ -211,31 +213,38 @@ static void write_chunks(H5Out *h, hid_t ds, const void *data, hsize_t rows, hsi
 /* Over MPI ranks (mpio): every rank writes its rows `sel` of the dataset (NULL: rank 0 writes them all) in
  * one collective write. data is the whole array on every rank, so memory and file take the same selection. */
 static void write_rows(H5Out *h, hid_t ds, hid_t type, int rank, const hsize_t *dims, const void *data,
-                       const Rows *sel) {
+                       const Rows *sel, int packed) {
 #ifdef H5_HAVE_PARALLEL
-    hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t space = H5Screate_simple(rank, dims, NULL), mem = space;
     H5Sselect_none(space);
+    hsize_t nrows = 0;
     for (int64_t k = 0; sel && k < sel->n; k++) {
         hsize_t start[2] = {(hsize_t)sel->start[k], 0}, count[2] = {(hsize_t)sel->count[k], dims[1]};
         H5Sselect_hyperslab(space, H5S_SELECT_OR, start, NULL, count, NULL);
+        nrows += count[0];
     }
     if (!sel && h->ranks.rank == 0) H5Sselect_all(space);
+    if (packed) { /* data: the selected rows one after the other, in the selection's (increasing) order */
+        hsize_t mdims[2] = {nrows, dims[1]};
+        mem = H5Screate_simple(rank, mdims, NULL);
+    }
     hid_t xfer = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
-    h5_check(h, H5Dwrite(ds, type, space, space, xfer, data), "write a dataset");
+    h5_check(h, H5Dwrite(ds, type, mem, space, xfer, data), "write a dataset");
     H5Pclose(xfer);
+    if (mem != space) H5Sclose(mem);
     H5Sclose(space);
 #else
-    (void)ds, (void)type, (void)rank, (void)dims, (void)data, (void)sel;
+    (void)ds, (void)type, (void)rank, (void)dims, (void)data, (void)sel, (void)packed;
     h->status = fem_fail(FEM_ERR_INTERNAL, "HDF5 was built without MPI");
 #endif
 }
 
 /* A [rows] (cols = 0) or [rows][cols] dataset of 8-byte values, chunked and (unless h->raw) compressed;
  * returns it open (for attributes), or a negative id after a failure. Over MPI ranks this rank writes the
- * rows sel (write_rows). */
-static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
-                        const void *data, const Rows *sel) {
+ * rows sel (write_rows): from the same rows of data, or packed, from data's first rows in turn. */
+static hid_t h5_dataset_rows(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
+                             const void *data, const Rows *sel, int packed) {
     if (h->status) return H5I_INVALID_HID;
     errno = 0;
     int rank = cols ? 2 : 1;
@@ -255,7 +264,7 @@ static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64
     h5_check(h, ds, "create a dataset");
     /* the chunks go in as the filters would store them (little-endian hosts: memory order is file order) */
     if (ds >= 0 && rows > 0 && h->ranks.mpio)
-        write_rows(h, ds, type, rank, dims, data, sel);
+        write_rows(h, ds, type, rank, dims, data, sel, packed);
     else if (ds >= 0 && rows > 0 && !h->raw && little_endian())
         write_chunks(h, ds, data, dims[0], dims[1], chunk[0]);
     else if (ds >= 0 && rows > 0)
@@ -263,6 +272,11 @@ static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64
     H5Pclose(plist);
     H5Sclose(space);
     return ds;
+}
+
+static hid_t h5_dataset(H5Out *h, hid_t loc, const char *name, hid_t type, int64_t rows, int cols,
+                        const void *data, const Rows *sel) {
+    return h5_dataset_rows(h, loc, name, type, rows, cols, data, sel, 0);
 }
 
 static void h5_close_dataset(hid_t ds)
@@ -290,12 +304,13 @@ static double *tensor6_xdmf_order(const double *vtk, int64_t rows)
     return out;
 }
 
-/* write_array with the array's rows and columns known and its data in the file's order. */
+/* write_array with the array's rows and columns known and its data in the file's order (packed: this rank's
+ * rows of a point array only, h5_dataset_rows). */
 static hid_t write_array_as(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
-                            int64_t rows, int cols, int cell, const char *xdmf_loc_path, XdmfAttr *ref)
-{
-    hid_t ds = h5_dataset(h, loc, name, H5T_NATIVE_DOUBLE, rows, cols, a->data,
-                          cell ? &h->ranks.cells : &h->ranks.points);
+                            int64_t rows, int cols, int cell, int packed, const char *xdmf_loc_path,
+                            XdmfAttr *ref) {
+    hid_t ds = h5_dataset_rows(h, loc, name, H5T_NATIVE_DOUBLE, rows, cols, a->data,
+                               cell ? &h->ranks.cells : &h->ranks.points, packed);
     memset(ref, 0, sizeof *ref);
     snprintf(ref->name, sizeof ref->name, "%s", a->name);
     ref->cell = cell;
@@ -319,19 +334,20 @@ static hid_t write_array_as(H5Out *h, hid_t loc, const char *loc_path, const cha
 }
 
 /* Writes one point or cell array at `loc`/`name` and, when the XDMF cannot use it as it is, the copy it needs
- * under `xdmf_loc` (same name); fills the XDMF's reference `ref`. */
+ * under `xdmf_loc` (same name); fills the XDMF's reference `ref`. packed: a point array holding this rank's
+ * part's rows (OutPart.packed), its owned ones first, of which it writes those. */
 static hid_t write_array(H5Out *h, hid_t loc, const char *loc_path, const char *name, const OutArray *a,
-                         int cell, const char *xdmf_loc_path, XdmfAttr *ref)
-{
+                         int cell, int packed, const char *xdmf_loc_path, XdmfAttr *ref) {
     int64_t rows = cell ? h->ncells : h->npoints;
     int cols = a->ncomp == 1 ? 0 : a->ncomp;
     OutArray stored = *a; /* the array in the order the file keeps */
     double *tensor = NULL;
-    if (a->ncomp == 6 && rows > 0 && !h->status) {
-        stored.data = tensor = tensor6_xdmf_order(a->data, rows);
+    int64_t held = packed ? h->ranks.nowned : rows; /* the rows in memory */
+    if (a->ncomp == 6 && held > 0 && !h->status) {
+        stored.data = tensor = tensor6_xdmf_order(a->data, held);
         if (!tensor) h->status = FEM_ERR_INTERNAL;
     }
-    hid_t ds = write_array_as(h, loc, loc_path, name, &stored, rows, cols, cell, xdmf_loc_path, ref);
+    hid_t ds = write_array_as(h, loc, loc_path, name, &stored, rows, cols, cell, packed, xdmf_loc_path, ref);
     free(tensor);
     return ds;
 }
@@ -423,7 +439,8 @@ static void write_mesh(H5Out *h, const OutFrame *mesh)
         const char *path = cell ? "/mesh/cell_data" : "/mesh/point_data";
         if (!h->status) h->status = check_name(a->name);
         hid_t ag = h5_group(h, h->file, path);
-        hid_t ds = write_array(h, ag, path, a->name, a, cell, "/xdmf/mesh_cell_data", &h->mesh[h->nmesh++]);
+        hid_t ds =
+            write_array(h, ag, path, a->name, a, cell, 0, "/xdmf/mesh_cell_data", &h->mesh[h->nmesh++]);
         array_attributes(h, ds, a, cell);
         h5_close_dataset(ds);
         h5_close_group(ag);
@@ -498,6 +515,8 @@ static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, 
     if (!k->mpio) return FEM_OK;
     h->raw = 1; /* see the file comment: contiguous datasets over MPI ranks */
     FEM_TRY(rows_of(part->point_global, part->nowned, 0, h->npoints, &k->points));
+    k->packed = part->packed;
+    k->nowned = part->nowned;
     FEM_TRY(rows_of(part->cell_global, part->ncells, 0, h->ncells, &k->cells));
     if (problem_text && !(k->problem = strdup(problem_text)))
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
@@ -620,7 +639,8 @@ static int write_step(H5Out *h, double time, const OutFrame *fields)
         snprintf(xdmf_path, sizeof xdmf_path, "/xdmf/fields/%s", a->name);
         hid_t g = h5_group(h, h->file, path);
         if (!h->status && H5Aexists(g, "center") <= 0) array_attributes(h, g, a, cell);
-        hid_t ds = write_array(h, g, path, step_name, a, cell, xdmf_path, &h->attrs[h->nattrs++]);
+        hid_t ds = write_array(h, g, path, step_name, a, cell, !cell && h->ranks.packed, xdmf_path,
+                               &h->attrs[h->nattrs++]);
         h5_scalar(h, ds, "time", H5T_NATIVE_DOUBLE, &time, 0);
         h5_attr_int(h, ds, "step", step);
         h5_close_dataset(ds);

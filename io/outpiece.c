@@ -22,6 +22,13 @@ static double *take_rows(const double *src, int ncomp, int64_t n, const int64_t 
     return out;
 }
 
+/* The first n rows of the [*][ncomp] array src (malloc'ed). */
+static double *copy_rows(const double *src, int ncomp, int64_t n) {
+    double *out = fem_malloc(sizeof(double) * (size_t)(n * ncomp + 1), "an output piece");
+    if (out) memcpy(out, src, sizeof(double) * (size_t)(n * ncomp));
+    return out;
+}
+
 static OutArray *add_piece_array(OutArray *arrays, int *count, const char *name, int64_t n) {
     if (*count >= OUT_MAX_ARRAYS) return NULL;
     OutArray *a = &arrays[(*count)++];
@@ -71,8 +78,12 @@ static int piece_arrays(const OutFrame *in, const OutPart *part, OutFrame *out) 
         const OutArray *ia = cell ? &in->cell[a - in->npoint_arrays] : &in->point[a];
         OutArray *oa = cell ? &out->cell[out->ncell_arrays++] : &out->point[out->npoint_arrays++];
         *oa = *ia;
-        oa->data = cell ? take_rows(ia->data, ia->ncomp, part->ncells, part->cell_global)
-                        : take_rows(ia->data, ia->ncomp, part->npoints, part->point_global);
+        if (cell)
+            oa->data = take_rows(ia->data, ia->ncomp, part->ncells, part->cell_global);
+        else if (part->packed) /* the piece's rows already */
+            oa->data = copy_rows(ia->data, ia->ncomp, part->npoints);
+        else
+            oa->data = take_rows(ia->data, ia->ncomp, part->npoints, part->point_global);
         if (!oa->data) return FEM_ERR_INTERNAL;
     }
     OutArray *g = add_piece_array(out->point, &out->npoint_arrays, "global_node", part->npoints);

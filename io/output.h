@@ -60,17 +60,21 @@ typedef struct {
     char *string_value[OUT_MAX_STRINGS];
 } OutFrame;
 
-/* A rank's part of a frame split over MPI ranks (every rank holds the whole frame today; see
+/* A rank's part of a frame split over MPI ranks (every rank holds the whole mesh frame today; see
  * outframe_piece and h5out_open_part). Point and cell numbers are the whole frame's; cells are numbered block
  * after block. The first nowned points are the ones this rank owns (each point has one owner, which writes
  * its rows of the HDF5 file); the others are ghosts, shared with the ranks that own them. Both lists are in
- * increasing order within their kind: the owned points, the ghost points, the cells. */
+ * increasing order within their kind: the owned points, the ghost points, the cells. packed: the point
+ * arrays of every output time's frame (results_write; the mesh frame has none) hold this part's npoints rows
+ * in point_global's order, not the whole frame's; 0: the whole frame's rows (needed where rank 0 writes the
+ * HDF5 file alone: h5out_parallel() is 0). */
 typedef struct {
     int rank, nranks;
     int64_t npoints, nowned;
     const int64_t *point_global; /* [npoints] */
     int64_t ncells;
     const int64_t *cell_global; /* [ncells]: every cell belongs to exactly one rank */
+    int packed;
 } OutPart;
 
 /* FEM_OK when the frame is consistent (block types and sizes, point indices in range, arrays present); the
