@@ -112,14 +112,15 @@ static int64_t output_rows(const PhysicsRun *p) {
 
 /* Over MPI ranks, a field computed at the nodes of the rank's part (ncomp values a node) as the output takes
  * it: as it is (packed), or, for rank 0's HDF5 file alone, the whole frame's rows on every rank, the ranks'
- * owned rows summed (collective). */
-static int output_field(PhysicsRun *p, int ncomp, double **data) {
-    if (p->dist.out.packed) return FEM_OK;
+ * owned rows summed; status: the caller's work so far, returned when it failed. Collective only when not
+ * packed (the ranks agree on the status first). */
+static int output_field(PhysicsRun *p, int status, int ncomp, double **data) {
+    if (p->dist.out.packed) return status;
     const Dist *d = &p->dist.d;
     int64_t n = p->sp->nnodes * ncomp;
-    double *all = calloc((size_t)n + 1, sizeof *all);
-    int status =
-        comm_agree(all ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field"));
+    double *all = status ? NULL : calloc((size_t)n + 1, sizeof *all);
+    if (!status && !all) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field");
+    status = comm_agree(status);
     if (status) return free(all), status;
     for (int64_t i = 0; i < d->space.nnodes_owned; i++)
         for (int c = 0; c < ncomp; c++) all[d->node_global[i] * ncomp + c] = (*data)[i * ncomp + c];
@@ -156,8 +157,7 @@ static int add_unknown(PhysicsRun *p) {
     int status = vals && pad ? results_nodal_field(s.sp, s.u_host, nc, vals)
                              : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (p->dist.on && s.sp->order > 2) status = ghosts_from_owners(p, vals, status);
-    if (p->dist.on) status = comm_agree(status);
-    if (!status && p->dist.on) status = output_field(p, nc, &vals);
+    if (p->dist.on) status = output_field(p, status, nc, &vals);
     for (int64_t n = 0; n < nn && !status; n++)
         for (int c = 0; c < nc; c++) pad[n * out + c] = vals[n * nc + c];
     if (!status) status = results_add_point_array(&p->frame, p->t->field, p->t->unit, out, nn, pad);
@@ -186,8 +186,7 @@ static int frame_fields(PhysicsRun *p, double time) {
     if (!status) status = p->t->fields(&s, fields, &n);
     run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
-        if (p->dist.on) status = comm_agree(status);
-        if (!status && p->dist.on) status = output_field(p, fields[i].ncomp, &fields[i].data);
+        if (p->dist.on) status = output_field(p, status, fields[i].ncomp, &fields[i].data);
         if (!status)
             status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp,
                                              output_rows(p), fields[i].data);

@@ -254,13 +254,22 @@ static void take(DistExtremes *e, int k, double v, int64_t g, const double *x) {
     for (int c = 0; c < 3; c++) e->x[k][c] = x[c];
 }
 
-int dist_node_extremes(const Dist *d, const Space *sp, const double *v, DistExtremes *e) {
+/* Node i's value of the [*][ncomp] field v: itself (ncomp 1) or its magnitude. */
+static double node_value(const double *v, int ncomp, int64_t i) {
+    if (ncomp == 1) return v[i];
+    double s = 0.0;
+    for (int c = 0; c < ncomp; c++) s += v[i * ncomp + c] * v[i * ncomp + c];
+    return sqrt(s);
+}
+
+int dist_node_extremes(const Dist *d, const Space *sp, const double *v, int ncomp, DistExtremes *e) {
     *e = (DistExtremes){{INFINITY, -INFINITY}, {-1, -1}, {{0, 0, 0}, {0, 0, 0}}};
     int64_t n = d ? sp->nnodes_owned : sp->nnodes;
     for (int64_t i = 0; i < n; i++) {
         int64_t g = d ? d->node_global[i] : i;
+        double vi = node_value(v, ncomp, i);
         for (int k = 0; k < 2; k++)
-            if (beats(e, k, v[i], g)) take(e, k, v[i], g, &sp->node_x[3 * i]);
+            if (beats(e, k, vi, g)) take(e, k, vi, g, &sp->node_x[3 * i]);
     }
     if (!d) return FEM_OK;
     int size = comm_size();

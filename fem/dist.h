@@ -139,11 +139,12 @@ typedef struct {
     double x[2][3];  /* and coordinates (the origin where none) */
 } DistExtremes;
 
-/* The extremes of v (one value per node of sp; NaN is never one) over every node of the run's solution:
- * each rank looks at the nodes it owns, ties go to the lowest global node (as one process, scanning its nodes
- * in order, keeps the first), and every rank gets the same answer. Collective over the ranks when d is set
- * (sp = &d->space); d NULL: sp is a whole space, all of whose nodes count. */
-int dist_node_extremes(const Dist *d, const Space *sp, const double *v, DistExtremes *e);
+/* The extremes of a nodal field v (host, ncomp values at every node of sp; ncomp > 1: of its magnitude; NaN
+ * is never one) over every node of the run's solution: each rank looks at the nodes it owns, ties go to the
+ * lowest global node (as one process, scanning its nodes in order, keeps the first), and every rank gets the
+ * same answer. Collective over the ranks when d is set (sp = &d->space); d NULL: sp is a whole space, all of
+ * whose nodes count. */
+int dist_node_extremes(const Dist *d, const Space *sp, const double *v, int ncomp, DistExtremes *e);
 
 /* The bounding box of the whole mesh (the union of the ranks' parts when d is set: collective; d NULL: m's
  * own). */

@@ -397,26 +397,14 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
 int elasticity_extremes(const Dist *d, const Space *sp, const double *u, const double *von_mises,
                         ElasticExtremes *ex) {
     memset(ex, 0, sizeof *ex);
-    int nc = sp->ncomp;
-    double *size = malloc(sizeof(double) * (size_t)(sp->nnodes + 1));
-    int status = size ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the extremes");
-    if (d) status = comm_agree(status);
-    if (status) return free(size), status;
-    for (int64_t n = 0; n < sp->nnodes; n++) {
-        double s = 0.0;
-        for (int c = 0; c < nc; c++) s += u[n * nc + c] * u[n * nc + c];
-        size[n] = sqrt(s);
-    }
     DistExtremes e;
-    status = dist_node_extremes(d, sp, size, &e);
-    free(size);
-    FEM_TRY(status);
+    FEM_TRY(dist_node_extremes(d, sp, u, sp->ncomp, &e)); /* |u| */
     if (e.node[1] >= 0) {
         ex->max_displacement = e.value[1];
         for (int k = 0; k < 3; k++) ex->max_displacement_at[k] = e.x[1][k];
     }
     if (!von_mises) return FEM_OK;
-    FEM_TRY(dist_node_extremes(d, sp, von_mises, &e));
+    FEM_TRY(dist_node_extremes(d, sp, von_mises, 1, &e));
     if (e.node[1] >= 0) {
         ex->max_von_mises = e.value[1];
         for (int k = 0; k < 3; k++) ex->max_von_mises_at[k] = e.x[1][k];

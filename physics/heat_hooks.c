@@ -78,7 +78,7 @@ static int energy_balance(const PhysicsState *s, const Report *rep) {
 
 static int heat_summary(const PhysicsState *s, const Report *rep) {
     DistExtremes T;
-    FEM_TRY(physics_extremes(s->md->dist, s->sp, s->u_host, 1, &T));
+    FEM_TRY(dist_node_extremes(s->md->dist, s->sp, s->u_host, 1, &T));
     sanity_heat(&T, rep->warnings);
     const double *xl = T.x[0], *xh = T.x[1];
     rep->key(rep->ctx, "temperature_min", T.value[0], "K");

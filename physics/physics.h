@@ -98,11 +98,6 @@ typedef struct {
 extern const PhysicsType *const physics_types[];
 extern const int physics_ntypes;
 
-/* Extremes of a scalar (ncomp 1) or of the magnitude of a vector field u (host, every node of sp) at the
- * space's nodes: the values and where they are (fem/dist.h: collective over the ranks' parts when d is set,
- * sp = &d->space; NULL: sp is the whole space). */
-int physics_extremes(const Dist *d, const Space *sp, const double *u, int ncomp, DistExtremes *e);
-
 FEM_EXTERN_C_END
 
 #endif

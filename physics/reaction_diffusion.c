@@ -104,7 +104,7 @@ static int rd_fields(const PhysicsState *s, NodalField *out, int *n) {
 
 static int rd_summary(const PhysicsState *s, const Report *rep) {
     DistExtremes e;
-    FEM_TRY(physics_extremes(s->md->dist, s->sp, s->u_host, 1, &e));
+    FEM_TRY(dist_node_extremes(s->md->dist, s->sp, s->u_host, 1, &e));
     double umin = e.value[0], umax = e.value[1];
     rep->key(rep->ctx, "u_min", umin, "");
     rep->key(rep->ctx, "u_max", umax, "");

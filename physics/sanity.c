@@ -26,7 +26,7 @@ int sanity_elasticity(const Dist *d, const Space *sp, double max_displacement, c
             max_displacement, at[0], at[1], at[2], size);
     if (!gradient) return FEM_OK;
     DistExtremes g;
-    FEM_TRY(dist_node_extremes(d, sp, gradient, &g));
+    FEM_TRY(dist_node_extremes(d, sp, gradient, 1, &g));
     if (g.node[1] >= 0 && g.value[1] > 1.0)
         fem_warn(
             w,

@@ -13,7 +13,7 @@
 
 FEM_EXTERN_C_BEGIN
 
-/* A temperature field below absolute zero somewhere: T, its extremes (physics_extremes). */
+/* A temperature field below absolute zero somewhere: T, its extremes (dist_node_extremes). */
 void sanity_heat(const DistExtremes *T, FemWarnings *w);
 
 /* A displacement field that moves a node farther than the body is wide (max_displacement, where: its

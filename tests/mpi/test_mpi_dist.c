@@ -238,8 +238,8 @@ static void check_part_extremes(const Dist *d, const Space *gsp) {
         for (int64_t n = 0; n < gsp->nnodes; n++) whole[n] = ties ? (double)(n * 7 % 5) : field(n);
         for (int64_t n = 0; n < sp->nnodes; n++) local[n] = whole[d->node_global[n]];
         DistExtremes a, b;
-        CHECK_OK(dist_node_extremes(NULL, gsp, whole, &a));
-        CHECK_OK(dist_node_extremes(d, sp, local, &b));
+        CHECK_OK(dist_node_extremes(NULL, gsp, whole, 1, &a));
+        CHECK_OK(dist_node_extremes(d, sp, local, 1, &b));
         for (int k = 0; k < 2; k++)
             CHECK(a.node[k] == b.node[k] && a.value[k] == b.value[k] &&
                       memcmp(a.x[k], b.x[k], sizeof a.x[k]) == 0,
