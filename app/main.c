@@ -8,6 +8,7 @@
 #include "fem/device.h"
 #include "fem/error.h"
 #include "io/interrupt.h"
+#include "io/output.h"
 #include "io/plot.h"
 
 #include <getopt.h>
@@ -308,10 +309,14 @@ static int version(void) {
 #ifdef FEMTO_HAVE_CUDSS
         "cuDSS",
 #endif
+        NULL,
         NULL};
+    int n = 0;
+    while (with[n]) n++;
+    if (h5out_parallel()) with[n++] = "parallel HDF5"; /* one HDF5 file written by every MPI rank */
     printf("built with:");
-    for (int i = 0; with[i]; i++) printf("%s %s", i ? "," : "", with[i]);
-    printf("%s\n", with[0] ? "" : " none of the optional libraries");
+    for (int i = 0; i < n; i++) printf("%s %s", i ? "," : "", with[i]);
+    printf("%s\n", n ? "" : " none of the optional libraries");
     return 0;
 }
 

@@ -9,25 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_value(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The rank's part of the output frame (io/output.h OutPart): the frame's points are the whole space's nodes,
- * its cells the whole space's cell blocks one after the other. */
+/* The rank's part of the output frame (io/output.h OutPart): the rank's piece is the frame of its part's
+ * space (points: its nodes, owned first; cells: its blocks'), the whole frame the global space's (points: its
+ * nodes; cells: its cell blocks one after the other). */
 static int output_part(RunDist *rd, const Space *gsp) {
     const Dist *d = &rd->d;
+    OutPart *o = &rd->out;
     int64_t first[MESH_MAX_BLOCKS + 1] = {0}, ncells = 0;
-    for (int b = 0; b < gsp->ncell_blocks; b++) first[b + 1] = first[b] + gsp->cells[b].count;
-    for (int lb = 0; lb < d->mesh.ncell_blocks; lb++) ncells += d->mesh.cells[lb].count;
+    if (gsp->ncell_blocks > OUT_MAX_BLOCKS)
+        return fem_fail(FEM_ERR_INTERNAL, "the output has room for %d cell blocks, the mesh has %d",
+                        OUT_MAX_BLOCKS, gsp->ncell_blocks);
+    for (int b = 0; b < gsp->ncell_blocks; b++) {
+        first[b + 1] = first[b] + gsp->cells[b].count;
+        o->blocks[b] = (OutBlockInfo){gsp->cells[b].shape, gsp->cells[b].order, gsp->cells[b].count};
+    }
+    for (int lb = 0; lb < d->space.ncell_blocks; lb++) ncells += d->space.cells[lb].count;
     FEM_ALLOC(rd->out_cells, ncells + 1, "the rank's output cells");
-    for (int lb = 0, k = 0; lb < d->mesh.ncell_blocks; lb++)
-        for (int64_t c = 0; c < d->mesh.cells[lb].count; c++)
+    for (int lb = 0, k = 0; lb < d->space.ncell_blocks; lb++)
+        for (int64_t c = 0; c < d->space.cells[lb].count; c++)
             rd->out_cells[k++] = first[d->cell_block[lb]] + d->cell_global[lb][c];
-    qsort(rd->out_cells, (size_t)ncells, sizeof(int64_t), by_value);
-    rd->out = (OutPart){comm_rank(),    comm_size(), d->space.nnodes, d->space.nnodes_owned,
-                        d->node_global, ncells,      rd->out_cells,   0}; /* packed: the run decides */
+    o->rank = comm_rank();
+    o->nranks = comm_size();
+    o->npoints_global = gsp->nnodes;
+    o->nblocks = gsp->ncell_blocks;
+    o->npoints = d->space.nnodes;
+    o->nowned = d->space.nnodes_owned;
+    o->point_global = d->node_global;
+    o->ncells = ncells;
+    o->cell_global = rd->out_cells;
     return FEM_OK;
 }
 

@@ -26,11 +26,11 @@ typedef struct {
     /* over MPI ranks: the rank's part, on which the hooks, the probes and the output's point arrays work
      * (physics.h PhysicsState) */
     RunDist dist;
-    double *lhost;     /* the rank's owned and ghost values (host), current after each write */
-    Vec gu;            /* the whole solution (device), made for a later physics that reads it */
-    Vec laux;          /* the field read from an earlier physics, in the rank's local numbering */
-    double *laux_host; /* and on the host */
-    const double *aux; /* the field read from an earlier physics (host), or NULL */
+    double *lhost;         /* the rank's owned and ghost values (host), current after each write */
+    Vec gu;                /* the whole solution (device), made for a later physics that reads it */
+    Vec laux;              /* the field read from an earlier physics, in the rank's local numbering */
+    double *laux_host;     /* and on the host */
+    const double *aux;     /* the field read from an earlier physics (host), or NULL */
     const double *aux_dev; /* and on the device, every node of the whole space */
     ResultSeries rs;
     OutFrame frame;
@@ -97,37 +97,9 @@ static int solution_to_host(PhysicsRun *p) {
     return comm_agree(status);
 }
 
-/* Over MPI ranks each rank writes only the points of its piece (its VTU piece: its owned and ghost points;
- * the HDF5 file's rows: its owned ones), so the output's point arrays hold the rank's part's values as they
- * are (OutPart.packed), with no exchange; unless the HDF5 file is written by rank 0 alone (HDF5 built
- * without MPI), which needs every row of the whole frame. */
-static int packed_output(const PhysicsRun *p) {
-    return !(p->r->pb.output.hdf5 && !h5out_parallel());
-}
-
-/* The rows of an output point array (npoints of the frame, or of the rank's part when packed). */
+/* The rows of an output point array: the frame's points (over MPI ranks the rank's piece's). */
 static int64_t output_rows(const PhysicsRun *p) {
-    return p->dist.on && p->dist.out.packed ? p->dist.d.space.nnodes : p->sp->nnodes;
-}
-
-/* Over MPI ranks, a field computed at the nodes of the rank's part (ncomp values a node) as the output takes
- * it: as it is (packed), or, for rank 0's HDF5 file alone, the whole frame's rows on every rank, the ranks'
- * owned rows summed; status: the caller's work so far, returned when it failed. Collective only when not
- * packed (the ranks agree on the status first). */
-static int output_field(PhysicsRun *p, int status, int ncomp, double **data) {
-    if (p->dist.out.packed) return status;
-    const Dist *d = &p->dist.d;
-    int64_t n = p->sp->nnodes * ncomp;
-    double *all = status ? NULL : calloc((size_t)n + 1, sizeof *all);
-    if (!status && !all) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for an output field");
-    status = comm_agree(status);
-    if (status) return free(all), status;
-    for (int64_t i = 0; i < d->space.nnodes_owned; i++)
-        for (int c = 0; c < ncomp; c++) all[d->node_global[i] * ncomp + c] = (*data)[i * ncomp + c];
-    status = comm_sum(all, (int)n);
-    free(*data);
-    *data = all;
-    return status;
+    return p->dist.on ? p->dist.d.space.nnodes : p->sp->nnodes;
 }
 
 /* Over MPI ranks, nodal values v (the unknown's layout, at every node of the rank's part) with each ghost
@@ -145,11 +117,28 @@ static int ghosts_from_owners(PhysicsRun *p, double *v, int status) {
     return status;
 }
 
+/* ghosts_from_owners for n values a node (v: [nnodes][n]), in rounds of the unknown's components. */
+static int ghost_points_from_owners(PhysicsRun *p, double *v, int n, int status) {
+    const Space *sp = &p->dist.d.space;
+    int nc = sp->ncomp;
+    double *w = calloc((size_t)sp->ndofs + 1, sizeof *w);
+    if (!status && !w) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the output points");
+    for (int c0 = 0; c0 < n; c0 += nc) {
+        for (int64_t i = 0; w && i < sp->nnodes; i++)
+            for (int c = 0; c < nc; c++) w[i * nc + c] = c0 + c < n ? v[i * n + c0 + c] : 0.0;
+        status = ghosts_from_owners(p, w, status);
+        for (int64_t i = 0; !status && i < sp->nnodes; i++)
+            for (int c = 0; c < nc && c0 + c < n; c++) v[i * n + c0 + c] = w[i * nc + c];
+    }
+    free(w);
+    return status;
+}
+
 /* ---------------------------------------------------------------- output */
 
 /* The unknown at the output points (vectors padded to three components for ParaView). */
 static int add_unknown(PhysicsRun *p) {
-    const PhysicsState s = state_of(p); /* over MPI ranks the rank's part (output_field) */
+    const PhysicsState s = state_of(p); /* over MPI ranks the rank's part */
     int nc = s.sp->ncomp, out = nc > 1 ? 3 : 1;
     int64_t nn = output_rows(p);
     double *vals = malloc(sizeof(double) * (size_t)(s.sp->nnodes * nc + 1)),
@@ -157,7 +146,6 @@ static int add_unknown(PhysicsRun *p) {
     int status = vals && pad ? results_nodal_field(s.sp, s.u_host, nc, vals)
                              : fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     if (p->dist.on && s.sp->order > 2) status = ghosts_from_owners(p, vals, status);
-    if (p->dist.on) status = output_field(p, status, nc, &vals);
     for (int64_t n = 0; n < nn && !status; n++)
         for (int c = 0; c < nc; c++) pad[n * out + c] = vals[n * nc + c];
     if (!status) status = results_add_point_array(&p->frame, p->t->field, p->t->unit, out, nn, pad);
@@ -186,7 +174,6 @@ static int frame_fields(PhysicsRun *p, double time) {
     if (!status) status = p->t->fields(&s, fields, &n);
     run_tick(p->r, PHASE_FIELDS, t);
     for (int i = 0; i < n; i++) {
-        if (p->dist.on) status = output_field(p, status, fields[i].ncomp, &fields[i].data);
         if (!status)
             status = results_add_point_array(&p->frame, fields[i].name, fields[i].unit, fields[i].ncomp,
                                              output_rows(p), fields[i].data);
@@ -260,8 +247,8 @@ static void step_hook(void *ctx, const StepReport *s) {
     else
         snprintf(what, sizeof what, "steady solve");
     if (s->failed) {
-        app_say(p->r->o, 1, "%s: Newton did not converge (%s); cutting the increment to %.4g\n", what, res->reason,
-                s->next);
+        app_say(p->r->o, 1, "%s: Newton did not converge (%s); cutting the increment to %.4g\n", what,
+                res->reason, s->next);
         return;
     }
     app_say(p->r->o, 1, "%s: Newton %d iteration%s (|R| %.2e -> %.2e), %d %s iterations, %.2f s\n", what,
@@ -294,7 +281,8 @@ static int read_field(PhysicsRun *p) {
     const char *name = p->t->reads(&p->r->pb);
     if (!name) return FEM_OK;
     const RunField *f = find_field(p->r, name);
-    if (!f) return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
+    if (!f)
+        return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
     p->aux = f->host;
     p->aux_dev = f->u.data;
     if (!p->dist.on) {
@@ -316,8 +304,8 @@ static int read_field(PhysicsRun *p) {
 
 /* An operator of the model md on space sp, with its constrained dofs and, over MPI ranks, its halo. */
 static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Model *md, Halo *halo) {
-    FEM_TRY(op_create(op, &p->r->dev, sp, &md->phys, p->r->pb.quadrature_degree, md->cell_tags,
-                      md->facet_tags));
+    FEM_TRY(
+        op_create(op, &p->r->dev, sp, &md->phys, p->r->pb.quadrature_degree, md->cell_tags, md->facet_tags));
     op_set_halo(op, halo);
     return op_set_dirichlet(op, md->ndir, md->dir_dofs);
 }
@@ -351,14 +339,17 @@ static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
     FEM_TRY(status);
     t0 = run_tick(r, PHASE_OPERATOR, t0);
     int32_t *regions[MESH_MAX_BLOCKS] = {0};
-    if (pb->output.vtu || pb->output.hdf5) { /* the output mesh, only where something is written */
-        status = run_region_tags(&r->mesh, &p->md, regions);
-        if (!status) status = results_frame(p->sp, (const int32_t *const *)regions, pb->path, &p->frame);
+    /* the output mesh, only where something is written: over MPI ranks the rank's piece, made from its part
+     * (io/output.h OutPart), its ghost points at their owners' coordinates */
+    const Space *osp = p->dist.on ? &p->dist.d.space : p->sp;
+    if (pb->output.vtu || pb->output.hdf5) {
+        status = run_region_tags(osp->mesh, p->dist.on ? &p->dist.md : &p->md, regions);
+        if (!status) status = results_frame(osp, (const int32_t *const *)regions, pb->path, &p->frame);
         run_free_tags(regions);
+        if (p->dist.on) status = ghost_points_from_owners(p, p->frame.x, 3, status);
     }
     if (p->dist.on) status = comm_agree(status);
     FEM_TRY(status);
-    p->dist.out.packed = packed_output(p);
     FEM_TRY(results_open_part(&p->rs, r->set, pb, series ? p->t->name : NULL, &p->frame,
                               p->dist.on ? &p->dist.out : NULL));
     p->opened = 1;
@@ -370,7 +361,8 @@ static int solve(PhysicsRun *p) {
     Run *r = p->r;
     const Problem *pb = &r->pb;
     const PhysicsType *t = p->t;
-    StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook, step_hook};
+    StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook,
+                          step_hook};
     const Model *md = p->dist.on ? &p->dist.md : &p->md;
     FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, md->ndir, md->dir_dofs,
                            md->dir_values, &hooks));
@@ -379,7 +371,8 @@ static int solve(PhysicsRun *p) {
         static const StepScheme schemes[] = {[TIME_BACKWARD_EULER] = TIME_SCHEME_BACKWARD_EULER,
                                              [TIME_BDF2] = TIME_SCHEME_BDF2,
                                              [TIME_CRANK_NICOLSON] = TIME_SCHEME_CRANK_NICOLSON};
-        TimeStepping ts = {schemes[pb->time.scheme], pb->time.start, pb->time.end, pb->time.step, pb->time.output_every};
+        TimeStepping ts = {schemes[pb->time.scheme], pb->time.start, pb->time.end, pb->time.step,
+                           pb->time.output_every};
         status = stepper_transient(&p->st, &ts);
     } else {
         status = stepper_steady(&p->st, pb->solver.load_steps);
@@ -412,12 +405,13 @@ static void summary(PhysicsRun *p, const char *model) {
     PhysicsState s = state_of(p);
     if (p->t->summary(&s, &rep)) app_say(r->o, 1, "  (summary not available: %s)\n", fem_last_error());
     fem_clear_error();
-    app_say(r->o, 1,
-            "  solver: %d step%s (%d cut back), %d Newton iteration%s, %d linear iteration%s, %d preconditioner "
-            "setup%s\n",
-            st->steps, st->steps == 1 ? "" : "s", st->cutbacks, st->newton_iterations,
-            st->newton_iterations == 1 ? "" : "s", st->linear_iterations, st->linear_iterations == 1 ? "" : "s",
-            st->pc_setups, st->pc_setups == 1 ? "" : "s");
+    app_say(
+        r->o, 1,
+        "  solver: %d step%s (%d cut back), %d Newton iteration%s, %d linear iteration%s, %d preconditioner "
+        "setup%s\n",
+        st->steps, st->steps == 1 ? "" : "s", st->cutbacks, st->newton_iterations,
+        st->newton_iterations == 1 ? "" : "s", st->linear_iterations, st->linear_iterations == 1 ? "" : "s",
+        st->pc_setups, st->pc_setups == 1 ? "" : "s");
     app_say(r->o, 1, "  preconditioner: %s; operator: %s\n", pc_describe(&p->nw.pc), p->op.implementation);
     char key[PROBLEM_NAME_MAX];
     snprintf(key, sizeof key, "%s_newton_iterations", p->t->name);
@@ -436,7 +430,8 @@ static int write_series(PhysicsRun *p, int series) {
 /* A later physics reads this one's field: the Run keeps it (device and host) and its space. */
 static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
-    if (r->nfields >= RUN_MAX_FIELDS) return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
+    if (r->nfields >= RUN_MAX_FIELDS)
+        return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
     /* over MPI ranks the Run keeps the whole field, gathered on every rank (host and device), not the rank's
      * part (collective) */
     if (p->dist.on) {
@@ -457,8 +452,10 @@ static int read_later(const Run *r, const PhysicsType *t) {
     int after = 0;
     for (int i = 0; i < physics_ntypes; i++) {
         const PhysicsType *o = physics_types[i];
-        if (o == t) after = 1;
-        else if (after && problem_has_physics(&r->pb, o->name) && o->reads(&r->pb) && strcmp(o->reads(&r->pb), t->field) == 0)
+        if (o == t)
+            after = 1;
+        else if (after && problem_has_physics(&r->pb, o->name) && o->reads(&r->pb) &&
+                 strcmp(o->reads(&r->pb), t->field) == 0)
             return 1;
     }
     return 0;
@@ -484,7 +481,8 @@ static void release(PhysicsRun *p) {
 
 /* Over MPI ranks: the rank's part of the space, model and halo. Every preconditioner works across ranks;
  * multigrid's coarse level goes to the solver one process would use, gathered to rank 0, or to BoomerAMG over
- * all ranks when it is too large to gather (fem/solvers/coarse_gather.h); the preconditioner line says which. */
+ * all ranks when it is too large to gather (fem/solvers/coarse_gather.h); the preconditioner line says which.
+ */
 static int split_over_ranks(PhysicsRun *p) {
     Run *r = p->r;
     FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
@@ -507,8 +505,9 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     char model[96];
     t->describe(&r->pb, &p.md, model, sizeof model);
     NewtonSettings ns = run_newton_settings(r, p.md.symmetric, p.md.linear);
-    /* <linear coarse-inverse="auto">: the coarse level's explicit inverse where one preconditioner serves every
-     * time step (a linear time-dependent problem); computing it costs more than one solve's V-cycles save */
+    /* <linear coarse-inverse="auto">: the coarse level's explicit inverse where one preconditioner serves
+     * every time step (a linear time-dependent problem); computing it costs more than one solve's V-cycles
+     * save */
     if (r->pb.solver.coarse_inverse == EXPLICIT_INVERSE_AUTO && !(t->transient(&r->pb) && p.md.linear))
         ns.pc.coarse_inverse = COARSE_INVERSE_NO;
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
@@ -518,7 +517,8 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
         run_tick(r, PHASE_RANKS, t0);
     }
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
-            r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type), pc_name(ns.pc.type));
+            r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type),
+            pc_name(ns.pc.type));
     if (split)
         app_say(r->o, 1, ", over %d MPI ranks\n", comm_size());
     else

@@ -1,11 +1,11 @@
-/* A rank's piece of an output frame and the .pvtu file that joins the pieces of one output time (see
- * output.h).
+/* A rank's piece of an output frame as its VTU shows it, and the .pvtu file that joins the pieces of one
+ * output time (see output.h).
  *
- * Over MPI ranks every rank writes its own VTU (its cells, and every point they touch: the ones it owns and
- * the ghosts its neighbours own, so that each piece is a complete grid ParaView can draw on its own); rank 0
- * writes the .pvtu naming them. A point shared by several ranks appears in each of their pieces with the
- * same coordinates and values; the "global_node" point array (the one-process file's point number) lets a
- * reader merge the copies or map any value back, and the "rank" cell array shows the partition. */
+ * Over MPI ranks every rank holds and writes its own piece (its cells, and every point they touch: the ones
+ * it owns and the ghosts its neighbours own, so that each piece is a complete grid ParaView can draw on its
+ * own); rank 0 writes the .pvtu naming them. A point shared by several ranks appears in each of their pieces
+ * with the same coordinates and values; the "global_node" point array (the one-process file's point number)
+ * lets a reader merge the copies or map any value back, and the "rank" cell array shows the partition. */
 #include "output.h"
 
 #include "fem/error.h"
@@ -13,21 +13,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Rows `rows[0..n)` of the [*][ncomp] array `src` (malloc'ed). */
-static double *take_rows(const double *src, int ncomp, int64_t n, const int64_t *rows) {
-    double *out = fem_malloc(sizeof(double) * (size_t)(n * ncomp + 1), "an output piece");
-    for (int64_t i = 0; out && i < n; i++)
-        memcpy(&out[i * ncomp], &src[rows[i] * ncomp], sizeof(double) * ncomp);
-    return out;
-}
-
-/* The first n rows of the [*][ncomp] array src (malloc'ed). */
-static double *copy_rows(const double *src, int ncomp, int64_t n) {
-    double *out = fem_malloc(sizeof(double) * (size_t)(n * ncomp + 1), "an output piece");
-    if (out) memcpy(out, src, sizeof(double) * (size_t)(n * ncomp));
-    return out;
-}
 
 static OutArray *add_piece_array(OutArray *arrays, int *count, const char *name, int64_t n) {
     if (*count >= OUT_MAX_ARRAYS) return NULL;
@@ -40,89 +25,33 @@ static OutArray *add_piece_array(OutArray *arrays, int *count, const char *name,
     return a->data ? a : NULL;
 }
 
-/* The piece's cell blocks: the cells of part in each block, connectivity through local[] (frame point ->
- * piece point). */
-static int piece_blocks(const OutFrame *in, const OutPart *part, const int64_t *local, OutFrame *out) {
-    int64_t first = 0, k = 0;
-    for (int b = 0; b < in->nblocks; b++) {
-        const OutCellBlock *ib = &in->blocks[b];
-        int64_t start = k;
-        while (k < part->ncells && part->cell_global[k] < first + ib->ncells) k++;
-        if (k > start) {
-            OutCellBlock *ob = &out->blocks[out->nblocks++];
-            *ob = *ib;
-            ob->ncells = k - start;
-            int npc = ib->nodes_per_cell;
-            ob->conn = fem_malloc(sizeof(int64_t) * (size_t)(ob->ncells * npc), "an output piece");
-            if (!ob->conn) return FEM_ERR_INTERNAL;
-            for (int64_t c = 0; c < ob->ncells; c++)
-                for (int v = 0; v < npc; v++) {
-                    int64_t g = ib->conn[(part->cell_global[start + c] - first) * npc + v];
-                    ob->conn[c * npc + v] = local[g];
-                    if (local[g] < 0)
-                        return fem_fail(FEM_ERR_INTERNAL,
-                                        "output piece of rank %d lacks point %lld of its cells", part->rank,
-                                        (long long)g);
-                }
-        }
-        first += ib->ncells;
-    }
-    if (k != part->ncells) return fem_fail(FEM_ERR_INTERNAL, "output piece: cells not in increasing order");
-    return FEM_OK;
-}
-
-/* Point and cell arrays of the piece, and the two that map it back to the whole frame. */
-static int piece_arrays(const OutFrame *in, const OutPart *part, OutFrame *out) {
-    for (int a = 0; a < in->npoint_arrays + in->ncell_arrays; a++) {
-        int cell = a >= in->npoint_arrays;
-        const OutArray *ia = cell ? &in->cell[a - in->npoint_arrays] : &in->point[a];
-        OutArray *oa = cell ? &out->cell[out->ncell_arrays++] : &out->point[out->npoint_arrays++];
-        *oa = *ia;
-        if (cell)
-            oa->data = take_rows(ia->data, ia->ncomp, part->ncells, part->cell_global);
-        else if (part->packed) /* the piece's rows already */
-            oa->data = copy_rows(ia->data, ia->ncomp, part->npoints);
-        else
-            oa->data = take_rows(ia->data, ia->ncomp, part->npoints, part->point_global);
-        if (!oa->data) return FEM_ERR_INTERNAL;
-    }
+int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out) {
+    int64_t ncells = 0;
+    for (int b = 0; b < in->nblocks; b++) ncells += in->blocks[b].ncells;
+    if (in->npoints != part->npoints || ncells != part->ncells)
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "output piece of rank %d: %lld points and %lld cells, its part %lld and %lld",
+                        part->rank, (long long)in->npoints, (long long)ncells, (long long)part->npoints,
+                        (long long)part->ncells);
+    *out = *in;
     OutArray *g = add_piece_array(out->point, &out->npoint_arrays, "global_node", part->npoints);
-    OutArray *r = add_piece_array(out->cell, &out->ncell_arrays, "rank", part->ncells);
-    if (!g || !r) return fem_fail(FEM_ERR_INTERNAL, "output piece: too many arrays, or out of host memory");
+    OutArray *r = g ? add_piece_array(out->cell, &out->ncell_arrays, "rank", part->ncells) : NULL;
+    if (!g || !r) {
+        outframe_piece_release(out);
+        return fem_fail(FEM_ERR_INTERNAL, "output piece: too many arrays, or out of host memory");
+    }
     for (int64_t i = 0; i < part->npoints; i++) g->data[i] = (double)part->point_global[i];
     for (int64_t i = 0; i < part->ncells; i++) r->data[i] = part->rank;
     return FEM_OK;
 }
 
-static int piece_build(const OutFrame *in, const OutPart *part, OutFrame *out, int64_t *local) {
-    for (int64_t i = 0; i < in->npoints; i++) local[i] = -1;
-    for (int64_t i = 0; i < part->npoints; i++) {
-        if (part->point_global[i] < 0 || part->point_global[i] >= in->npoints)
-            return fem_fail(FEM_ERR_INTERNAL, "output piece: point %lld out of range",
-                            (long long)part->point_global[i]);
-        local[part->point_global[i]] = i;
-    }
-    out->npoints = part->npoints;
-    if (!(out->x = take_rows(in->x, 3, part->npoints, part->point_global))) return FEM_ERR_INTERNAL;
-    FEM_TRY(piece_blocks(in, part, local, out));
-    FEM_TRY(piece_arrays(in, part, out));
-    for (int s = 0; s < in->nstrings; s++) {
-        snprintf(out->string_name[s], sizeof out->string_name[s], "%s", in->string_name[s]);
-        out->string_value[s] = strdup(in->string_value[s] ? in->string_value[s] : "");
-        if (!out->string_value[s]) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
-        out->nstrings++;
-    }
-    return FEM_OK;
-}
-
-int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out) {
+void outframe_piece_release(OutFrame *out) {
+    /* the two arrays outframe_piece added are the last of their kind */
+    if (out->npoint_arrays && !strcmp(out->point[out->npoint_arrays - 1].name, "global_node"))
+        free(out->point[out->npoint_arrays - 1].data);
+    if (out->ncell_arrays && !strcmp(out->cell[out->ncell_arrays - 1].name, "rank"))
+        free(out->cell[out->ncell_arrays - 1].data);
     memset(out, 0, sizeof *out);
-    out->dim = in->dim;
-    int64_t *local = fem_malloc(sizeof(int64_t) * (size_t)(in->npoints + 1), "an output piece");
-    int status = local ? piece_build(in, part, out, local) : FEM_ERR_INTERNAL;
-    free(local);
-    if (status) outframe_destroy(out);
-    return status;
 }
 
 static void pvtu_arrays(FileOut *fo, const char *tag, const OutArray *arrays, int n) {

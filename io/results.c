@@ -148,7 +148,8 @@ static int split(const ResultSeries *rs) {
     return rs->part && rs->part->nranks > 1;
 }
 
-int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series, const OutFrame *mesh) {
+int results_open(ResultSeries *rs, ResultSet *set, const Problem *pb, const char *series,
+                 const OutFrame *mesh) {
     return results_open_part(rs, set, pb, series, mesh, NULL);
 }
 
@@ -162,8 +163,8 @@ int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const
     char base[2 * PROBLEM_NAME_MAX + 2];
     snprintf(base, sizeof base, "%s%s%s", pb->output.basename, series ? "_" : "", series ? series : "");
     if (strlen(base) >= sizeof rs->base)
-        return fem_fail(FEM_ERR_INPUT, "%s: the output name '%s' is longer than %d characters", pb->path, base,
-                        (int)sizeof rs->base - 1);
+        return fem_fail(FEM_ERR_INPUT, "%s: the output name '%s' is longer than %d characters", pb->path,
+                        base, (int)sizeof rs->base - 1);
     memcpy(rs->base, base, strlen(base) + 1);
     rs->vtu = pb->output.vtu;
     rs->compress = pb->output.vtu_compress;
@@ -174,7 +175,21 @@ int results_open_part(ResultSeries *rs, ResultSet *set, const Problem *pb, const
         snprintf(h5, sizeof h5, "%s/%s.h5", rs->dir, rs->base);
         snprintf(xdmf, sizeof xdmf, "%s/%s.xdmf", rs->dir, rs->base);
         H5Out *h = NULL;
-        FEM_TRY(h5out_open_part(&h, h5, xdmf, mesh, pb->text, pb->output.hdf5_compress, rs->part));
+        /* HDF5 without MPI, or FEMTO_HDF5_RANK0=1 (a file system where MPI-IO is slow or unsafe): rank 0
+         * writes the file alone, from frames gathered whole; rank 0's environment decides for all */
+        const char *env = getenv("FEMTO_HDF5_RANK0");
+        rs->gather = split(rs) && (!h5out_parallel() || (env && strcmp(env, "1") == 0));
+        if (split(rs)) FEM_TRY(comm_bcast(&rs->gather, sizeof rs->gather, 0));
+        if (rs->gather) {
+            OutFrame whole;
+            int status = outframe_gather(mesh, rs->part, 1, &whole);
+            if (!status && rs->part->rank == 0)
+                status = h5out_open(&h, h5, xdmf, &whole, pb->text, pb->output.hdf5_compress);
+            outframe_destroy(&whole);
+            FEM_TRY(comm_agree(status));
+        } else {
+            FEM_TRY(h5out_open_part(&h, h5, xdmf, mesh, pb->text, pb->output.hdf5_compress, rs->part));
+        }
         rs->h5 = h;
     }
     return FEM_OK;
@@ -211,7 +226,7 @@ static int write_pieces(const ResultSeries *rs, int step, const OutFrame *frame)
     }
     for (int r = 0; names && r < part->nranks; r++) free(names[r]);
     free(names);
-    outframe_destroy(&piece);
+    outframe_piece_release(&piece);
     return status;
 }
 
@@ -223,6 +238,13 @@ static int write_files(ResultSeries *rs, double time, const OutFrame *frame) {
         char path[PROBLEM_PATH_MAX + PROBLEM_NAME_MAX + 40];
         snprintf(path, sizeof path, "%s/%s", rs->dir, rs->files[step]);
         FEM_TRY(write_vtu(rs, path, frame));
+    }
+    if (rs->gather) {
+        OutFrame whole;
+        int status = outframe_gather(frame, rs->part, 0, &whole);
+        if (!status && rs->h5) status = h5out_write_step((H5Out *)rs->h5, time, &whole);
+        outframe_destroy(&whole);
+        return comm_agree(status);
     }
     if (rs->h5) FEM_TRY(h5out_write_step((H5Out *)rs->h5, time, frame));
     return FEM_OK;

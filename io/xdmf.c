@@ -38,10 +38,11 @@ static const XdmfCellType xdmf_cells[2][6] = {
      {"Hexahedron_27", 50, 0}},
 };
 
-static const XdmfCellType *cell_type(const OutCellBlock *b) { return &xdmf_cells[b->order - 1][b->shape]; }
+static const XdmfCellType *cell_type(const OutCellBlock *b) {
+    return &xdmf_cells[b->order - 1][b->shape];
+}
 
-int xdmf_topology(const OutFrame *f, XdmfTopology *t)
-{
+int xdmf_topology_header(const OutFrame *f, XdmfTopology *t) {
     memset(t, 0, sizeof *t);
     for (int b = 0; b < f->nblocks; b++)
         if (f->blocks[b].order > 2)
@@ -60,38 +61,49 @@ int xdmf_topology(const OutFrame *f, XdmfTopology *t)
     }
     int64_t len = 0;
     for (int b = 0; b < f->nblocks; b++) {
-        const OutCellBlock *blk = &f->blocks[b];
-        len += blk->ncells * (1 + cell_type(blk)->counted + blk->nodes_per_cell);
-        t->nelem += blk->ncells;
+        len += f->blocks[b].ncells * xdmf_cell_length(&f->blocks[b]);
+        t->nelem += f->blocks[b].ncells;
     }
     snprintf(t->type, sizeof t->type, "Mixed");
     t->rank = 1;
     t->dims[0] = len;
-    t->conn = fem_malloc(sizeof(int64_t) * (size_t)len, "XDMF topology");
+    return FEM_OK;
+}
+
+int xdmf_cell_length(const OutCellBlock *b) {
+    return 1 + cell_type(b)->counted + b->nodes_per_cell;
+}
+
+int xdmf_cell_entries(const OutCellBlock *b, const int64_t *nodes, int64_t *out) {
+    const XdmfCellType *ct = cell_type(b);
+    int n = 0;
+    out[n++] = ct->mixed_id;
+    if (ct->counted) out[n++] = b->nodes_per_cell;
+    memcpy(&out[n], nodes, sizeof(int64_t) * (size_t)b->nodes_per_cell);
+    return n + b->nodes_per_cell;
+}
+
+int xdmf_topology(const OutFrame *f, XdmfTopology *t) {
+    FEM_TRY(xdmf_topology_header(f, t));
+    if (t->rank == 2) return FEM_OK;
+    t->conn = fem_malloc(sizeof(int64_t) * (size_t)t->dims[0], "XDMF topology");
     if (!t->conn) return FEM_ERR_INTERNAL;
     int64_t *out = t->conn;
     for (int b = 0; b < f->nblocks; b++) {
         const OutCellBlock *blk = &f->blocks[b];
-        const XdmfCellType *ct = cell_type(blk);
-        for (int64_t c = 0; c < blk->ncells; c++) {
-            *out++ = ct->mixed_id;
-            if (ct->counted) *out++ = blk->nodes_per_cell;
-            memcpy(out, &blk->conn[c * blk->nodes_per_cell], sizeof(int64_t) * (size_t)blk->nodes_per_cell);
-            out += blk->nodes_per_cell;
-        }
+        for (int64_t c = 0; c < blk->ncells; c++)
+            out += xdmf_cell_entries(blk, &blk->conn[c * blk->nodes_per_cell], out);
     }
     return FEM_OK;
 }
 
-void xdmf_topology_destroy(XdmfTopology *t)
-{
+void xdmf_topology_destroy(XdmfTopology *t) {
     free(t->conn);
     memset(t, 0, sizeof *t);
 }
 
 static void write_data_item(FileOut *fo, const char *h5, const char *dataset, int rank, int64_t rows,
-                            int cols, const char *number_type, const char *indent)
-{
+                            int cols, const char *number_type, const char *indent) {
     fileout_printf(fo, "%s<DataItem Dimensions=\"%lld", indent, (long long)rows);
     if (rank == 2) fileout_printf(fo, " %d", cols);
     fileout_printf(fo, "\" NumberType=\"%s\" Precision=\"8\" Format=\"HDF\">", number_type);
@@ -101,8 +113,7 @@ static void write_data_item(FileOut *fo, const char *h5, const char *dataset, in
     fileout_printf(fo, "</DataItem>\n");
 }
 
-static void write_attribute(FileOut *fo, const char *h5, const XdmfAttr *a, const char *indent)
-{
+static void write_attribute(FileOut *fo, const char *h5, const XdmfAttr *a, const char *indent) {
     const char *type = a->ncomp == 1   ? "Scalar"
                        : a->ncomp == 3 ? "Vector"
                        : a->ncomp == 6 ? "Tensor6"
@@ -118,8 +129,7 @@ static void write_attribute(FileOut *fo, const char *h5, const XdmfAttr *a, cons
 }
 
 /* One uniform grid: the mesh, the attributes of every step, and those of this step. */
-static void write_grid(FileOut *fo, const XdmfView *v, int step, const char *indent)
-{
+static void write_grid(FileOut *fo, const XdmfView *v, int step, const char *indent) {
     const XdmfTopology *t = v->topology;
     char in1[32], in2[32];
     snprintf(in1, sizeof in1, "%s  ", indent);
@@ -141,8 +151,7 @@ static void write_grid(FileOut *fo, const XdmfView *v, int step, const char *ind
     fileout_printf(fo, "%s</Grid>\n", indent);
 }
 
-int xdmf_write(const char *path, const XdmfView *v)
-{
+int xdmf_write(const char *path, const XdmfView *v) {
     FileOut fo;
     FEM_TRY(fileout_open(&fo, path));
     fileout_printf(&fo, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");

@@ -25,6 +25,14 @@ typedef struct {
 
 /* The topology of `f` (whose blocks have order <= 2) in XDMF's terms. */
 int xdmf_topology(const OutFrame *f, XdmfTopology *t);
+/* The same without the array (t->conn stays NULL): only the blocks' shapes, orders, sizes and ncells of f are
+ * read, so a frame of block descriptions without connectivity serves (a rank's view of a mesh split over MPI
+ * ranks, which writes its cells' entries itself). */
+int xdmf_topology_header(const OutFrame *f, XdmfTopology *t);
+/* The entries one cell of block b (order <= 2) has in a Mixed topology: xdmf_cell_length of them, written to
+ * out from the cell's nodes; returns their number. */
+int xdmf_cell_length(const OutCellBlock *b);
+int xdmf_cell_entries(const OutCellBlock *b, const int64_t *nodes, int64_t *out);
 void xdmf_topology_destroy(XdmfTopology *t);
 
 typedef struct {
