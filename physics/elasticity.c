@@ -16,14 +16,23 @@
  * gradient (and, coupled to a heat solution, the temperature as an auxiliary field); the follower pressure of
  * the neo-Hookean model reads the displacement's gradient along the facet too. */
 #define ELAS_CELL_QF(fn, input)                                                                              \
-    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"v", QF_UNKNOWN, QF_GRAD}}
+    {                                                                                                        \
+        QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {                           \
+            "v",                                                                                             \
+            QF_UNKNOWN,                                                                                      \
+            QF_GRAD                                                                                          \
+        }                                                                                                    \
+    }
 #define ELAS_FACET_QF(fn, input, eval)                                                                       \
-    {QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, eval}}, .out = {"v", QF_UNKNOWN, QF_VALUE}}
+    {                                                                                                        \
+        QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, eval}}, .out = { "v", QF_UNKNOWN, QF_VALUE }             \
+    }
 static const QFunction elas_qfunctions[2][4] = {
-    {ELAS_CELL_QF(elas_linear_residual, "u"), ELAS_CELL_QF(elas_linear_jacobian, "du"),
+    {ELAS_CELL_QF(elas_linear_residual, "u"),
+     ELAS_CELL_QF(elas_linear_jacobian, "du"),
      ELAS_FACET_QF(elas_linear_facet_residual, "u", QF_VALUE),
-     {QF_DESCRIBE(elas_zero_facet_jacobian), .in = {{"du", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE},
-      .zero = 1}},
+     {QF_DESCRIBE(elas_zero_facet_jacobian), .in = {{"du", QF_UNKNOWN, QF_VALUE}},
+      .out = {"v", QF_UNKNOWN, QF_VALUE}, .zero = 1}},
     {ELAS_CELL_QF(elas_nh_residual, "u"), ELAS_CELL_QF(elas_nh_jacobian, "du"),
      ELAS_FACET_QF(elas_nh_facet_residual, "u", QF_VALUE | QF_GRAD),
      ELAS_FACET_QF(elas_nh_facet_jacobian, "du", QF_VALUE | QF_GRAD)},
@@ -148,9 +157,13 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
                                    "rotation about the y axis", "rotation about the z axis"};
     int dim = sp->mesh->dim, nm = dim == 2 ? 3 : 6, nc = sp->ncomp;
     double lo[3], hi[3], size = 0.0, M[36] = {0}, V[36];
-    mesh_bounding_box(sp->mesh, lo, hi);
+    int64_t ndir;
+    /* over MPI ranks (a model on a rank's part): the whole body's box, the ranks' owned dofs summed */
+    FEM_TRY(dist_bounding_box(md->dist, sp->mesh, lo, hi));
+    FEM_TRY(model_count_dirichlet(md, &ndir));
     for (int c = 0; c < 3; c++) size = fmax(size, hi[c] - lo[c]);
     for (int64_t i = 0; i < md->ndir; i++) {
+        if (md->dist && md->dir_dofs[i] >= sp->ndofs_owned) continue;
         int64_t node = md->dir_dofs[i] / nc;
         int c = (int)(md->dir_dofs[i] % nc);
         double x[3], v[6];
@@ -160,6 +173,7 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
         for (int m = 0; m < nm; m++)
             for (int l = 0; l < nm; l++) M[m * nm + l] += v[m] * v[l];
     }
+    if (md->dist) FEM_TRY(comm_sum(M, nm * nm));
     dense_symmetric_eigen(nm, M, V);
     double top = 0.0;
     for (int m = 0; m < nm; m++) top = fmax(top, M[m * nm + m]);
@@ -174,7 +188,7 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
         snprintf(free_modes + len, sizeof free_modes - len, "%s%s", len ? ", " : "", names[idx]);
     }
     if (!free_modes[0]) return FEM_OK;
-    if (md->ndir == 0)
+    if (ndir == 0)
         return fem_fail(
             FEM_ERR_INPUT,
             "%s: the elastic body has no support (no <fixed> or <displacement> boundary), so nothing "
@@ -186,8 +200,8 @@ int elasticity_check_supports(const Problem *pb, const Space *sp, const Model *m
                     pb->path, free_modes);
 }
 
-/* Linear elasticity's integrand on affine simplices with constant materials: sigma(u) : grad v (degree 2p - 2),
- * the body force rho g . v (p), a thermal stress from a temperature field of order p (2p - 1); on facets
+/* Linear elasticity's integrand on affine simplices with constant materials: sigma(u) : grad v (degree 2p -
+ * 2), the body force rho g . v (p), a thermal stress from a temperature field of order p (2p - 1); on facets
  * tractions and pressures t . v (p). The neo-Hookean model is not polynomial. */
 static int elas_exact_degree(const void *vctx, int p, int facet) {
     const ElasCtx *ctx = vctx;
@@ -274,19 +288,24 @@ int elasticity_nonlinear(const Model *md) {
     return ((const ElasCtx *)md->ctx)->model == ELAS_NEO_HOOKEAN;
 }
 
-/* ---- derived results: the output q-functions of elasticity_qf.h on the device that solved (fem/evaluate.h) */
+/* ---- derived results: the output q-functions of elasticity_qf.h on the device that solved (fem/evaluate.h)
+ */
 
 /* What the elasticity output q-functions read: the displacement, its gradient, and a coupled model's
  * temperature field. */
 static OutputFn elas_output(int id, const char *name, int nout, const ElasCtx *ctx) {
-    QFunction q = {.id = id, .name = name, .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"out", QF_UNKNOWN, QF_VALUE}};
+    QFunction q = {.id = id,
+                   .name = name,
+                   .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
+                   .out = {"out", QF_UNKNOWN, QF_VALUE}};
     if (ctx->temp_mode == ELAS_TEMP_FIELD) q.in[1] = (QfField){"T", QF_AUX, QF_VALUE};
     return (OutputFn){q, nout, ctx, sizeof *ctx};
 }
 
 static int check_temperature(const Model *md, const double *T) {
     if (((const ElasCtx *)md->ctx)->temp_mode == ELAS_TEMP_FIELD && !T)
-        return fem_fail(FEM_ERR_INTERNAL, "the elasticity model reads a temperature field, and none was given");
+        return fem_fail(FEM_ERR_INTERNAL,
+                        "the elasticity model reads a temperature field, and none was given");
     return FEM_OK;
 }
 
@@ -296,8 +315,9 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
     double *all;
     FEM_ALLOC(all, 8 * (sp->nnodes + 1), "nodal stresses");
     EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, md->dist};
-    OutputFn fns[2] = {elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx),
-                       {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0}};
+    OutputFn fns[2] = {
+        elas_output(QF_elas_stress_out, "elas_stress_out", 8, md->ctx),
+        {{QF_DESCRIBE(elas_gradient_out), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}}}, 1, NULL, 0}};
     double *out[2] = {all, gradient};
     int status = eval_nodal_many(&f, gradient ? 2 : 1, fns, 1, out);
     for (int64_t n = 0; n < sp->nnodes && !status; n++) {
@@ -309,7 +329,8 @@ int elasticity_stress_nodes(const Model *md, const Space *sp, const Vec *u, cons
     return status;
 }
 
-int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T, double *energy) {
+int elasticity_strain_energy(const Model *md, const Space *sp, const Vec *u, const double *T,
+                             double *energy) {
     FEM_TRY(check_temperature(md, T));
     EvalField f = {sp, u, T, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fn = elas_output(QF_elas_energy_out, "elas_energy_out", 1, md->ctx);
@@ -354,8 +375,8 @@ static int applied_force(const Model *md, const Space *sp, const Vec *u, const E
     return status;
 }
 
-int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u, const double *reaction,
-                         ElasticForce *forces, double body[3]) {
+int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, const Vec *u,
+                         const double *reaction, ElasticForce *forces, double body[3]) {
     const ElasticProblem *ep = &pb->elasticity;
     char *claimed;
     FEM_ALLOC(claimed, sp->ndofs + 1, "the dofs of the reactions");
@@ -386,7 +407,8 @@ int elasticity_reactions(const Model *md, const Problem *pb, const Space *sp, co
         free(sum);
     }
     body[0] = body[1] = body[2] = 0.0;
-    if (ep->gravity[0] == 0.0 && ep->gravity[1] == 0.0 && ep->gravity[2] == 0.0) return status; /* no weight */
+    if (ep->gravity[0] == 0.0 && ep->gravity[1] == 0.0 && ep->gravity[2] == 0.0)
+        return status; /* no weight */
     EvalField f = {sp, u, NULL, md->cell_tags, 0, &md->phys, md->dist};
     OutputFn fn = elas_output(QF_elas_body_out, "elas_body_out", 3, md->ctx);
     fn.qf.in[1] = (QfField){0};

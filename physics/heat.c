@@ -33,10 +33,12 @@ static const QfQdata heat_qdata = {QF_heat_cell_jacobian_qdata, QF_QDATA_SYM, he
 static const QFunction heat_cell_jacobian_qf = {
     QF_DESCRIBE(heat_cell_jacobian), .in = {{"dT", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
     .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}, .qdata = &heat_qdata};
-static const QFunction heat_facet_residual_qf = {
-    QF_DESCRIBE(heat_facet_residual), .in = {{"T", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE}};
-static const QFunction heat_facet_jacobian_qf = {
-    QF_DESCRIBE(heat_facet_jacobian), .in = {{"dT", QF_UNKNOWN, QF_VALUE}}, .out = {"v", QF_UNKNOWN, QF_VALUE}};
+static const QFunction heat_facet_residual_qf = {QF_DESCRIBE(heat_facet_residual),
+                                                 .in = {{"T", QF_UNKNOWN, QF_VALUE}},
+                                                 .out = {"v", QF_UNKNOWN, QF_VALUE}};
+static const QFunction heat_facet_jacobian_qf = {QF_DESCRIBE(heat_facet_jacobian),
+                                                 .in = {{"dT", QF_UNKNOWN, QF_VALUE}},
+                                                 .out = {"v", QF_UNKNOWN, QF_VALUE}};
 
 static void fill_material(HeatMaterial_ *hm, const HeatMaterial *pm, int dim) {
     memset(hm, 0, sizeof *hm);
@@ -100,14 +102,17 @@ static int natural_conditions(const Problem *pb, const Space *sp, Model *md, Hea
  * constant (and has no solution unless the fluxes balance the sources): refuse it before solving. */
 int heat_check_level(const Problem *pb, const Model *md) {
     const HeatCtx *ctx = md->ctx;
-    if (pb->time.scheme != TIME_STEADY || md->ndir > 0) return FEM_OK;
+    int64_t ndir;
+    FEM_TRY(model_count_dirichlet(md, &ndir)); /* (collective over MPI ranks: before any return) */
+    if (pb->time.scheme != TIME_STEADY || ndir > 0) return FEM_OK;
     for (int k = 0; k < ctx->nbc; k++)
         if (ctx->bc[k].h > 0 || ctx->bc[k].e > 0) return FEM_OK;
-    return fem_fail(FEM_ERR_INPUT,
-                    "%s: the steady heat problem has nothing that fixes the temperature level (no <temperature>, "
-                    "<convection> or <radiation> boundary with a positive coefficient), so its temperature is "
-                    "determined only up to a constant; add one",
-                    pb->path);
+    return fem_fail(
+        FEM_ERR_INPUT,
+        "%s: the steady heat problem has nothing that fixes the temperature level (no <temperature>, "
+        "<convection> or <radiation> boundary with a positive coefficient), so its temperature is "
+        "determined only up to a constant; add one",
+        pb->path);
 }
 
 /* Heat's integrand on affine simplices with constant conductivity: k grad T . grad v (degree 2p - 2), the
@@ -189,7 +194,10 @@ void heat_set_time(Model *md, double a, double theta) {
 
 /* What the heat output q-functions read: the temperature and its gradient. */
 static OutputFn heat_output(int id, const char *name, int nout, const HeatCtx *ctx) {
-    QFunction q = {.id = id, .name = name, .in = {{"T", QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {"out", QF_UNKNOWN, QF_VALUE}};
+    QFunction q = {.id = id,
+                   .name = name,
+                   .in = {{"T", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
+                   .out = {"out", QF_UNKNOWN, QF_VALUE}};
     return (OutputFn){q, nout, ctx, sizeof *ctx};
 }
 
@@ -201,7 +209,8 @@ int heat_flux_nodes(const Model *md, const Space *sp, const Vec *T, double *out)
 
 /* Heat into the body through a Dirichlet boundary: the reactions of its nodes (a node shared by two Dirichlet
  * groups counts for the first). */
-static int dirichlet_flow(const Space *sp, const PhysicalGroup *g, const double *reaction, char *claimed, double *watts) {
+static int dirichlet_flow(const Space *sp, const PhysicalGroup *g, const double *reaction, char *claimed,
+                          double *watts) {
     fem_idx *nodes;
     int64_t n;
     FEM_TRY(space_group_nodes(sp, g, &nodes, &n));

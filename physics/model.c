@@ -1,6 +1,7 @@
 /* Mapping a problem's names onto a mesh (see model.h). */
 #include "model.h"
 
+#include "fem/comm.h"
 #include "fem/error.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@ void model_destroy(Model *md) {
     for (int b = 0; b < MESH_MAX_BLOCKS; b++) free(md->cell_tags[b]), free(md->facet_tags[b]);
     free(md->dir_dofs);
     free(md->dir_values);
+    free(md->dir_call);
     if (!md->ctx_borrowed) free(md->ctx);
     memset(md, 0, sizeof *md);
 }
@@ -84,7 +86,9 @@ int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int 
     if (dofs) md->dir_dofs = dofs;
     double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
     if (vals) md->dir_values = vals;
-    if (!dofs || !vals) {
+    int32_t *call = realloc(md->dir_call, sizeof(int32_t) * (size_t)(n + 1));
+    if (call) md->dir_call = call;
+    if (!dofs || !vals || !call) {
         free(nodes);
         return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
     }
@@ -93,14 +97,16 @@ int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int 
             if ((components >> c) & 1) {
                 md->dir_dofs[md->ndir] = (int32_t)(nodes[i] * sp->ncomp + c);
                 md->dir_values[md->ndir] = values[c];
+                md->dir_call[md->ndir] = md->ncalls;
                 md->ndir++;
             }
+    md->ncalls++;
     free(nodes);
     return FEM_OK;
 }
 
 typedef struct {
-    int32_t dof;
+    int32_t dof, call;
     int64_t order;
     double value;
 } DirEntry;
@@ -108,6 +114,7 @@ typedef struct {
 static int cmp_dir(const void *a, const void *b) {
     const DirEntry *x = a, *y = b;
     if (x->dof != y->dof) return (x->dof > y->dof) - (x->dof < y->dof);
+    if (x->call != y->call) return (x->call > y->call) - (x->call < y->call);
     return (x->order > y->order) - (x->order < y->order);
 }
 
@@ -115,14 +122,18 @@ int model_finish_dirichlet(Model *md) {
     if (md->ndir == 0) return FEM_OK;
     DirEntry *e = malloc(sizeof(DirEntry) * (size_t)md->ndir);
     if (!e) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
-    for (int64_t i = 0; i < md->ndir; i++) e[i] = (DirEntry){md->dir_dofs[i], i, md->dir_values[i]};
+    for (int64_t i = 0; i < md->ndir; i++)
+        e[i] = (DirEntry){md->dir_dofs[i], md->dir_call ? md->dir_call[i] : 0, i, md->dir_values[i]};
     qsort(e, (size_t)md->ndir, sizeof *e, cmp_dir);
     int64_t u = 0;
     for (int64_t i = 0; i < md->ndir; i++) {
-        if (u > 0 && e[u - 1].dof == e[i].dof) u--; /* later entry wins */
+        if (u > 0 && e[u - 1].dof == e[i].dof) u--; /* the later call (then entry) wins */
         e[u++] = e[i];
     }
-    for (int64_t i = 0; i < u; i++) md->dir_dofs[i] = e[i].dof, md->dir_values[i] = e[i].value;
+    for (int64_t i = 0; i < u; i++) {
+        md->dir_dofs[i] = e[i].dof, md->dir_values[i] = e[i].value;
+        if (md->dir_call) md->dir_call[i] = e[i].call;
+    }
     md->ndir = u;
     free(e);
     return FEM_OK;
@@ -159,6 +170,70 @@ int model_natural_sets(Model *md, const Problem *pb, const Mesh *m, int n, const
     return FEM_OK;
 }
 
+/* A shared node's entries as they travel: per component, the call that constrains it (-1: none) and its
+ * value. */
+static void pack_node(const Model *md, const int32_t *at, int32_t node, double *out) {
+    for (int c = 0; c < md->ncomp; c++) {
+        int32_t i = at[node * md->ncomp + c];
+        out[2 * c] = i >= 0 ? md->dir_call[i] : -1.0;
+        out[2 * c + 1] = i >= 0 ? md->dir_values[i] : 0.0;
+    }
+}
+
+int model_join_part(Model *md, const Dist *d) {
+    md->dist = d;
+    int nc = md->ncomp, per = 2 * nc;
+    int64_t nshared = d->share_off[d->nshare], ndofs = d->space.nnodes * nc, extra = 0;
+    int32_t *at = malloc(sizeof(int32_t) * (size_t)(ndofs + 1)); /* local dof -> its entry, or -1 */
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)(d->nshare + 1));
+    double *send = malloc(sizeof(double) * (size_t)(nshared * per + 1));
+    double *recv = malloc(sizeof(double) * (size_t)(nshared * per + 1));
+    int status = at && off && send && recv && (md->dir_call || !md->ndir)
+                     ? FEM_OK
+                     : fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+    status = comm_agree(status);
+    for (int64_t i = 0; !status && i < ndofs; i++) at[i] = -1;
+    for (int64_t i = 0; !status && i < md->ndir; i++) at[md->dir_dofs[i]] = (int32_t)i;
+    for (int k = 0; !status && k <= d->nshare; k++) off[k] = d->share_off[k] * per;
+    for (int64_t j = 0; !status && j < nshared; j++) pack_node(md, at, d->share[j], &send[j * per]);
+    CommExchange x;
+    if (!status) status = comm_exchange_begin(&x, d->nshare, d->share_nbr, off, send, off, recv);
+    if (!status) status = comm_exchange_end(&x);
+    for (int64_t j = 0; !status && j < nshared * nc; j++) extra += recv[2 * j] >= 0;
+    if (!status && extra) { /* the neighbours' entries join this rank's; finishing keeps the latest call's */
+        int64_t n = md->ndir + extra;
+        int32_t *dofs = realloc(md->dir_dofs, sizeof(int32_t) * (size_t)(n + 1));
+        if (dofs) md->dir_dofs = dofs;
+        double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
+        if (vals) md->dir_values = vals;
+        int32_t *call = realloc(md->dir_call, sizeof(int32_t) * (size_t)(n + 1));
+        if (call) md->dir_call = call;
+        if (!dofs || !vals || !call)
+            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+        for (int64_t j = 0; !status && j < nshared; j++)
+            for (int c = 0; c < nc; c++) {
+                const double *e = &recv[j * per + 2 * c];
+                if (e[0] < 0) continue;
+                md->dir_dofs[md->ndir] = d->share[j] * nc + c;
+                md->dir_call[md->ndir] = (int32_t)e[0];
+                md->dir_values[md->ndir++] = e[1];
+            }
+        if (!status) status = model_finish_dirichlet(md);
+    }
+    free(at), free(off), free(send), free(recv);
+    return comm_agree(status);
+}
+
+int model_count_dirichlet(const Model *md, int64_t *n) {
+    *n = md->ndir;
+    if (!md->dist) return FEM_OK;
+    double owned = 0.0;
+    for (int64_t i = 0; i < md->ndir; i++) owned += md->dir_dofs[i] < md->dist->space.ndofs_owned;
+    FEM_TRY(comm_sum(&owned, 1));
+    *n = (int64_t)owned;
+    return FEM_OK;
+}
+
 /* out[k] = in[which[k]] for the n elements of a local block (NULL in, NULL out: no tags in the block). */
 static int local_tags(const int32_t *in, const int64_t *which, int64_t n, int32_t **out) {
     *out = NULL;
@@ -180,8 +255,10 @@ static int local_dirichlet(const Model *global, const Dist *d, Model *local) {
         int64_t lo = 0, hi = global->ndir;
         while (lo < hi) {
             int64_t mid = (lo + hi) / 2;
-            if (global->dir_dofs[mid] < g[i]) lo = mid + 1;
-            else hi = mid;
+            if (global->dir_dofs[mid] < g[i])
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         if (lo < global->ndir && global->dir_dofs[lo] == g[i]) {
             local->dir_dofs[local->ndir] = (int32_t)i;
@@ -198,6 +275,7 @@ int model_localize(const Model *global, const Dist *d, Model *local) {
     memset(local->facet_tags, 0, sizeof local->facet_tags);
     local->dir_dofs = NULL;
     local->dir_values = NULL;
+    local->dir_call = NULL;
     local->ctx_borrowed = 1;
     local->dist = d;
     int status = FEM_OK;

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert((int)RD_NAME_MAX == (int)PROBLEM_NAME_MAX, "the format table stores names of PROBLEM_NAME_MAX bytes");
+_Static_assert((int)RD_NAME_MAX == (int)PROBLEM_NAME_MAX,
+               "the format table stores names of PROBLEM_NAME_MAX bytes");
 
 static const QFunction rd_cell_qf = {QF_DESCRIBE(rd_cell), .in = {{"u", QF_UNKNOWN, QF_VALUE | QF_GRAD}},
                                      .out = {"v", QF_UNKNOWN, QF_VALUE | QF_GRAD}};
@@ -66,7 +67,9 @@ static int rd_create(const Problem *pb, const Space *sp, Model *md) {
 static int rd_check(const Problem *pb, const Space *sp, const Model *md) {
     (void)sp;
     const ReactionCtx *ctx = md->ctx;
-    if (md->ndir > 0) return FEM_OK;
+    int64_t ndir;
+    FEM_TRY(model_count_dirichlet(md, &ndir)); /* (collective over MPI ranks: before any return) */
+    if (ndir > 0) return FEM_OK;
     for (int i = 0; i < ctx->nmat; i++)
         if (ctx->mat[i].reaction > 0) return FEM_OK;
     return fem_fail(

@@ -1,8 +1,8 @@
 /* A steady sample solved over MPI ranks (2 or 3 under mpiexec) against the same problem solved in one process
  * on every rank, on the CPU:
  *   - the distributed Jacobian action (forward halo, local apply, reverse-add, Dirichlet rows on owned dofs)
- *     equals the one-process J x at the same global dofs to 1e-12 relative (to the largest entry); so does the
- *     consistent action (op_jacobian_consistent: the input at every local dof, one share exchange) at every
+ *     equals the one-process J x at the same global dofs to 1e-12 relative (to the largest entry); so does
+ * the consistent action (op_jacobian_consistent: the input at every local dof, one share exchange) at every
  *     local dof, ghosts included, whose copies hold the same bits on every rank;
  *   - Newton with CG and Jacobi (the diagonal reverse-added too) gives the one-process solution to 1e-10
  *     relative, in a number of CG iterations within 10% of one process's;
@@ -10,7 +10,8 @@
  *     all ranks, and in one process on a communicator of its own), gives the one-process solution to 1e-10
  *     relative (both solves converge to CG rtol 1e-12), in a number of CG iterations within the fraction of
  *     one process's that the last argument allows, plus one: BoomerAMG's hierarchy over ranks is not the
- *     one-process hierarchy (parallel coarsening, Gauss-Seidel within each rank), so the counts differ a little.
+ *     one-process hierarchy (parallel coarsening, Gauss-Seidel within each rank), so the counts differ a
+ * little.
  *
  *   mpiexec -n N test_mpi_solve PROBLEM.xml ORDER [multigrid FRACTION] */
 #include "common/femto_test.h"
@@ -107,6 +108,60 @@ static double local_difference(const Dist *d, const double *a, const double *b, 
     return diff / scale;
 }
 
+/* The model femto-app makes on a rank's part (the physics' create on the local space, then model_join_part)
+ * has the Dirichlet list and the cells' materials of the whole model mapped to the part (model_localize),
+ * exactly, and the whole model's count of constrained dofs. */
+static void check_model_on_part(const Problem *pb, const PhysicsType *t, const Dist *d, const Model *gmd,
+                                const Model *lmd) {
+    Model pmd;
+    CHECK_OK(t->create(pb, &d->space, &pmd));
+    CHECK_OK(model_join_part(&pmd, d));
+    int same = pmd.ndir == lmd->ndir;
+    for (int64_t i = 0; same && i < pmd.ndir; i++)
+        same = pmd.dir_dofs[i] == lmd->dir_dofs[i] && pmd.dir_values[i] == lmd->dir_values[i];
+    CHECK(same,
+          "rank %d: the model made on the part constrains %lld dofs, the whole model's mapped to it %lld "
+          "(or other dofs or values)",
+          d->rank, (long long)pmd.ndir, (long long)lmd->ndir);
+    for (int b = 0; b < d->mesh.ncell_blocks; b++)
+        for (int64_t c = 0; c < d->mesh.cells[b].count; c++)
+            if (pmd.cell_tags[b][c] != lmd->cell_tags[b][c]) same = 0;
+    CHECK(same, "rank %d: the model made on the part gives some cell another material", d->rank);
+    int64_t n;
+    CHECK_OK(model_count_dirichlet(&pmd, &n));
+    CHECK(n == gmd->ndir, "the ranks' models constrain %lld dofs in all, the whole model %lld", (long long)n,
+          (long long)gmd->ndir);
+    model_destroy(&pmd);
+}
+
+/* The same on a partition that deals the cells out in turn (cell c to rank c mod nranks): most nodes are
+ * shared, and many a rank holds a node of a fixed boundary through a cell that does not carry the boundary's
+ * facet, which only model_join_part's exchange can tell it (on a mesh of simplices the exchange must add
+ * constrained dofs somewhere). */
+static void check_model_on_scattered_part(const Problem *pb, const PhysicsType *t, const Space *gsp,
+                                          const Model *gmd, int rank, int nranks) {
+    int64_t ncells = partition_ncells(gsp->mesh);
+    int32_t *part = malloc(sizeof(int32_t) * (size_t)(ncells + 1));
+    for (int64_t c = 0; c < ncells; c++) part[c] = (int32_t)(c % nranks);
+    Dist d;
+    CHECK_OK(dist_create(&d, gsp, part, rank, nranks));
+    Model lmd, own;
+    CHECK_OK(model_localize(gmd, &d, &lmd));
+    CHECK_OK(t->create(pb, &d.space, &own)); /* before the exchange: what the rank's own facets constrain */
+    double added = (double)(lmd.ndir - own.ndir);
+    CHECK_OK(comm_sum(&added, 1));
+    /* (on a mesh of simplices; on structured hexahedra every cell at a fixed node carries a fixed facet) */
+    CHECK(added > 0 || shape_is_tensor(gsp->cells[0].shape),
+          "the scattered partition leaves no constrained node to be learnt from another rank");
+    check_model_on_part(pb, t, &d, gmd, &lmd);
+    if (rank == 0)
+        printf("scattered partition: the ranks learnt %.0f constrained dofs from each other\n", added);
+    model_destroy(&own);
+    model_destroy(&lmd);
+    dist_destroy(&d);
+    free(part);
+}
+
 int main(int argc, char **argv) {
     int mg = argc == 5 && strcmp(argv[3], "multigrid") == 0;
     if (argc != 3 && !mg) {
@@ -141,6 +196,8 @@ int main(int argc, char **argv) {
     CHECK_OK(dist_create(&d, &gsp, part, rank, nranks));
     Model lmd;
     CHECK_OK(model_localize(&gmd, &d, &lmd));
+    check_model_on_part(&pb, t, &d, &gmd, &lmd);
+    check_model_on_scattered_part(&pb, t, &gsp, &gmd, rank, nranks);
     Halo halo;
     CHECK_OK(halo_create(&halo, &d, &dev, gsp.ncomp));
     int64_t *gdof = malloc(sizeof(int64_t) * (size_t)d.space.ndofs);
@@ -156,8 +213,9 @@ int main(int argc, char **argv) {
           "the consistent J x over %d ranks differs from one process's by %.3g relative at some local dof, "
           "owned or ghost (1e-12 allowed)",
           nranks, jxc);
-    CHECK(split.moved == 0, "rank %d: %d copies of the consistent J x differ in their bits from their owners'",
-          rank, split.moved);
+    CHECK(split.moved == 0,
+          "rank %d: %d copies of the consistent J x differ in their bits from their owners'", rank,
+          split.moved);
     CHECK(du <= 1e-10,
           "the solution over %d ranks differs from one process's by %.3g relative (1e-10 allowed)", nranks,
           du);
@@ -165,10 +223,11 @@ int main(int argc, char **argv) {
           "%d CG iterations over %d ranks, %d in one process (%.0f%%%s allowed)", split.iterations, nranks,
           one.iterations, 100 * allowed, slack ? " + 1" : "");
     if (rank == 0)
-        printf("%s p=%d on %d ranks: %lld dofs, J x differs by %.2e (consistent, every copy: %.2e), u by %.2e; "
-               "CG + %s %d iterations (one process %d)\n",
-               argv[1], pb.order, nranks, (long long)gsp.ndofs, jx, jxc, du, pc_name(pc), split.iterations,
-               one.iterations);
+        printf(
+            "%s p=%d on %d ranks: %lld dofs, J x differs by %.2e (consistent, every copy: %.2e), u by %.2e; "
+            "CG + %s %d iterations (one process %d)\n",
+            argv[1], pb.order, nranks, (long long)gsp.ndofs, jx, jxc, du, pc_name(pc), split.iterations,
+            one.iterations);
     double failures = test_failures;
     CHECK_OK(comm_sum(&failures, 1));
     test_failures = (int)failures;
