@@ -87,6 +87,9 @@ int run_space(const Run *r, int ncomp, Space *sp) {
                             "there; quadrilaterals and hexahedra go up to 8)",
                             r->pb.path, r->pb.order, shape_name(s), element_max_order(s));
     }
+    /* an MPI rank other than 0 holds the mesh's outline: the space's outline, its size rank 0's (the caller
+     * shares it) */
+    if (r->mesh.outline) return space_outline(&r->mesh, r->pb.order, ncomp, 0, sp);
     return space_create(&r->mesh, r->pb.order, ncomp, sp);
 }
 
@@ -159,8 +162,9 @@ static int read_problem(const AppOptions *o, Run *r) {
 }
 
 /* The mesh. Over MPI ranks rank 0 reads it before MPI starts (the reader forks a child, which MPI does not
- * survive) and every rank receives it; status (the problem's, on this rank) is then agreed by all ranks, so
- * that a bad input on any rank ends every rank with one sentence and one code. */
+ * survive) and keeps it; every other rank receives its outline (mesh_share); status (the problem's, on this
+ * rank) is then agreed by all ranks, so that a bad input on any rank ends every rank with one sentence and
+ * one code. */
 static int read_mesh(Run *r, int status, const MeshReadOptions *mo) {
     int split = comm_launch_size() > 1;
     if (!status && (!split || comm_launch_rank() == 0)) status = mesh_read(r->pb.mesh_file, mo, &r->mesh);
@@ -266,6 +270,7 @@ void run_release_fields(Run *r) {
         RunField *f = &r->fields[i];
         vec_destroy(&f->u);
         free(f->host);
+        free(f->node_global);
         space_destroy(f->sp);
         free(f->sp);
     }
@@ -280,7 +285,7 @@ double run_tick(Run *r, RunPhase phase, double t0) {
 
 /* -v: where setup and output went, phase by phase. */
 static void say_phases(const Run *r) {
-    static const char *const names[RUN_NPHASES] = {"problem", "device",  "space",  "model",  "ranks",
+    static const char *const names[RUN_NPHASES] = {"problem",  "device",  "space",   "model",  "ranks",
                                                    "operator", "results", "summary", "fields", "write"};
     app_say(r->o, 2, "phases:");
     for (int i = 0; i < RUN_NPHASES; i++)
@@ -297,7 +302,8 @@ int app_check(const AppOptions *o) {
     return status;
 }
 
-/* Over MPI ranks, the peaks of every rank's memory: the largest rank's and the sum over ranks (collective). */
+/* Over MPI ranks, the peaks of every rank's memory: the largest rank's and the sum over ranks (collective).
+ */
 typedef struct {
     double host_max, host_sum, device_max;
 } RankMemory;
@@ -333,7 +339,8 @@ int app_run(const AppOptions *o) {
     struct rusage ru; /* ru_maxrss: the largest resident set so far, in kB on Linux */
     double host_peak = getrusage(RUSAGE_SELF, &ru) ? 0.0 : 1024.0 * (double)ru.ru_maxrss;
     RankMemory mem;
-    int gathered = rank_memory(host_peak, (double)r.dev.bytes_peak, &mem); /* every rank, whatever its status */
+    int gathered =
+        rank_memory(host_peak, (double)r.dev.bytes_peak, &mem); /* every rank, whatever its status */
     if (!status) status = gathered;
     if (!status) {
         summary_add(&r.summary, "newton_iterations", r.newton_its, "");
@@ -367,13 +374,14 @@ int app_run(const AppOptions *o) {
                 r.t_mesh, setup, r.pc_seconds, r.t_solve, r.t_output);
     if (!status) say_phases(&r);
     if (!status)
-        app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host", 1e-6 * (double)r.dev.bytes_peak,
-                1e-6 * host_peak);
+        app_say(o, 1, "memory: peak %.1f MB in device buffers, peak %.1f MB resident on the host",
+                1e-6 * (double)r.dev.bytes_peak, 1e-6 * host_peak);
     if (!status && comm_size() > 1)
-        app_say(o, 1,
-                " (rank 0; the largest rank's %.1f MB in device buffers and %.1f MB on the host, %.1f MB on the "
-                "host over the %d ranks)",
-                1e-6 * mem.device_max, 1e-6 * mem.host_max, 1e-6 * mem.host_sum, comm_size());
+        app_say(
+            o, 1,
+            " (rank 0; the largest rank's %.1f MB in device buffers and %.1f MB on the host, %.1f MB on the "
+            "host over the %d ranks)",
+            1e-6 * mem.device_max, 1e-6 * mem.host_max, 1e-6 * mem.host_sum, comm_size());
     if (!status) app_say(o, 1, "\n");
     if (!status)
         app_say(o, 1, "done in %.2f s; results in %s/%s.pvd%s\n", app_seconds() - r.t0, r.pb.output.directory,

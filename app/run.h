@@ -28,12 +28,15 @@ typedef struct {
 
 void summary_add(Summary *s, const char *key, double value, const char *unit);
 
-/* A field a physics solved and a later physics of the run reads (the temperature of thermal strain). */
+/* A field a physics solved and a later physics of the run reads (the temperature of thermal strain). Over MPI
+ * ranks the rank's part of it: its nodes' values (owned and ghost), numbered as node_global says. */
 typedef struct {
-    const char *name; /* the physics' field name */
-    Space *sp;        /* owned */
-    Vec u;            /* owned, device */
-    double *host;     /* owned */
+    const char *name;     /* the physics' field name */
+    Space *sp;            /* owned: the whole space (over MPI ranks, on ranks other than 0, its outline) */
+    Vec u;                /* owned, device */
+    double *host;         /* owned */
+    int64_t nlocal;       /* over MPI ranks: the part's nodes */
+    int64_t *node_global; /* owned: [nlocal] their whole numbers (the keeper's Dist.node_global); else NULL */
 } RunField;
 enum { RUN_MAX_FIELDS = 4 };
 
@@ -45,7 +48,7 @@ typedef struct {
     Series conv;     /* step, x, Newton iteration, residual norm, linear iterations, seconds, accepted */
     int64_t pending; /* the first row of conv whose solve has not been reported yet */
     int solves;
-    int status; /* the first failure while recording (out of memory) */
+    int status;       /* the first failure while recording (out of memory) */
     int plotting;     /* run_series_plot has started the plots: run_series_write finishes them */
     PlotJob plots[2]; /* the probes' plot and the convergence plot, while their children draw */
 } RunSeries;
@@ -78,43 +81,37 @@ typedef struct {
     int thread_share; /* over MPI ranks, where the threads are OpenMP's default: this rank's share of its
                        * machine's cores (comm_thread_share), which its CPU device takes; 0 otherwise */
     double t0;
-    double t_mesh, t_solve, t_output; /* seconds spent per phase, for the closing line */
-    double t_phase[RUN_NPHASES];      /* finer: where setup and output go */
+    double t_mesh, t_solve, t_output;              /* seconds spent per phase, for the closing line */
+    double t_phase[RUN_NPHASES];                   /* finer: where setup and output go */
     int newton_its, linear_its, capped, pc_setups; /* over every solve of the run, for the summary */
-    double pc_seconds;                  /* preconditioner setups, part of the solve time */
-    int single_solve; /* one solve in the whole step: Newton's lines are worth printing without -v */
+    double pc_seconds;                             /* preconditioner setups, part of the solve time */
+    int single_solve;        /* one solve in the whole step: Newton's lines are worth printing without -v */
     double ksp_t0, ksp_last; /* progress lines during a long linear solve (-v) */
-    FemWarnings warnings; /* implausible inputs and results: app_warn lines, counted in the summary */
+    FemWarnings warnings;    /* implausible inputs and results: app_warn lines, counted in the summary */
     int nfields;
     RunField fields[RUN_MAX_FIELDS];
-    RunSeries *series; /* the series of the physics being solved: Newton's iterations go there */
+    RunSeries *series;      /* the series of the physics being solved: Newton's iterations go there */
     char order_cache[4096]; /* the folder of the mesh cache, where cuDSS's reordering is kept ("" none) */
-    int plots;         /* PNG plots written */
-    int plots_noted;   /* the summary said that none are drawn */
+    int plots;              /* PNG plots written */
+    int plots_noted;        /* the summary said that none are drawn */
 } Run;
 
-/* A physics solved over MPI ranks: the solve runs on the rank's part of the space (its operator with the
- * halo, Jacobi-preconditioned Krylov); rank 0 gathers the solution into the global numbering and writes the
- * results and the summary from the whole space, exactly as one process would. */
+/* A physics solved over MPI ranks: the rank's part of the space, on which the physics' model is made and
+ * the solve, the summary and the output work (the operator with the halo). */
 typedef struct {
     int on; /* the run is split over ranks */
     int32_t *part;
     Dist d;
-    Model md; /* the rank's share of the physics' model */
     Halo halo;
-    int64_t nglobal;    /* global dofs */
-    int64_t *gdof;      /* global dof of every owned local dof */
-    double *local;      /* host copy of the rank's solution */
     OutPart out;        /* the rank's piece of the output (its cells and nodes; io/output.h) */
     int64_t *out_cells; /* out.cell_global */
-    int have_dist, have_model, have_halo;
+    int have_dist, have_halo;
 } RunDist;
 
-/* Partition (rank 0 computes, every rank receives), the rank's part, its model and halo. Collective. */
-int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev);
-/* The whole solution vector, in global numbering, on every rank, from each rank's owned entries of u.
- * Collective. */
-int run_dist_gather(RunDist *rd, const Vec *u, double *global);
+/* Partition (rank 0 computes, every rank receives) and the rank's part of the space gsp. Collective. */
+int run_dist_setup(RunDist *rd, const Space *gsp);
+/* The part's halo on the device (once the device is ready). Collective. */
+int run_dist_halo(RunDist *rd, Device *dev);
 void run_dist_destroy(RunDist *rd);
 
 double app_seconds(void);

@@ -1,5 +1,5 @@
-/* A physics solved over MPI ranks (see run.h, RunDist): the partition, the rank's part of the space and
- * model, its halo, and the solution gathered back into the global numbering. */
+/* A physics solved over MPI ranks (see run.h, RunDist): the partition, the rank's part of the space, its
+ * halo, and the solution gathered back into the global numbering. */
 #include "run.h"
 
 #include "fem/comm.h"
@@ -40,43 +40,35 @@ static int output_part(RunDist *rd, const Space *gsp) {
     return FEM_OK;
 }
 
-int run_dist_setup(RunDist *rd, const Space *gsp, const Model *gmd, Device *dev) {
+int run_dist_setup(RunDist *rd, const Space *gsp) {
     memset(rd, 0, sizeof *rd);
     rd->on = 1;
-    FEM_ALLOC(rd->part, partition_ncells(gsp->mesh), "the partition");
-    FEM_TRY(partition_mesh_shared(gsp->mesh, comm_size(), rd->part));
-    /* the rank's part of the solve's space, made on rank 0 and sent (fem/dist.h) */
-    FEM_TRY(dist_scatter(&rd->d, gsp, rd->part)); /* a rank without cells: every rank says so */
+    /* rank 0, which holds the mesh and the whole space, partitions it and makes every rank's part
+     * (fem/dist.h); the others have their outlines */
+    int root = comm_rank() == 0, status = FEM_OK;
+    if (root && !(rd->part = malloc(sizeof(int32_t) * (size_t)(partition_ncells(gsp->mesh) + 1))))
+        status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for the partition");
+    if (root && !status) status = partition_mesh(gsp->mesh, comm_size(), rd->part);
+    FEM_TRY(comm_agree(status));
+    FEM_TRY(dist_scatter(&rd->d, root ? gsp : NULL, rd->part)); /* a rank without cells: every rank says so */
     rd->have_dist = 1;
-    rd->d.global_mesh = gsp->mesh; /* multigrid's coarser levels are split from it (dist_create_order) */
+    /* multigrid's coarser levels are split from them on rank 0 (dist_create_order); elsewhere the outline and
+     * NULL */
+    rd->d.global_mesh = gsp->mesh;
     rd->d.part = rd->part;
-    FEM_TRY(model_localize(gmd, &rd->d, &rd->md));
-    rd->have_model = 1;
-    FEM_TRY(halo_create(&rd->halo, &rd->d, dev, gsp->ncomp));
-    rd->have_halo = 1;
-    rd->nglobal = gsp->ndofs;
-    FEM_ALLOC(rd->gdof, rd->d.space.ndofs_owned, "global dof numbers");
-    FEM_ALLOC(rd->local, rd->d.space.ndofs, "a rank's solution");
-    dist_global_dofs(&rd->d, rd->d.space.ndofs_owned, rd->gdof);
     return output_part(rd, gsp);
 }
 
-int run_dist_gather(RunDist *rd, const Vec *u, double *global) {
-    FEM_TRY(vec_download(u, rd->local));
-    memset(global, 0, sizeof(double) * (size_t)rd->nglobal);
-    for (int64_t i = 0; i < rd->d.space.ndofs_owned; i++) global[rd->gdof[i]] = rd->local[i];
-    /* every global dof has one owner: the sum over ranks is the whole vector (a gather to rank 0 will do
-     * when the ranks stop holding the whole mesh) */
-    return comm_sum(global, (int)rd->nglobal);
+int run_dist_halo(RunDist *rd, Device *dev) {
+    FEM_TRY(halo_create(&rd->halo, &rd->d, dev, rd->d.space.ncomp));
+    rd->have_halo = 1;
+    return FEM_OK;
 }
 
 void run_dist_destroy(RunDist *rd) {
     if (rd->have_halo) halo_destroy(&rd->halo);
-    if (rd->have_model) model_destroy(&rd->md);
     if (rd->have_dist) dist_destroy(&rd->d);
     free(rd->part);
-    free(rd->gdof);
-    free(rd->local);
     free(rd->out_cells);
     memset(rd, 0, sizeof *rd);
 }

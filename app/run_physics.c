@@ -15,19 +15,18 @@
 typedef struct {
     Run *r;
     const PhysicsType *t;
-    Space *sp; /* malloc'ed: handed to the Run when a later physics reads the field */
-    Model md;
+    Space *sp;   /* malloc'ed: handed to the Run when a later physics reads the field */
+    Model md;    /* the physics' model: on the whole space, or over MPI ranks on the rank's part */
     Operator op; /* the solve's: on the whole space, or on the rank's part over MPI ranks */
     Newton nw;
     Stepper st;
     Vec u;
     double *host; /* the solution on the host, current after each write and before the summary (over MPI
-                   * ranks: the whole solution, gathered only for a later physics that reads it) */
+                   * ranks: the initial values only; lhost holds the part's solution) */
     /* over MPI ranks: the rank's part, on which the hooks, the probes and the output's point arrays work
      * (physics.h PhysicsState) */
     RunDist dist;
     double *lhost;         /* the rank's owned and ghost values (host), current after each write */
-    Vec gu;                /* the whole solution (device), made for a later physics that reads it */
     Vec laux;              /* the field read from an earlier physics, in the rank's local numbering */
     double *laux_host;     /* and on the host */
     const double *aux;     /* the field read from an earlier physics (host), or NULL */
@@ -73,7 +72,6 @@ static PhysicsState state_of(PhysicsRun *p) {
                       .run = p};
     if (p->dist.on) { /* the rank's part (physics.h) */
         s.sp = &p->dist.d.space;
-        s.md = &p->dist.md;
         s.u_host = p->lhost;
         s.aux = p->laux_host;
         s.aux_dev = p->aux ? p->laux.data : NULL;
@@ -258,20 +256,49 @@ static void step_hook(void *ctx, const StepReport *s) {
 
 /* ---------------------------------------------------------------- setup, solve, summary */
 
-/* Space, model and the checks that `check` runs too. */
+/* The model on the solve's space, joined over MPI ranks (model_join_part), and the physics' checks of it.
+ * Collective over MPI ranks (they agree on the status before each collective step). */
+static int make_model(PhysicsRun *p) {
+    const Problem *pb = &p->r->pb;
+    const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
+    int status = p->t->create(pb, sp, &p->md);
+    p->have_model = !status;
+    if (p->dist.on) status = comm_agree(status);
+    if (!status && p->dist.on) status = model_join_part(&p->md, &p->dist.d);
+    if (!status) status = p->t->check(pb, sp, &p->md);
+    return p->dist.on ? comm_agree(status) : status;
+}
+
+/* Over MPI ranks: rank 0's count of the whole space's nodes into the other ranks' outlines of it. */
+static int share_space_size(Space *sp) {
+    int64_t n = sp->nnodes;
+    FEM_TRY(comm_bcast(&n, sizeof n, 0));
+    if (sp->mesh->outline) sp->nnodes = sp->nnodes_owned = n, sp->ndofs = sp->ndofs_owned = n * sp->ncomp;
+    return FEM_OK;
+}
+
+/* Space (over MPI ranks rank 0's, the others' its outline), the rank's part of it, the model and the checks
+ * that `check` runs too. */
 static int prepare(PhysicsRun *p) {
     Run *r = p->r;
     const PhysicsType *t = p->t;
+    int split = comm_size() > 1;
     p->sp = calloc(1, sizeof *p->sp);
     if (!p->sp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory");
     double t0 = app_seconds();
     int status = run_space(r, t->components ? r->mesh.dim : 1, p->sp);
-    if (status) return free(p->sp), p->sp = NULL, status;
+    if (status) free(p->sp), p->sp = NULL;
     t0 = run_tick(r, PHASE_SPACE, t0);
-    FEM_TRY(t->create(&r->pb, p->sp, &p->md));
-    p->have_model = 1;
-    FEM_TRY(t->check(&r->pb, p->sp, &p->md));
-    status = run_check_probes(r, p->sp);
+    if (split) { /* the partition and the rank's part of the space (the model is made on it) */
+        status = comm_agree(status);
+        if (!status) status = share_space_size(p->sp);
+        if (!status) status = run_dist_setup(&p->dist, p->sp);
+        status = comm_agree(status);
+        t0 = run_tick(r, PHASE_RANKS, t0);
+    }
+    FEM_TRY(status);
+    FEM_TRY(make_model(p));
+    status = !split || comm_rank() == 0 ? run_check_probes(r, p->sp) : FEM_OK; /* rank 0 holds the mesh */
     run_tick(r, PHASE_MODEL, t0);
     return status;
 }
@@ -289,12 +316,16 @@ static int read_field(PhysicsRun *p) {
         p->op.aux = f->u.data;
         return FEM_OK;
     }
-    /* over MPI ranks: f->host and f->u are the whole field on every rank; the rank's operator and hooks read
-     * its nodes' values in its local numbering */
+    /* over MPI ranks: f is the keeper's part of the field, on the same nodes as this physics' part (the same
+     * mesh, order and partition make the same parts) */
     const Dist *d = &p->dist.d;
+    if (!f->node_global || f->nlocal != d->space.nnodes ||
+        memcmp(f->node_global, d->node_global, sizeof(int64_t) * (size_t)d->space.nnodes) != 0)
+        return fem_fail(FEM_ERR_INTERNAL, "rank %d's part of the %s field is not on %s's part", d->rank, name,
+                        p->t->name);
     double *local = malloc(sizeof(double) * (size_t)(d->space.nnodes + 1));
     if (!local) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the %s field", name);
-    for (int64_t i = 0; i < d->space.nnodes; i++) local[i] = f->host[d->node_global[i]];
+    memcpy(local, f->host, sizeof(double) * (size_t)d->space.nnodes);
     p->laux_host = local; /* the hooks' aux */
     int status = vec_create(&p->laux, &p->r->dev, d->space.nnodes);
     if (!status) status = vec_upload(&p->laux, local);
@@ -316,15 +347,14 @@ static int model_operator(PhysicsRun *p, Operator *op, const Space *sp, const Mo
 static int build_solver(PhysicsRun *p, const NewtonSettings *ns) {
     Run *r = p->r;
     const Space *sp = p->dist.on ? &p->dist.d.space : p->sp;
-    const Model *md = p->dist.on ? &p->dist.md : &p->md;
-    FEM_TRY(model_operator(p, &p->op, sp, md, p->dist.on ? &p->dist.halo : NULL));
+    FEM_TRY(model_operator(p, &p->op, sp, &p->md, p->dist.on ? &p->dist.halo : NULL));
     if (p->dist.on) FEM_ALLOC(p->lhost, sp->ndofs + 1, "the rank's solution");
     FEM_TRY(read_field(p));
     FEM_TRY(newton_create(&p->nw, &p->op, ns, writer(p) ? run_report : NULL, r));
     FEM_TRY(vec_create_split(&p->u, &r->dev, sp->ndofs, sp->ndofs_owned));
-    FEM_ALLOC(p->host, p->sp->ndofs + 1, "the solution");
+    FEM_ALLOC(p->host, sp->ndofs + 1, "the solution");
     double u0 = p->t->initial(&r->pb);
-    for (int64_t i = 0; i < p->sp->ndofs; i++) p->host[i] = u0;
+    for (int64_t i = 0; i < sp->ndofs; i++) p->host[i] = u0;
     return vec_upload(&p->u, p->host); /* the first of the host's values: as many as the solve's space has */
 }
 
@@ -343,7 +373,7 @@ static int build(PhysicsRun *p, const NewtonSettings *ns, int series) {
      * (io/output.h OutPart), its ghost points at their owners' coordinates */
     const Space *osp = p->dist.on ? &p->dist.d.space : p->sp;
     if (pb->output.vtu || pb->output.hdf5) {
-        status = run_region_tags(osp->mesh, p->dist.on ? &p->dist.md : &p->md, regions);
+        status = run_region_tags(osp->mesh, &p->md, regions);
         if (!status) status = results_frame(osp, (const int32_t *const *)regions, pb->path, &p->frame);
         run_free_tags(regions);
         if (p->dist.on) status = ghost_points_from_owners(p, p->frame.x, 3, status);
@@ -363,9 +393,8 @@ static int solve(PhysicsRun *p) {
     const PhysicsType *t = p->t;
     StepperHooks hooks = {p, t->set_load ? load_hook : NULL, t->set_time ? time_hook : NULL, write_hook,
                           step_hook};
-    const Model *md = p->dist.on ? &p->dist.md : &p->md;
-    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, md->ndir, md->dir_dofs,
-                           md->dir_values, &hooks));
+    FEM_TRY(stepper_create(&p->st, &p->op, &p->nw, &p->u, !p->md.linear, p->md.ndir, p->md.dir_dofs,
+                           p->md.dir_values, &hooks));
     int status;
     if (t->transient(pb)) {
         static const StepScheme schemes[] = {[TIME_BACKWARD_EULER] = TIME_SCHEME_BACKWARD_EULER,
@@ -432,19 +461,22 @@ static int keep_field(PhysicsRun *p) {
     Run *r = p->r;
     if (r->nfields >= RUN_MAX_FIELDS)
         return fem_fail(FEM_ERR_INTERNAL, "too many fields kept across physics");
-    /* over MPI ranks the Run keeps the whole field, gathered on every rank (host and device), not the rank's
-     * part (collective) */
+    /* over MPI ranks the Run keeps the rank's part: its nodes' values (the ghosts current) and their whole
+     * numbers (collective) */
+    int64_t *ng = NULL, n = p->dist.on ? p->dist.d.space.nnodes : 0;
     if (p->dist.on) {
-        FEM_TRY(run_dist_gather(&p->dist, &p->u, p->host));
-        FEM_TRY(vec_create(&p->gu, &r->dev, p->sp->ndofs));
-        FEM_TRY(vec_upload(&p->gu, p->host));
+        FEM_TRY(solution_to_host(p));
+        FEM_ALLOC(ng, n + 1, "the kept field's nodes");
+        memcpy(ng, p->dist.d.node_global, sizeof(int64_t) * (size_t)n);
+        free(p->host);
+        p->host = p->lhost;
+        p->lhost = NULL;
     }
     RunField *f = &r->fields[r->nfields++];
-    Vec *u = p->dist.on ? &p->gu : &p->u;
-    *f = (RunField){p->t->field, p->sp, *u, p->host};
+    *f = (RunField){p->t->field, p->sp, p->u, p->host, n, ng};
     p->sp = NULL;
     p->host = NULL;
-    memset(u, 0, sizeof *u);
+    memset(&p->u, 0, sizeof p->u);
     return FEM_OK;
 }
 
@@ -468,7 +500,6 @@ static void release(PhysicsRun *p) {
     stepper_destroy(&p->st);
     newton_destroy(&p->nw);
     if (p->op.dev) op_destroy(&p->op);
-    vec_destroy(&p->gu);
     vec_destroy(&p->laux);
     free(p->laux_host);
     run_dist_destroy(&p->dist);
@@ -479,13 +510,13 @@ static void release(PhysicsRun *p) {
     if (p->sp) space_destroy(p->sp), free(p->sp);
 }
 
-/* Over MPI ranks: the rank's part of the space, model and halo. Every preconditioner works across ranks;
+/* Over MPI ranks: the halo of the rank's part (made in prepare). Every preconditioner works across ranks;
  * multigrid's coarse level goes to the solver one process would use, gathered to rank 0, or to BoomerAMG over
  * all ranks when it is too large to gather (fem/solvers/coarse_gather.h); the preconditioner line says which.
  */
 static int split_over_ranks(PhysicsRun *p) {
     Run *r = p->r;
-    FEM_TRY(run_dist_setup(&p->dist, p->sp, &p->md, &r->dev));
+    FEM_TRY(run_dist_halo(&p->dist, &r->dev));
     char halo[320];
     halo_describe(&p->dist.halo, halo, sizeof halo);
     app_say(r->o, 2, "halo: %s\n", halo);
@@ -511,13 +542,15 @@ int run_physics(Run *r, const PhysicsType *t, int series, int check_only) {
     if (r->pb.solver.coarse_inverse == EXPLICIT_INVERSE_AUTO && !(t->transient(&r->pb) && p.md.linear))
         ns.pc.coarse_inverse = COARSE_INVERSE_NO;
     r->single_solve = !t->transient(&r->pb) && (p.md.linear || r->pb.solver.load_steps <= 1);
+    int64_t fixed = 0;
     if (split) {
         double t0 = app_seconds();
-        status = split_over_ranks(&p);
+        status = comm_agree(split_over_ranks(&p));
         run_tick(r, PHASE_RANKS, t0);
     }
+    if (!status) status = model_count_dirichlet(&p.md, &fixed); /* (collective over MPI ranks) */
     app_say(r->o, 1, "%s (%s): order %d, %lld dofs (%lld fixed), %s with %s preconditioning", t->name, model,
-            r->pb.order, (long long)p.sp->ndofs, (long long)p.md.ndir, ksp_name(ns.ksp.type),
+            r->pb.order, (long long)p.sp->ndofs, (long long)fixed, ksp_name(ns.ksp.type),
             pc_name(ns.pc.type));
     if (split)
         app_say(r->o, 1, ", over %d MPI ranks\n", comm_size());

@@ -87,6 +87,10 @@ typedef struct Mesh {
     PhysicalGroup *groups;
     Topology topo;
     int has_topology;
+    /* An outline (mesh_share, over MPI ranks: the view of the mesh rank 0 holds from any other rank): the
+     * counts, the blocks' types and sizes, the physical groups, the parents' outlines; no node, no cell's
+     * nodes, no topology. */
+    int outline;
     /* The mesh before its last uniform refinement (<mesh refine>), or NULL: its cells are of order 2 and
      * their nodes are nodes of this mesh (each of this mesh's corners is one of its order-2 nodes), so that a
      * field of order 1 on it is a field of order 2 on its cells, and multigrid takes it for a coarser level
@@ -97,8 +101,8 @@ typedef struct Mesh {
 
 void mesh_destroy(Mesh *m);
 
-/* The order of block mb's geometric map: mb->order, or 1 where its cells are simplices of a higher order whose
- * every node sits where the map through the cell's corners puts it, to 1e-10 of the cell's extent (Gmsh
+/* The order of block mb's geometric map: mb->order, or 1 where its cells are simplices of a higher order
+ * whose every node sits where the map through the cell's corners puts it, to 1e-10 of the cell's extent (Gmsh
  * places a straight edge's midpoint to about 1e-12), so that the map is affine and its Jacobian constant: the
  * meshes before a refinement (Mesh.parent) keep order-2 cells only to hold the refined mesh's corners, and a
  * straight-sided box meshed at order 2 is affine too. Tensor shapes keep their order (their map is

@@ -100,7 +100,8 @@ static void element_corner_vertices(const Mesh *m, const MeshBlock *mb, int64_t 
         cv[v] = m->topo.vertex_of_node[mb->nodes[c * mb->nnodes + lattice_vertex(mb->shape, mb->order, v)]];
 }
 
-/* What every element of a shape shares about its node n: lattice position, site, and the local edge or face. */
+/* What every element of a shape shares about its node n: lattice position, site, and the local edge or face.
+ */
 typedef struct {
     int lat[3];
     LatticeSite site;
@@ -113,14 +114,15 @@ static void node_sites(Shape s, int p, int ndof, NodeSite *ns) {
         lattice_site(s, p, ns[n].lat, &ns[n].site);
         const LatticeSite *site = &ns[n].site;
         ns[n].entity = site->dim == 1 ? local_edge(s, site->corner[0], site->corner[1])
-                       : site->dim > 1 && site->dim < shape_dim(s) ? local_facet(s, site->corner, site->ncorners)
-                                                                    : -1;
+                       : site->dim > 1 && site->dim < shape_dim(s)
+                           ? local_facet(s, site->corner, site->ncorners)
+                           : -1;
     }
 }
 
 /* The dofs of cell c of block bi, numbering its vertices, edges, faces and interior on first sight. */
-static void number_cell(const Mesh *m, int bi, int64_t c, const SpaceBlock *b, const NodeSite *ns, Numbering *nb,
-                        fem_idx *dofs) {
+static void number_cell(const Mesh *m, int bi, int64_t c, const SpaceBlock *b, const NodeSite *ns,
+                        Numbering *nb, fem_idx *dofs) {
     const MeshBlock *mb = &m->cells[bi];
     Shape s = mb->shape;
     int p = b->order, d = shape_dim(s), ne = shape_nedges(s), nf = shape_nfacets(s);
@@ -134,7 +136,8 @@ static void number_cell(const Mesh *m, int bi, int64_t c, const SpaceBlock *b, c
         if (site->dim == 0) {
             base = take(nb->vertex, cv[site->corner[0]], 1, nb);
         } else if (site->dim == d) {
-            if (interior_base < 0) interior_base = (fem_idx)nb->next, nb->next += lattice_interior_count(s, p);
+            if (interior_base < 0)
+                interior_base = (fem_idx)nb->next, nb->next += lattice_interior_count(s, p);
             base = interior_base;
         } else if (site->dim == 1) {
             base = take(nb->edge, m->topo.cell_edges[bi][c * ne + ns[n].entity], n_edge, nb);
@@ -251,8 +254,8 @@ int space_lattice_points(const Space *sp, int equispaced, double *x) {
         }
         lattice_points(b->shape, b->order, equispaced, pts);
         basis_tabulate(mb->shape, mb->order, b->ndof, pts, val, NULL);
-        /* a node shared by cells of this block is placed by the first of them (its first slot in the transpose),
-         * so that threads never write the same node */
+        /* a node shared by cells of this block is placed by the first of them (its first slot in the
+         * transpose), so that threads never write the same node */
 #pragma omp parallel for schedule(static) if (b->count > 4096 && b->t_offsets)
         for (int64_t c = 0; c < b->count; c++)
             for (int n = 0; n < b->ndof; n++) {
@@ -271,6 +274,29 @@ int space_lattice_points(const Space *sp, int equispaced, double *x) {
     return FEM_OK;
 }
 
+int space_outline(const Mesh *m, int order, int ncomp, int64_t nnodes, Space *sp) {
+    memset(sp, 0, sizeof *sp);
+    sp->mesh = m;
+    sp->order = order;
+    sp->ncomp = ncomp;
+    sp->ncell_blocks = m->ncell_blocks;
+    sp->nfacet_blocks = m->nfacet_blocks;
+    for (int k = 0; k < m->ncell_blocks + m->nfacet_blocks; k++) {
+        const MeshBlock *mb = k < m->ncell_blocks ? &m->cells[k] : &m->facets[k - m->ncell_blocks];
+        SpaceBlock *b = k < m->ncell_blocks ? &sp->cells[k] : &sp->facets[k - m->ncell_blocks];
+        if (k < m->ncell_blocks && (order < 1 || order > element_max_order(mb->shape)))
+            return fem_fail(FEM_ERR_INPUT, "element order %d is not available on %s cells (1 to %d)", order,
+                            shape_name(mb->shape), element_max_order(mb->shape));
+        b->shape = mb->shape;
+        b->order = order;
+        b->ndof = lattice_count(mb->shape, order);
+        b->count = mb->count;
+    }
+    sp->nnodes = sp->nnodes_owned = nnodes;
+    sp->ndofs = sp->ndofs_owned = nnodes * ncomp;
+    return FEM_OK;
+}
+
 int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
     memset(sp, 0, sizeof *sp);
     sp->mesh = m;
@@ -282,7 +308,8 @@ int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
         if (order < 1 || order > element_max_order(m->cells[b].shape))
             return fem_fail(FEM_ERR_INPUT, "element order %d is not available on %s cells (1 to %d)", order,
                             shape_name(m->cells[b].shape), element_max_order(m->cells[b].shape));
-    if (!m->has_topology) return fem_fail(FEM_ERR_INTERNAL, "space_create: the mesh has no topology");
+    if (!m->has_topology || m->outline)
+        return fem_fail(FEM_ERR_INTERNAL, "space_create: the mesh has no topology (or is an outline)");
     Numbering nb = {0};
     int status = FEM_OK;
     nb.vertex = malloc(sizeof(fem_idx) * (m->topo.nvertices + 1));

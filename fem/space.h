@@ -32,8 +32,8 @@ typedef struct {
 typedef struct Space {
     const Mesh *mesh;
     int order, ncomp;
-    int64_t nnodes;                  /* scalar nodes */
-    int64_t ndofs;                   /* nnodes * ncomp */
+    int64_t nnodes; /* scalar nodes */
+    int64_t ndofs;  /* nnodes * ncomp */
     /* the nodes (and their dofs) this process owns come first; the rest are ghosts, copies of nodes another
      * rank owns (fem/dist.h). On one process every node is owned. */
     int64_t nnodes_owned, ndofs_owned;
@@ -45,6 +45,10 @@ typedef struct Space {
 
 /* A space of order p with ncomp components on m (which must outlive it and have its topology built). */
 int space_create(const Mesh *m, int order, int ncomp, Space *s);
+/* The outline of that space on a mesh's outline (Mesh.outline, an MPI rank other than 0): its order,
+ * components, blocks (shapes, orders, counts, nodes per element) and nnodes nodes (rank 0's count), no node
+ * list. */
+int space_outline(const Mesh *m, int order, int ncomp, int64_t nnodes, Space *s);
 void space_destroy(Space *s);
 
 /* Renumbers the nodes: node n becomes new_of_old[n] (a permutation), and the first nowned of the new numbers
@@ -52,9 +56,9 @@ void space_destroy(Space *s);
  * transposes and the node coordinates follow. */
 int space_renumber(Space *s, const fem_idx *new_of_old, int64_t nowned);
 
-/* Physical coordinates x[nnodes][3] of every node, mapped through each cell's geometry from the node's reference
- * position: its own (GLL) position, or (equispaced = 1) the equispaced lattice position where VTK's Lagrange
- * cells expect it. Shared nodes get the same point from every cell. */
+/* Physical coordinates x[nnodes][3] of every node, mapped through each cell's geometry from the node's
+ * reference position: its own (GLL) position, or (equispaced = 1) the equispaced lattice position where VTK's
+ * Lagrange cells expect it. Shared nodes get the same point from every cell. */
 int space_lattice_points(const Space *sp, int equispaced, double *x);
 
 /* The nodes on the facets of physical group g (sorted, unique); *nodes is malloc'ed. */

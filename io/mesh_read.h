@@ -58,9 +58,11 @@ typedef struct {
  * FEM_ERR_INPUT sentence naming the file and, where there is one, the element or group. opt may be NULL. */
 int mesh_read(const char *path, const MeshReadOptions *opt, Mesh *m);
 
-/* An MPI run: rank 0 read the mesh into m (status: what mesh_read returned) before MPI started; every rank
- * receives it, finished as mesh_read finishes it, or rank 0's error (every rank then returns that status with
- * rank 0's sentence). On one process it returns status. Collective: every rank calls it. */
+/* An MPI run: rank 0 read the mesh into m (status: what mesh_read returned) before MPI started and keeps it;
+ * every other rank receives its outline (Mesh.outline: path, dimension, counts, the blocks' element types and
+ * sizes, the physical groups, and the same of every parent), since a rank works on its part (fem/dist.h),
+ * which rank 0 makes and sends. Or rank 0's error: every rank then returns that status with rank 0's
+ * sentence. On one process it returns status. Collective: every rank calls it. */
 int mesh_share(Mesh *m, int status);
 
 /* The most cells femto meshes from a .geo without opt->force: what fits in this machine's memory at 2 KiB a
