@@ -272,7 +272,28 @@ int comm_alltoall_int64(const int64_t *send, int64_t *recv) {
 }
 
 /* A tag of its own, so that these messages can never be taken for a halo exchange's (tag 0). */
-enum { COMM_TAG_ROOT = 7, COMM_PIECE = 1 << 30 };
+enum { COMM_TAG_ROOT = 7, COMM_TAG_PAIR = 8, COMM_PIECE = 1 << 30 };
+
+int comm_send_bytes(const void *buf, int64_t bytes, int to) {
+    int rc = MPI_SUCCESS;
+    for (int64_t done = 0; done < bytes && rc == MPI_SUCCESS; done += COMM_PIECE) {
+        int piece = (int)(bytes - done < COMM_PIECE ? bytes - done : COMM_PIECE);
+        rc = MPI_Send((const char *)buf + done, piece, MPI_BYTE, to, COMM_TAG_PAIR, MPI_COMM_WORLD);
+    }
+    if (rc != MPI_SUCCESS) return fem_fail(FEM_ERR_INTERNAL, "sending to MPI rank %d failed", to);
+    return FEM_OK;
+}
+
+int comm_recv_bytes(void *buf, int64_t bytes, int from) {
+    int rc = MPI_SUCCESS;
+    for (int64_t done = 0; done < bytes && rc == MPI_SUCCESS; done += COMM_PIECE) {
+        int piece = (int)(bytes - done < COMM_PIECE ? bytes - done : COMM_PIECE);
+        rc = MPI_Recv((char *)buf + done, piece, MPI_BYTE, from, COMM_TAG_PAIR, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    }
+    if (rc != MPI_SUCCESS) return fem_fail(FEM_ERR_INTERNAL, "receiving from MPI rank %d failed", from);
+    return FEM_OK;
+}
 
 /* Root's side of a gather (to_root) or scatter: every other rank's part of all (off) received or sent in
  * pieces of at most COMM_PIECE bytes, and its own part copied from or to mine; another rank sends or receives
@@ -347,6 +368,15 @@ int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t
 }
 
 #else /* built without MPI: one process */
+
+int comm_send_bytes(const void *buf, int64_t bytes, int to) {
+    (void)buf, (void)bytes;
+    return fem_fail(FEM_ERR_INTERNAL, "no MPI rank %d to send to in one process", to);
+}
+int comm_recv_bytes(void *buf, int64_t bytes, int from) {
+    (void)buf, (void)bytes;
+    return fem_fail(FEM_ERR_INTERNAL, "no MPI rank %d to receive from in one process", from);
+}
 
 int comm_ensure_init(void) {
     return FEM_OK;

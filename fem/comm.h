@@ -41,8 +41,8 @@ int comm_local_rank(void);
 /* The OpenMP threads this rank may run without oversubscribing its machine: every core of its affinity mask
  * counts 1/n, where n ranks of the machine have that core in their masks (so 16 ranks bound to one core each,
  * or all bound to the same 16 cores, get 1; 4 ranks on 16 cores, unbound or 4 cores each, get 4), at least 1.
- * Collective over all ranks (each machine's ranks compare their masks). 0 on one rank, without MPI or where the
- * mask cannot be read: nothing to share, OpenMP's default stands. */
+ * Collective over all ranks (each machine's ranks compare their masks). 0 on one rank, without MPI or where
+ * the mask cannot be read: nothing to share, OpenMP's default stands. */
 int comm_thread_share(void);
 /* The cores of this process's affinity mask (0 without MPI or where it cannot be read). */
 int comm_mask_cores(void);
@@ -93,6 +93,13 @@ int comm_gather_bytes(const void *send, int64_t bytes, void *recv, const int64_t
 /* Every rank's `bytes` bytes of send land at recv + off[r] on every rank (off as for comm_gather_bytes, on
  * every rank). At most 2 GiB in all. A copy on one process. */
 int comm_allgather_bytes(const void *send, int64_t bytes, void *recv, const int64_t *off);
+
+/* One rank's bytes to another, blocking (in pieces of at most 1 GiB): `bytes` bytes of buf from this rank to
+ * rank `to` (comm_send_bytes), received into buf from rank `from` (comm_recv_bytes; both sides know the
+ * count). Messages between two ranks arrive in the order they were sent. Over one process: FEM_ERR_INTERNAL.
+ */
+int comm_send_bytes(const void *buf, int64_t bytes, int to);
+int comm_recv_bytes(void *buf, int64_t bytes, int from);
 
 /* The reverse: root's send + off[r] .. off[r + 1] goes to rank r's recv (bytes bytes). */
 int comm_scatter_bytes(const void *send, const int64_t *off, void *recv, int64_t bytes, int root);

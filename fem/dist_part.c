@@ -538,48 +538,52 @@ int dist_part_unpack(const char *buf, int64_t len, DistPart *p) {
 /* ------------------------------------------------------------------------------ rank 0 sends the parts */
 
 /* Rank 0: every rank's part packed into one buffer, rank r's at off[r] .. off[r + 1]. */
-static int pack_all(const Space *gsp, const int32_t *part, int n, char **all, int64_t *off) {
+/* Rank 0: every other rank's part made and sent to it in turn (a count, -1 after a failure, then the
+ * record), so that rank 0 holds one record at a time, not all of them; its own record is kept in *mine. */
+static int make_and_send(const Space *gsp, const int32_t *part, int n, char **mine, int64_t *len) {
     DistSplit *s = NULL;
-    FEM_TRY(dist_split_create(gsp, part, n, &s));
-    int status = FEM_OK;
-    for (int r = 0; r < n && !status; r++) {
-        DistPart p;
+    int status = dist_split_create(gsp, part, n, &s);
+    for (int k = 1; k <= n; k++) {
+        int r = k % n; /* the others first: they build theirs while rank 0 makes the next */
         char *buf = NULL;
-        int64_t len = 0;
-        status = dist_part_make(s, r, &p);
-        if (status) break;
-        status = dist_part_pack(&p, &buf, &len);
-        dist_part_destroy(&p);
-        if (status) break;
-        char *grown = realloc(*all, (size_t)(off[r] + len + 1));
-        if (!grown)
-            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory packing the ranks' parts of the mesh");
-        else
-            memcpy(grown + off[r], buf, (size_t)len), *all = grown, off[r + 1] = off[r] + len;
+        int64_t blen = -1;
+        if (!status) {
+            DistPart p;
+            status = dist_part_make(s, r, &p); /* (p is zeroed first: destroyed whatever happened) */
+            if (!status) status = dist_part_pack(&p, &buf, &blen);
+            dist_part_destroy(&p);
+            if (status) free(buf), buf = NULL, blen = -1;
+        }
+        if (r == 0) {
+            *mine = buf, *len = blen;
+            continue;
+        }
+        int sent =
+            comm_send_bytes(&blen, sizeof blen, r); /* every rank waits for its count, even after a failure */
+        if (!sent && blen >= 0) sent = comm_send_bytes(buf, blen, r);
+        if (!status) status = sent;
         free(buf);
     }
     dist_split_destroy(s);
     return status;
 }
 
+/* Another rank: its part's record from rank 0. */
+static int receive_part(char **mine, int64_t *len) {
+    FEM_TRY(comm_recv_bytes(len, sizeof *len, 0));
+    if (*len < 0) return fem_fail(FEM_ERR_INTERNAL, "MPI rank 0 could not make this rank's part");
+    if (!(*mine = malloc((size_t)*len + 1)))
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for this rank's part");
+    return comm_recv_bytes(*mine, *len, 0);
+}
+
 int dist_scatter(Dist *d, const Space *gsp, const int32_t *part) {
     memset(d, 0, sizeof *d);
-    int n = comm_size(), me = comm_rank();
-    int64_t *off = calloc((size_t)n + 1, sizeof(int64_t));
-    char *all = NULL, *mine = NULL;
-    int status = off ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for the ranks' parts");
-    if (me == 0 && !status) status = pack_all(gsp, part, n, &all, off);
-    status = comm_agree(status);
-    if (!status) status = comm_agree(comm_bcast(off, (int64_t)sizeof(int64_t) * (n + 1), 0));
-    int64_t len = status ? 0 : off[me + 1] - off[me];
-    if (!status) {
-        mine = malloc((size_t)len + 1);
-        status =
-            comm_agree(mine ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory for this rank's part"));
-    }
-    if (!status) status = comm_agree(comm_scatter_bytes(all, off, mine, len, 0));
-    free(all);
-    free(off);
+    char *mine = NULL;
+    int64_t len = 0;
+    int status =
+        comm_rank() == 0 ? make_and_send(gsp, part, comm_size(), &mine, &len) : receive_part(&mine, &len);
+    status = comm_agree(status); /* rank 0's sentence, when it failed */
     DistPart p;
     int built = status;
     if (!status) built = dist_part_unpack(mine, len, &p);
