@@ -299,6 +299,14 @@ static int prepare(PhysicsRun *p) {
     FEM_TRY(status);
     FEM_TRY(make_model(p));
     status = !split || comm_rank() == 0 ? run_check_probes(r, p->sp) : FEM_OK; /* rank 0 holds the mesh */
+    /* over MPI ranks the whole space has served (the parts are made, the probes checked): rank 0 too keeps
+     * its outline only (multigrid makes its coarser orders' parts from the mesh) */
+    if (split && !status && !p->sp->mesh->outline) {
+        Space o;
+        status = space_outline(p->sp->mesh, p->sp->order, p->sp->ncomp, p->sp->nnodes, &o);
+        space_destroy(p->sp);
+        *p->sp = o;
+    }
     run_tick(r, PHASE_MODEL, t0);
     return status;
 }
