@@ -274,19 +274,27 @@ int space_lattice_points(const Space *sp, int equispaced, double *x) {
     return FEM_OK;
 }
 
-int space_outline(const Mesh *m, int order, int ncomp, int64_t nnodes, Space *sp) {
+/* What space_create and space_outline start with: the space's header, and the order checked on every cell
+ * block. */
+static int space_begin(const Mesh *m, int order, int ncomp, Space *sp) {
     memset(sp, 0, sizeof *sp);
     sp->mesh = m;
     sp->order = order;
     sp->ncomp = ncomp;
     sp->ncell_blocks = m->ncell_blocks;
     sp->nfacet_blocks = m->nfacet_blocks;
+    for (int b = 0; b < m->ncell_blocks; b++)
+        if (order < 1 || order > element_max_order(m->cells[b].shape))
+            return fem_fail(FEM_ERR_INPUT, "element order %d is not available on %s cells (1 to %d)", order,
+                            shape_name(m->cells[b].shape), element_max_order(m->cells[b].shape));
+    return FEM_OK;
+}
+
+int space_outline(const Mesh *m, int order, int ncomp, int64_t nnodes, Space *sp) {
+    FEM_TRY(space_begin(m, order, ncomp, sp));
     for (int k = 0; k < m->ncell_blocks + m->nfacet_blocks; k++) {
         const MeshBlock *mb = k < m->ncell_blocks ? &m->cells[k] : &m->facets[k - m->ncell_blocks];
         SpaceBlock *b = k < m->ncell_blocks ? &sp->cells[k] : &sp->facets[k - m->ncell_blocks];
-        if (k < m->ncell_blocks && (order < 1 || order > element_max_order(mb->shape)))
-            return fem_fail(FEM_ERR_INPUT, "element order %d is not available on %s cells (1 to %d)", order,
-                            shape_name(mb->shape), element_max_order(mb->shape));
         b->shape = mb->shape;
         b->order = order;
         b->ndof = lattice_count(mb->shape, order);
@@ -298,16 +306,7 @@ int space_outline(const Mesh *m, int order, int ncomp, int64_t nnodes, Space *sp
 }
 
 int space_create(const Mesh *m, int order, int ncomp, Space *sp) {
-    memset(sp, 0, sizeof *sp);
-    sp->mesh = m;
-    sp->order = order;
-    sp->ncomp = ncomp;
-    sp->ncell_blocks = m->ncell_blocks;
-    sp->nfacet_blocks = m->nfacet_blocks;
-    for (int b = 0; b < m->ncell_blocks; b++)
-        if (order < 1 || order > element_max_order(m->cells[b].shape))
-            return fem_fail(FEM_ERR_INPUT, "element order %d is not available on %s cells (1 to %d)", order,
-                            shape_name(m->cells[b].shape), element_max_order(m->cells[b].shape));
+    FEM_TRY(space_begin(m, order, ncomp, sp));
     if (!m->has_topology || m->outline)
         return fem_fail(FEM_ERR_INTERNAL, "space_create: the mesh has no topology (or is an outline)");
     Numbering nb = {0};

@@ -74,6 +74,19 @@ cleanup:
     return status;
 }
 
+/* Room for n Dirichlet entries (FEM_ERR_INTERNAL, said, when out of memory). */
+static int dir_grow(Model *md, int64_t n) {
+    int32_t *dofs = realloc(md->dir_dofs, sizeof(int32_t) * (size_t)(n + 1));
+    if (dofs) md->dir_dofs = dofs;
+    double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
+    if (vals) md->dir_values = vals;
+    int32_t *call = realloc(md->dir_call, sizeof(int32_t) * (size_t)(n + 1));
+    if (call) md->dir_call = call;
+    if (!dofs || !vals || !call)
+        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+    return FEM_OK;
+}
+
 int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int components,
                         const double *values) {
     fem_idx *nodes;
@@ -81,17 +94,7 @@ int model_add_dirichlet(Model *md, const Space *sp, const PhysicalGroup *g, int 
     FEM_TRY(space_group_nodes(sp, g, &nodes, &count));
     int nc = 0;
     for (int c = 0; c < sp->ncomp; c++) nc += (components >> c) & 1;
-    int64_t n = md->ndir + count * nc;
-    int32_t *dofs = realloc(md->dir_dofs, sizeof(int32_t) * (size_t)(n + 1));
-    if (dofs) md->dir_dofs = dofs;
-    double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
-    if (vals) md->dir_values = vals;
-    int32_t *call = realloc(md->dir_call, sizeof(int32_t) * (size_t)(n + 1));
-    if (call) md->dir_call = call;
-    if (!dofs || !vals || !call) {
-        free(nodes);
-        return fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
-    }
+    if (dir_grow(md, md->ndir + count * nc)) return free(nodes), FEM_ERR_INTERNAL;
     for (int64_t i = 0; i < count; i++)
         for (int c = 0; c < sp->ncomp; c++)
             if ((components >> c) & 1) {
@@ -201,15 +204,7 @@ int model_join_part(Model *md, const Dist *d) {
     if (!status) status = comm_exchange_end(&x);
     for (int64_t j = 0; !status && j < nshared * nc; j++) extra += recv[2 * j] >= 0;
     if (!status && extra) { /* the neighbours' entries join this rank's; finishing keeps the latest call's */
-        int64_t n = md->ndir + extra;
-        int32_t *dofs = realloc(md->dir_dofs, sizeof(int32_t) * (size_t)(n + 1));
-        if (dofs) md->dir_dofs = dofs;
-        double *vals = realloc(md->dir_values, sizeof(double) * (size_t)(n + 1));
-        if (vals) md->dir_values = vals;
-        int32_t *call = realloc(md->dir_call, sizeof(int32_t) * (size_t)(n + 1));
-        if (call) md->dir_call = call;
-        if (!dofs || !vals || !call)
-            status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for boundary conditions");
+        status = dir_grow(md, md->ndir + extra);
         for (int64_t j = 0; !status && j < nshared; j++)
             for (int c = 0; c < nc; c++) {
                 const double *e = &recv[j * per + 2 * c];
