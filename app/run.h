@@ -108,7 +108,8 @@ typedef struct {
     int have_dist, have_halo;
 } RunDist;
 
-/* Partition (rank 0 computes, every rank receives) and the rank's part of the space gsp. Collective. */
+/* The partition (rank 0 computes and keeps it) and the rank's part of the space gsp (rank 0's whole space,
+ * made and sent by rank 0; the others pass their outline). Collective. */
 int run_dist_setup(RunDist *rd, const Space *gsp);
 /* The part's halo on the device (once the device is ready). Collective. */
 int run_dist_halo(RunDist *rd, Device *dev);

@@ -1,5 +1,5 @@
 /* A physics solved over MPI ranks (see run.h, RunDist): the partition, the rank's part of the space, its
- * halo, and the solution gathered back into the global numbering. */
+ * halo, and where its output piece sits in the whole output. */
 #include "run.h"
 
 #include "fem/comm.h"

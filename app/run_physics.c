@@ -26,11 +26,9 @@ typedef struct {
     /* over MPI ranks: the rank's part, on which the hooks, the probes and the output's point arrays work
      * (physics.h PhysicsState) */
     RunDist dist;
-    double *lhost;         /* the rank's owned and ghost values (host), current after each write */
-    Vec laux;              /* the field read from an earlier physics, in the rank's local numbering */
-    double *laux_host;     /* and on the host */
-    const double *aux;     /* the field read from an earlier physics (host), or NULL */
-    const double *aux_dev; /* and on the device, every node of the whole space */
+    double *lhost;     /* the rank's owned and ghost values (host), current after each write */
+    const double *aux; /* the field read from an earlier physics (host; over MPI ranks its part), or NULL */
+    const double *aux_dev; /* and on the device, every node of the solve's space */
     ResultSeries rs;
     OutFrame frame;
     RunSeries series; /* probes and convergence as CSV (app/run_series.c) */
@@ -73,8 +71,6 @@ static PhysicsState state_of(PhysicsRun *p) {
     if (p->dist.on) { /* the rank's part (physics.h) */
         s.sp = &p->dist.d.space;
         s.u_host = p->lhost;
-        s.aux = p->laux_host;
-        s.aux_dev = p->aux ? p->laux.data : NULL;
     }
     return s;
 }
@@ -318,27 +314,17 @@ static int read_field(PhysicsRun *p) {
     const RunField *f = find_field(p->r, name);
     if (!f)
         return fem_fail(FEM_ERR_INTERNAL, "the %s field that %s reads was not computed", name, p->t->name);
-    p->aux = f->host;
-    p->aux_dev = f->u.data;
-    if (!p->dist.on) {
-        p->op.aux = f->u.data;
-        return FEM_OK;
-    }
-    /* over MPI ranks: f is the keeper's part of the field, on the same nodes as this physics' part (the same
-     * mesh, order and partition make the same parts) */
-    const Dist *d = &p->dist.d;
-    if (!f->node_global || f->nlocal != d->space.nnodes ||
-        memcmp(f->node_global, d->node_global, sizeof(int64_t) * (size_t)d->space.nnodes) != 0)
+    /* over MPI ranks f is the keeper's part of the field, which must be on the same nodes as this physics'
+     * part (the same mesh, order and partition make the same parts) */
+    const Dist *d = p->dist.on ? &p->dist.d : NULL;
+    if (d && (!f->node_global || f->nlocal != d->space.nnodes ||
+              memcmp(f->node_global, d->node_global, sizeof(int64_t) * (size_t)d->space.nnodes) != 0))
         return fem_fail(FEM_ERR_INTERNAL, "rank %d's part of the %s field is not on %s's part", d->rank, name,
                         p->t->name);
-    double *local = malloc(sizeof(double) * (size_t)(d->space.nnodes + 1));
-    if (!local) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the %s field", name);
-    memcpy(local, f->host, sizeof(double) * (size_t)d->space.nnodes);
-    p->laux_host = local; /* the hooks' aux */
-    int status = vec_create(&p->laux, &p->r->dev, d->space.nnodes);
-    if (!status) status = vec_upload(&p->laux, local);
-    p->op.aux = p->laux.data;
-    return status;
+    p->aux = f->host;
+    p->aux_dev = f->u.data;
+    p->op.aux = f->u.data;
+    return FEM_OK;
 }
 
 /* An operator of the model md on space sp, with its constrained dofs and, over MPI ranks, its halo. */
@@ -508,8 +494,6 @@ static void release(PhysicsRun *p) {
     stepper_destroy(&p->st);
     newton_destroy(&p->nw);
     if (p->op.dev) op_destroy(&p->op);
-    vec_destroy(&p->laux);
-    free(p->laux_host);
     run_dist_destroy(&p->dist);
     vec_destroy(&p->u);
     free(p->host);

@@ -55,7 +55,6 @@ typedef struct {
     int64_t *order;                    /* [part->ncells] the piece's cells by increasing whole-frame number */
     int64_t *sorted;                   /* [part->ncells] their whole-frame numbers, increasing */
     int64_t first[OUT_MAX_BLOCKS + 1]; /* the whole frame's first cell of each of its blocks */
-    int piece_nblocks;
     int64_t piece_first[OUT_MAX_BLOCKS + 1]; /* the piece frame's first cell of each of its blocks */
     int64_t nsub[OUT_MAX_BLOCKS];            /* XDMF subcells of a cell of each whole block (1: not split) */
     Rows points, cells,
@@ -482,7 +481,6 @@ static int ranks_setup(H5Out *h, const OutPart *part, const char *problem_text, 
     h->npoints = part->npoints_global;
     for (int b = 0; b < part->nblocks; b++) k->first[b + 1] = k->first[b] + part->blocks[b].ncells;
     h->ncells = k->first[part->nblocks];
-    k->piece_nblocks = mesh->nblocks;
     for (int b = 0; b < mesh->nblocks; b++)
         k->piece_first[b + 1] = k->piece_first[b] + mesh->blocks[b].ncells;
     if (k->piece_first[mesh->nblocks] != part->ncells)

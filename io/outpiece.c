@@ -14,15 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A one-component array of n rows added to arrays (NULL, nothing added, when there is no room or memory). */
 static OutArray *add_piece_array(OutArray *arrays, int *count, const char *name, int64_t n) {
-    if (*count >= OUT_MAX_ARRAYS) return NULL;
+    double *data =
+        *count < OUT_MAX_ARRAYS ? fem_malloc(sizeof(double) * (size_t)(n + 1), "an output piece") : NULL;
+    if (!data) return NULL;
     OutArray *a = &arrays[(*count)++];
     memset(a, 0, sizeof *a);
     snprintf(a->name, sizeof a->name, "%s", name);
     a->ncomp = 1;
     a->units = "";
-    a->data = fem_malloc(sizeof(double) * (size_t)(n + 1), "an output piece");
-    return a->data ? a : NULL;
+    a->data = data;
+    return a;
 }
 
 int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out) {
@@ -36,8 +39,9 @@ int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out) {
     *out = *in;
     OutArray *g = add_piece_array(out->point, &out->npoint_arrays, "global_node", part->npoints);
     OutArray *r = g ? add_piece_array(out->cell, &out->ncell_arrays, "rank", part->ncells) : NULL;
-    if (!g || !r) {
-        outframe_piece_release(out);
+    if (!r) {
+        if (g) free(g->data);
+        memset(out, 0, sizeof *out);
         return fem_fail(FEM_ERR_INTERNAL, "output piece: too many arrays, or out of host memory");
     }
     for (int64_t i = 0; i < part->npoints; i++) g->data[i] = (double)part->point_global[i];
@@ -46,11 +50,9 @@ int outframe_piece(const OutFrame *in, const OutPart *part, OutFrame *out) {
 }
 
 void outframe_piece_release(OutFrame *out) {
-    /* the two arrays outframe_piece added are the last of their kind */
-    if (out->npoint_arrays && !strcmp(out->point[out->npoint_arrays - 1].name, "global_node"))
-        free(out->point[out->npoint_arrays - 1].data);
-    if (out->ncell_arrays && !strcmp(out->cell[out->ncell_arrays - 1].name, "rank"))
-        free(out->cell[out->ncell_arrays - 1].data);
+    /* the two arrays outframe_piece added, the last of their kinds (the rest is the frame's) */
+    free(out->point[out->npoint_arrays - 1].data);
+    free(out->cell[out->ncell_arrays - 1].data);
     memset(out, 0, sizeof *out);
 }
 
