@@ -154,13 +154,14 @@ typedef struct {
 } SimplexStage;
 
 /* PACKED: the tables as PackedRows records R[q][i][4] (in SimplexStage.B; G NULL), else B and G as they are.
- */
-template <int D, bool PACKED = false>
+ * TABLES false: the dof map alone (kernels that read their tables from constant memory; B and G NULL). */
+template <int D, bool PACKED = false, bool TABLES = true>
 static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, int epb, double *smem) {
-    const int nd = v.ndof, nq = v.nq;
-    double *B = smem, *G = PACKED ? nullptr : smem + nq * nd;
+    const int nd = v.ndof, nq = TABLES ? v.nq : 0;
+    double *B = TABLES ? smem : nullptr, *G = PACKED || !TABLES ? nullptr : smem + nq * nd;
     fem_idx *ids = (fem_idx *)(smem + nq * nd * (PACKED ? 4 : 1 + D));
-    if (PACKED) {
+    if (!TABLES) {
+    } else if (PACKED) {
         for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) {
 #pragma unroll
             for (int r = 0; r < D; r++) B[4 * k + r] = v.G[k * D + r];

@@ -20,9 +20,9 @@
  * that instead: on affine cells the 6 doubles of D once per element, scaled by the same ratios.
  *
  * The point function sees a QfArgs of one q-point whose dimension and component count are compile-time
- * constants and whose u, du, geo, s, f point to the thread's own arrays: once inlined, its loops unroll and the
- * arrays stay in registers (ptxas -v: no stack frame). The component count of each cell q-function comes from
- * physics/qfunctions.h's FEMTO_CELL_QFUNCTIONS list. */
+ * constants and whose u, du, geo, s, f point to the thread's own arrays: once inlined, its loops unroll and
+ * the arrays stay in registers (ptxas -v: no stack frame). The component count of each cell q-function comes
+ * from physics/qfunctions.h's FEMTO_CELL_QFUNCTIONS list. */
 #include "fem/element.h"
 #include "fem/element_patch.h"
 #include "fem/operator.h"
@@ -46,17 +46,17 @@ typedef struct {
     double ratio[SIMPLEX_MAX_Q];
 } SimplexWeights;
 
-/* The records the point function reads as geometry, GS = QF_GEO_DOUBLES(GL, D) doubles per q-point: the cells'
- * geometry (GL 0) or the compact q-point data of a Jacobian (fem/qfunction.h). On affine cells element e's
- * record of q-point 0 is read once and q-point q's follows from it: the geometry's w det J scales by w_q / w_0
- * and J^{-1} stays (read once into geo[1..], base[0] keeps w_0 det J: base has SIMPLEX_BASE(GL, D) doubles);
- * the compact data (kept once per element, OpBlock.qdata_per_elem) scales whole (base keeps the record). A
- * whole copy of the geometry as base cost the elasticity kernels 17-28 registers, enough to take the split
- * layout's resident blocks from 4 to 3 an SM. */
+/* The records the point function reads as geometry, GS = QF_GEO_DOUBLES(GL, D) doubles per q-point: the
+ * cells' geometry (GL 0) or the compact q-point data of a Jacobian (fem/qfunction.h). On affine cells element
+ * e's record of q-point 0 is read once and q-point q's follows from it: the geometry's w det J scales by w_q
+ * / w_0 and J^{-1} stays (read once into geo[1..], base[0] keeps w_0 det J: base has SIMPLEX_BASE(GL, D)
+ * doubles); the compact data (kept once per element, OpBlock.qdata_per_elem) scales whole (base keeps the
+ * record). A whole copy of the geometry as base cost the elasticity kernels 17-28 registers, enough to take
+ * the split layout's resident blocks from 4 to 3 an SM. */
 #define SIMPLEX_BASE(GL, D) ((GL) ? QF_GEO_DOUBLES(GL, D) : 1)
 template <int D, int GL>
-static __device__ __forceinline__ const double *simplex_geo_begin(const QfArgs &a, int64_t e, const SimplexWeights &w,
-                                                                  double *base, double *geo) {
+static __device__ __forceinline__ const double *
+simplex_geo_begin(const QfArgs &a, int64_t e, const SimplexWeights &w, double *base, double *geo) {
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
     const double *ge = a.geo + e * (GL && w.n ? 1 : a.nq) * GS;
     if (w.n) {
@@ -82,13 +82,17 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
             geo[k] = w.ratio[q] * base[k];
 }
 
-template <int D, int NC, int GL, PointFn POINT, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0>
+/* ND, NQ > 0: cells of ND nodes at a rule of NQ points, the tables in constant memory (c_patch_rows, below)
+ * and the q-point loop unrolled; the block stages its dof map alone. */
+template <int D, int ND, int NQ> struct ConstRows;
+template <int D, int NC, int GL, PointFn POINT, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0, int ND = 0,
+          int NQ = 0>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
     k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
-    const int nd = v.ndof, nq = v.nq;
-    const SimplexStage st = simplex_stage<D>(v, SIMPLEX_THREADS, smem);
+    const int nd = NQ ? ND : v.ndof, nq = v.nq;
+    const SimplexStage st = simplex_stage<D, false, NQ == 0>(v, SIMPLEX_THREADS, smem);
     const double *B = st.B, *G = st.G;
     if ((int)threadIdx.x >= st.nb) return;
     const int64_t e = st.e0 + threadIdx.x;
@@ -98,20 +102,26 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
     simplex_zero(re);
     double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
     const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
-    for (int q = 0; q < nq; q++) {
+    auto point = [&](int q, const auto &rows) {
         simplex_geo<D, GL>(ge, q, w, geo0, geo);
         double uq[NC], du[NC * D], s[NC], f[NC * D];
-        simplex_interp<D, NC>(nd, B + q * nd, G + q * nd * D, ue, uq, du);
+        simplex_interp<D, NC>(nd, rows, ue, uq, du);
         QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
         POINT(&la, 0);
-        simplex_integ<D, NC>(nd, B + q * nd, G + q * nd * D, s, f, re);
+        simplex_integ<D, NC>(nd, rows, s, f, re);
+    };
+    if constexpr (NQ > 0) {
+#pragma unroll
+        for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
+    } else {
+        for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
     }
     simplex_put(my, nd, e, re, out, evec);
 }
 
 /* The shape tables of the patch kernels whose rule has a compile-time count of points (NQ > 0), in constant
- * memory as PackedRows records R[q][i] = (G0, G1, G2 | 0, B): with the q-point loop unrolled, every index is a
- * compile-time constant and the arithmetic reads the tables as operands from the constant bank, where the
+ * memory as PackedRows records R[q][i] = (G0, G1, G2 | 0, B): with the q-point loop unrolled, every index is
+ * a compile-time constant and the arithmetic reads the tables as operands from the constant bank, where the
  * shared-memory tables cost two 128-bit loads a row at every q-point. One table per cell kind, always the
  * canonical table of its order at heat's exact rule (simplex_const_rows). Measured on an H100 (~1M elements,
  * J x, docs/PERFORMANCE.md): p = 2 tetrahedra 9.5-9.8 -> 11.1-11.3 GDOF/s, p = 1 2.8-3.0 -> 3.1; on an H200
@@ -142,13 +152,22 @@ template <int D, int ND, int NQ> struct ConstRows {
 #ifndef SPLIT_CONST_MIN_BLOCKS
 #define SPLIT_CONST_MIN_BLOCKS 4
 #endif
-template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_BLOCKS : MINB)
-    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
+/* Tetrahedra of order 3 (20 nodes a lane) with the tables in constant memory: 3 blocks an SM (168 registers,
+ * 8 bytes spilled; 255 registers and 2 blocks unbound; the shared-table kernel has 164 and 3 blocks). */
+#ifndef SPLIT3_CONST_MIN_BLOCKS
+#define SPLIT3_CONST_MIN_BLOCKS 3
+#endif
+template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0, int MAXD = SIMPLEX_MAX_DOF,
+          int MINB = 0>
+static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX_DOF ? SPLIT3_CONST_MIN_BLOCKS
+                                                                                     : SPLIT_CONST_MIN_BLOCKS)
+                                                             : MINB)
+    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out,
+                          double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
     const int nd = NQ ? ND : v.ndof, nq = v.nq;
-    const SimplexStage st = simplex_stage<D>(v, EPB, smem);
+    const SimplexStage st = simplex_stage<D, false, NQ == 0>(v, EPB, smem);
     const double *B = st.B, *G = st.G;
     const int lane = threadIdx.x & 31, slot = min(lane / NC, EPW - 1), base = slot * NC;
     const int c = (lane - base) % NC, le = min((int)(threadIdx.x >> 5) * EPW + slot, st.nb - 1);
@@ -231,21 +250,25 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? SPLIT_CONST_MIN_B
  * writes its sums back to them; each node then sums its slots and goes out once: a plain add where the patch
  * holds all of the node's elements, an atomic add where another patch shares it. Elements are in curve order
  * (mesh_sort_cells), so a patch of 128 p = 2 tetrahedra has about 340 distinct nodes for its 1,280
- * element-node pairs: the plain kernel's 10 scattered loads and 10 global atomics an element fall to about 2.7
- * loads and stores (Nsight Compute, H100: L2 throughput 60% -> 32%). What limits the kernel is latency, not
- * memory. Measured on an H100 (docs/PERFORMANCE.md), ~1M elements, J x, plain kernel -> patches with the
- * values in registers (78 registers, 6 blocks an SM): p = 2 tetrahedra 185 -> 148 us, p = 1 91 -> 68 us,
- * triangles p = 1 64 -> 54 us, p = 2 114 -> 112 us; then this kernel (values read from the slots at each
+ * element-node pairs: the plain kernel's 10 scattered loads and 10 global atomics an element fall to
+ * about 2.7 loads and stores (Nsight Compute, H100: L2 throughput 60% -> 32%). What limits the kernel is
+ * latency, not memory. Measured on an H100 (docs/PERFORMANCE.md), ~1M elements, J x, plain kernel -> patches
+ * with the values in registers (78 registers, 6 blocks an SM): p = 2 tetrahedra 185 -> 148 us, p = 1 91 -> 68
+ * us, triangles p = 1 64 -> 54 us, p = 2 114 -> 112 us; then this kernel (values read from the slots at each
  * q-point, 10 registers fewer: 62 registers, 8 blocks, no spills; the slots filled from X): p = 2 tetrahedra
  * 9.0-9.2 -> 9.7-10.0 GDOF/s, p = 1 2.5 -> 2.9-3.0, triangles p = 1 9.0 -> 9.4, p = 2 19.4 -> 19.2-19.9.
  * Tried and not kept: staging the patch's index arrays in shared memory (148 -> 194 us), atomics for the
  * private nodes too (no better), patches for the heavier point functions (neo-Hookean J x 3-12% slower), the
- * values in registers capped at 64 registers (40 bytes spilled: 148 -> 159 us), the slots filled straight from
- * global memory by the slot lists (H200, p = 2 tetrahedra 9.2-9.4 against 9.3-9.6 GDOF/s, p = 1 2.8 against
- * 2.8-3.0), with the element's geometry asked for first (7.6-7.9), the node sums formed by shared-memory atomics
- * instead of the slot lists (7.4-8.0). FEMTO_GPU_PATCH=0 keeps the plain kernel. */
+ * values in registers capped at 64 registers (40 bytes spilled: 148 -> 159 us), the slots filled straight
+ * from global memory by the slot lists (H200, p = 2 tetrahedra 9.2-9.4 against 9.3-9.6 GDOF/s, p = 1 2.8
+ * against 2.8-3.0), with the element's geometry asked for first (7.6-7.9), the node sums formed by
+ * shared-memory atomics instead of the slot lists (7.4-8.0). FEMTO_GPU_PATCH=0 keeps the plain kernel. */
 #ifndef PATCH_MIN_BLOCKS
 #define PATCH_MIN_BLOCKS 8
+#endif
+/* Tetrahedra of order 3: 20 sums a thread (40 registers of the 64 that 8 blocks leave) */
+#ifndef PATCH3_MIN_BLOCKS
+#define PATCH3_MIN_BLOCKS 4
 #endif
 
 typedef struct {
@@ -257,17 +280,20 @@ typedef struct {
 
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates). NQ > 0: a
  * rule of NQ points, the tables in constant memory (c_patch_rows) and the q-point loop unrolled; NQ = 0: the
- * block's rule, the tables packed as R[q][i] = (G0, G1, G2 | 0, B) in shared memory, two 16-byte loads a row. */
+ * block's rule, the tables packed as R[q][i] = (G0, G1, G2 | 0, B) in shared memory, two 16-byte loads a row.
+ */
 template <int D, int NC, int GL, PointFn POINT, int ND, int NQ>
-static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
-    k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, PatchView pv) {
+static __global__ void __launch_bounds__(SIMPLEX_THREADS,
+                                         ND > SIMPLEX_MAX_DOF ? PATCH3_MIN_BLOCKS : PATCH_MIN_BLOCKS)
+    k_fused_simplex_patch(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out,
+                          PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
     const int nq = NQ ? NQ : v.nq, maxn = pv.maxn;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
      * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */
     double *R = smem, *T = smem + nq * ND * 4, *S = smem + (NQ ? 0 : 2 * nq * ND * 4); /* S[c][slot] */
-    double *X = S + NC * NSLOT;                                                        /* X[c][patch-local node] */
+    double *X = S + NC * NSLOT; /* X[c][patch-local node] */
     for (int k = threadIdx.x; k < (NQ ? 0 : nq * ND); k += blockDim.x) {
 #pragma unroll
         for (int r = 0; r < D; r++) R[4 * k + r] = T[4 * k + r] = v.G[k * D + r];
@@ -310,7 +336,8 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, PATCH_MIN_BLOCKS)
             for (int c = 0; c < NC; c++) S[c * NSLOT + i * EPB + le] = X[c * maxn + n];
         }
         /* the thread's own slots (no other thread reads or writes them until the barrier below); volatile:
-         * read at every q-point, not hoisted out of the loop into registers (10 registers fewer for 10 nodes) */
+         * read at every q-point, not hoisted out of the loop into registers (10 registers fewer for 10 nodes)
+         */
         volatile double *my = S + le;
         double re[NC][ND];
 #pragma unroll
@@ -384,19 +411,32 @@ typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const doubl
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
     SimplexKernel k[2], split[2];
-    SimplexKernel split_c[2]; /* the split kernel of order 2 with the tables in constant memory, or NULL */
+    SimplexKernel split_c[2][2]; /* [dim - 2][order - 2]: the split kernel with the tables in constant memory,
+                                    or NULL */
     SimplexKernel k3, split3; /* tetrahedra of order 3: the 20-node instances (split3 NULL for scalar ones) */
-    SimplexPatchKernel patch[2][2];   /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
-    SimplexPatchKernel patch_c[2][2]; /* the same with the tables in constant memory (rules of patch_nq points) */
+    SimplexKernel one_c[2]; /* [dim - 2]: the one-thread kernel of order 3 with the tables in constant memory,
+                               or NULL */
+    SimplexPatchKernel patch[2][3]; /* [dim - 2][order - 1], for the q-point data kernels (GL > 0) */
+    SimplexPatchKernel
+        patch_c[2][3]; /* the same with the tables in constant memory (rules of patch_nq points) */
 } SimplexEntry;
-/* The rule size of the constant-table patch kernels on cells of dimension dim and order 1 or 2: the rules of
- * heat's exact degree on affine cells (degree 1: 1 point; degree 2: 3 points on triangles, 4 on tetrahedra). */
+/* The degree of the constant tables' rule on cells of order 1 to 3: the exact degree of heat and linear
+ * elasticity on affine cells, 2p - 2 and at least p (fem/operator.c's exact_degree). */
+static constexpr int patch_degree(int order) {
+    return order == 1 ? 1 : 2 * order - 2;
+}
+/* The rule size of the constant-table kernels on cells of dimension dim and order 1 to 3: fem/quadrature.c's
+ * cheapest rules of patch_degree (degree 1: 1 point; 2: 3 points on triangles, 4 on tetrahedra; 4: 6 points
+ * on triangles, on tetrahedra the 14-point rule of degree 5). simplex_const_rows checks the count. */
 static constexpr int patch_nq(int dim, int order) {
-    return order == 1 ? 1 : dim == 2 ? 3 : 4;
+    return order == 1 ? 1 : order == 2 ? (dim == 2 ? 3 : 4) : (dim == 2 ? 6 : 14);
+}
+/* The nodes of a triangle (dim 2) or tetrahedron (3) of order 1 to 3. */
+static constexpr int simplex_nodes(int dim, int order) {
+    return dim == 2 ? (order + 1) * (order + 2) / 2 : (order + 1) * (order + 2) * (order + 3) / 6;
 }
 /* The split kernel of a vector q-function; none (and nothing instantiated) for a scalar one. */
-template <int D, int NC, int GL, PointFn POINT>
-static constexpr SimplexKernel simplex_split() {
+template <int D, int NC, int GL, PointFn POINT> static constexpr SimplexKernel simplex_split() {
     if constexpr (NC == 1)
         return nullptr;
     else
@@ -410,36 +450,57 @@ static constexpr SimplexKernel simplex_split() {
 template <int GL> static constexpr int simplex3_min_blocks() {
     return GL > 0 ? 4 : 0;
 }
-template <int NC, int GL, PointFn POINT>
-static constexpr SimplexKernel simplex_one3() {
+template <int NC, int GL, PointFn POINT> static constexpr SimplexKernel simplex_one3() {
     if constexpr (NC == 1)
         return k_fused_simplex<3, NC, GL, POINT, SIMPLEX_MAX_DOF3, simplex3_min_blocks<GL>()>;
     else
         return nullptr;
 }
-template <int NC, int GL, PointFn POINT>
-static constexpr SimplexKernel simplex_split3() {
+template <int NC, int GL, PointFn POINT> static constexpr SimplexKernel simplex_split3() {
     if constexpr (NC == 1)
         return nullptr;
     else
         return k_fused_simplex_split<3, NC, GL, POINT, 0, 0, SIMPLEX_MAX_DOF3, simplex3_min_blocks<GL>()>;
 }
-/* The split kernel of order 2 with its tables in constant memory, for the q-functions that run at the rule of
- * those tables (linear elasticity's exact degree 2p - 2 = 2; the neo-Hookean model's integrand is not
+/* The split kernel of order 2 or 3 with its tables in constant memory, for the q-functions that run at the
+ * rule of those tables (linear elasticity's exact degree 2p - 2; the neo-Hookean model's integrand is not
  * polynomial); NULL (nothing instantiated) for the others. */
-template <int D, int NC, int GL, PointFn POINT>
-static constexpr SimplexKernel simplex_split_c() {
+template <int D, int NC, int GL, PointFn POINT, int ORDER> static constexpr SimplexKernel simplex_split_c() {
+    constexpr int ND = simplex_nodes(D, ORDER);
     if constexpr (NC == 1 || !(POINT == elas_linear_jacobian || POINT == elas_linear_residual))
         return nullptr;
     else
-        return k_fused_simplex_split<D, NC, GL, POINT, (D + 1) * (D + 2) / 2, patch_nq(D, 2)>;
+        return k_fused_simplex_split<D, NC, GL, POINT, ND, patch_nq(D, ORDER),
+                                     (ND > SIMPLEX_MAX_DOF ? SIMPLEX_MAX_DOF3 : SIMPLEX_MAX_DOF)>;
+}
+/* The one-thread kernel of order 3 with its tables in constant memory, for scalar q-functions and 2D linear
+ * elasticity (tetrahedra's vector physics run split); NULL (nothing instantiated) for the others. On
+ * tetrahedra it is held to ONE3_CONST_MIN_BLOCKS blocks an SM (3: 160-168 registers, no spills; unbound,
+ * heat's R(u) took 162 registers and ran 1,307-1,316 us against 1,255 held, on an H100 at ~1M p = 3
+ * tetrahedra; the shared-table kernel 1,393), and the Jacobian action from compact q-point data (GL > 0)
+ * keeps the shared-table kernel: with constant tables it needed 201 registers (2 blocks an SM), 168 with 116
+ * bytes spilled, or 128 with 576, and took 753, 611 and (patches) 644 us against the shared tables' 593. */
+#ifndef ONE3_CONST_MIN_BLOCKS
+#define ONE3_CONST_MIN_BLOCKS 3
+#endif
+template <int D, int NC, int GL, PointFn POINT> static constexpr SimplexKernel simplex_one_c() {
+    constexpr int ND = simplex_nodes(D, 3);
+    if constexpr (!(NC == 1 ||
+                    (D == 2 && (POINT == elas_linear_jacobian || POINT == elas_linear_residual))) ||
+                  (D == 3 && GL > 0))
+        return nullptr;
+    else
+        return k_fused_simplex<D, NC, GL, POINT, ND, (D == 3 ? ONE3_CONST_MIN_BLOCKS : 0), ND,
+                               patch_nq(D, 3)>;
 }
 /* The patch kernels of a q-function on cells of ND nodes: only for those that read compact q-point data
- * (GL > 0: light, memory- and latency-bound kernels, where the patches gain 7-13%; the heavier point functions
- * measured 3-12% slower on patches, the residuals both ways). */
+ * (GL > 0: light, memory- and latency-bound kernels, where the patches gain 7-13%; the heavier point
+ * functions measured 3-12% slower on patches, the residuals both ways), and not on tetrahedra of order 3
+ * (constant-k heat J x on an H100 at ~1M elements: 644-648 us on patches with constant tables, 128 registers,
+ * against 593-621 for the one-thread kernel; triangles of order 3 gain 2%: 179 against 183 us). */
 template <int D, int NC, int GL, PointFn POINT, int ND, int NQ = 0>
 static constexpr SimplexPatchKernel simplex_patch() {
-    if constexpr (GL == 0)
+    if constexpr (GL == 0 || ND > SIMPLEX_MAX_DOF)
         return nullptr;
     else
         return k_fused_simplex_patch<D, NC, GL, POINT, ND, NQ>;
@@ -448,16 +509,26 @@ static constexpr SimplexPatchKernel simplex_patch() {
 #define SIMPLEX_PATCH_(D, nc, gl, fn, ND, order, c)                                                          \
     simplex_patch<D, SIMPLEX_NC_(nc, D), gl, fn, ND, (c) ? patch_nq(D, order) : 0>()
 #define SIMPLEX_PATCHES_(nc, gl, fn, c)                                                                      \
-    {{SIMPLEX_PATCH_(2, nc, gl, fn, 3, 1, c), SIMPLEX_PATCH_(2, nc, gl, fn, 6, 2, c)},                           \
-     {SIMPLEX_PATCH_(3, nc, gl, fn, 4, 1, c), SIMPLEX_PATCH_(3, nc, gl, fn, 10, 2, c)}}
+    {                                                                                                        \
+        {SIMPLEX_PATCH_(2, nc, gl, fn, 3, 1, c), SIMPLEX_PATCH_(2, nc, gl, fn, 6, 2, c),                     \
+         SIMPLEX_PATCH_(2, nc, gl, fn, 10, 3, c)},                                                           \
+        {                                                                                                    \
+            SIMPLEX_PATCH_(3, nc, gl, fn, 4, 1, c), SIMPLEX_PATCH_(3, nc, gl, fn, 10, 2, c),                 \
+                SIMPLEX_PATCH_(3, nc, gl, fn, 20, 3, c)                                                      \
+        }                                                                                                    \
+    }
 #define SIMPLEX_ENTRY_(fn, nc, gl)                                                                           \
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
      {k_fused_simplex<2, SIMPLEX_NC_(nc, 2), gl, fn>, k_fused_simplex<3, SIMPLEX_NC_(nc, 3), gl, fn>},       \
      {simplex_split<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split<3, SIMPLEX_NC_(nc, 3), gl, fn>()},       \
-     {simplex_split_c<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_split_c<3, SIMPLEX_NC_(nc, 3), gl, fn>()},   \
-     simplex_one3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                               \
-     simplex_split3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                             \
+     {{simplex_split_c<2, SIMPLEX_NC_(nc, 2), gl, fn, 2>(),                                                  \
+       simplex_split_c<2, SIMPLEX_NC_(nc, 2), gl, fn, 3>()},                                                 \
+      {simplex_split_c<3, SIMPLEX_NC_(nc, 3), gl, fn, 2>(),                                                  \
+       simplex_split_c<3, SIMPLEX_NC_(nc, 3), gl, fn, 3>()}},                                                \
+     simplex_one3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                             \
+     simplex_split3<SIMPLEX_NC_(nc, 3), gl, fn>(),                                                           \
+     {simplex_one_c<2, SIMPLEX_NC_(nc, 2), gl, fn>(), simplex_one_c<3, SIMPLEX_NC_(nc, 3), gl, fn>()},       \
      SIMPLEX_PATCHES_(nc, gl, fn, 0),                                                                        \
      SIMPLEX_PATCHES_(nc, gl, fn, 1)},
 static const SimplexEntry simplex_kernels[] = {FEMTO_CELL_QFUNCTIONS(SIMPLEX_ENTRY_)};
@@ -477,10 +548,11 @@ static int simplex_blocks_per_sm(const GpuState *g, SimplexKernel k) {
     return g->regs_per_sm / (at.numRegs * SIMPLEX_THREADS);
 }
 
-/* The order of a triangle or tetrahedron of nd nodes where the patch and constant-table kernels serve it (1,
- * 2), else 0. */
+/* The order of a triangle or tetrahedron of nd nodes (1 to 3), else 0. */
 static int simplex_order(int dim, int nd) {
-    return nd == dim + 1 ? 1 : nd == (dim + 1) * (dim + 2) / 2 ? 2 : 0;
+    for (int order = 1; order <= 3; order++)
+        if (nd == simplex_nodes(dim, order)) return order;
+    return 0;
 }
 
 /* The kernel for q-function id on cells of dimension dim with nc components, or NULL; *split: the
@@ -490,24 +562,24 @@ static int simplex_order(int dim, int nd) {
  * point function made J x 1669 -> 3515 us). FEMTO_GPU_SIMPLEX_SPLIT=0 or 1 forces the choice. *patch (where
  * asked for): the patch kernel of cells of nd nodes. const_rows: the block's tables are those in constant
  * memory (simplex_const_rows), so the constant-table kernels serve it where they exist; *took_const (where
- * asked for) says whether the kernel returned, or else *patch, is one. */
+ * asked for) says which of those were taken: CONST_KERNEL the kernel returned, CONST_PATCH *patch. */
+enum { CONST_KERNEL = 1, CONST_PATCH = 2 };
 static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *split,
                                     SimplexPatchKernel *patch = NULL, int nd = 0, bool const_rows = false,
-                                    bool *took_const = NULL) {
+                                    int *took_const = NULL) {
     constexpr size_t n = sizeof simplex_kernels / sizeof simplex_kernels[0];
-    static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0], "GpuState.simplex_layout is too short");
+    static_assert(n <= sizeof g->simplex_layout / sizeof g->simplex_layout[0],
+                  "GpuState.simplex_layout is too short");
     for (size_t k = 0; k < n; k++) {
         const SimplexEntry *s = &simplex_kernels[k];
         if (s->id != id || SIMPLEX_NC_(s->ncomp, dim) != nc) continue;
-        if (nd > SIMPLEX_MAX_DOF) { /* tetrahedra of order 3: simplex_one3 / simplex_split3, no patches */
-            *split = s->split3 != NULL;
-            if (patch) *patch = NULL;
-            if (took_const) *took_const = false;
-            return *split ? s->split3 : s->k3;
-        }
-        SimplexKernel one = s->k[dim - 2], sp = s->split[dim - 2];
+        /* tetrahedra of order 3: simplex_one3 for a scalar q-function, simplex_split3 for a vector one */
+        const bool t3 = nd > SIMPLEX_MAX_DOF;
+        SimplexKernel one = t3 ? s->k3 : s->k[dim - 2], sp = t3 ? s->split3 : s->split[dim - 2];
         signed char *layout = &g->simplex_layout[k][dim - 2];
-        if (!*layout) {
+        if (t3)
+            *split = sp != NULL;
+        else if (!*layout) {
             const char *env = getenv("FEMTO_GPU_SIMPLEX_SPLIT");
             int use = 0;
             if (sp && env && strcmp(env, "1") == 0)
@@ -516,24 +588,29 @@ static SimplexKernel simplex_kernel(GpuState *g, int id, int dim, int nc, int *s
                 use = simplex_blocks_per_sm(g, sp) >= 2 * simplex_blocks_per_sm(g, one);
             *layout = (signed char)(use ? 2 : 1);
         }
-        *split = *layout == 2;
+        if (!t3) *split = *layout == 2;
         const int order = simplex_order(dim, nd);
         const bool ct = const_rows && order;
-        bool took = false;
+        int took = 0;
         if (patch) {
             *patch = *split || !order ? NULL : s->patch[dim - 2][order - 1];
-            if (*patch && ct) *patch = s->patch_c[dim - 2][order - 1], took = true;
+            if (*patch && ct) *patch = s->patch_c[dim - 2][order - 1], took |= CONST_PATCH;
         }
         SimplexKernel kernel = *split ? sp : one;
-        if (*split && ct && order == 2 && s->split_c[dim - 2]) kernel = s->split_c[dim - 2], took = true;
+        if (*split && ct && order >= 2 && s->split_c[dim - 2][order - 2])
+            kernel = s->split_c[dim - 2][order - 2], took |= CONST_KERNEL;
+        if (!*split && ct && order == 3 && s->one_c[dim - 2])
+            kernel = s->one_c[dim - 2], took |= CONST_KERNEL;
         if (took_const) *took_const = took;
         return kernel;
     }
     return NULL;
 }
 
-static size_t simplex_smem(const ElemView *v) {
-    return sizeof(double) * (size_t)v->nq * v->ndof * (1 + v->dim) + sizeof(fem_idx) * SIMPLEX_THREADS * v->ndof;
+/* The one-thread and split kernels' shared memory: the tables (unless in constant memory) and the dof map. */
+static size_t simplex_smem(const ElemView *v, bool const_rows = false) {
+    return sizeof(double) * (const_rows ? 0 : (size_t)v->nq * v->ndof * (1 + v->dim)) +
+           sizeof(fem_idx) * SIMPLEX_THREADS * v->ndof;
 }
 
 /* The weight ratios of an affine block's rule (n = 0 for curved cells, or a rule too long for the table). */
@@ -590,7 +667,8 @@ static size_t simplex_patch_smem(const ElemView *v, int maxn, bool const_rows = 
 static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
     const OpBlock *b = &op->cells[bi];
     ElementPatches *h = &sp->host[bi];
-    FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes, SIMPLEX_THREADS, h));
+    FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes,
+                            SIMPLEX_THREADS, h));
     if (!h->npatch) return FEM_OK;
     const void *src[PATCH_ARRAYS] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot, h->slot_node};
     const size_t bytes[PATCH_ARRAYS] = {sizeof(int32_t) * (size_t)(h->npatch + 1),
@@ -598,23 +676,30 @@ static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
                                         sizeof(int32_t) * (size_t)(h->ntotal + 1),
                                         sizeof(fem_idx) * (size_t)h->ntotal,
                                         sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof),
-                                        sizeof(uint16_t) * (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
+                                        sizeof(uint16_t) *
+                                            (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
     int status = FEM_OK;
     for (int k = 0; k < PATCH_ARRAYS && !status; k++)
         status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
     ElementPatches sizes = *h;
     element_patches_destroy(h);
     if (status) return status;
-    sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL, sizes.inc_slot = NULL;
+    sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL,
+    sizes.inc_slot = NULL;
     sizes.slot_node = NULL;
     *h = sizes;
-    sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0], (const int32_t *)sp->mem[bi][1],
-                             (const int32_t *)sp->mem[bi][2], (const fem_idx *)sp->mem[bi][3],
-                             (const uint16_t *)sp->mem[bi][4], (const uint16_t *)sp->mem[bi][5], sizes.maxn};
+    sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0],
+                             (const int32_t *)sp->mem[bi][1],
+                             (const int32_t *)sp->mem[bi][2],
+                             (const fem_idx *)sp->mem[bi][3],
+                             (const uint16_t *)sp->mem[bi][4],
+                             (const uint16_t *)sp->mem[bi][5],
+                             sizes.maxn};
     return FEM_OK;
 }
 
-/* Shape tables t packed as the patch kernels read them: rows[(q nd + i) 4 + r] = G[q][i][r], [.. + D] = B[q][i]. */
+/* Shape tables t packed as the patch kernels read them: rows[(q nd + i) 4 + r] = G[q][i][r], [.. + D] =
+ * B[q][i]. */
 static void patch_pack(const ElementTables *t, int D, double *rows) {
     for (int k = 0; k < t->nq * t->ndof; k++) {
         for (int r = 0; r < 4; r++) rows[4 * k + r] = 0.0;
@@ -623,12 +708,13 @@ static void patch_pack(const ElementTables *t, int D, double *rows) {
     }
 }
 
-/* Whether block b's shape tables are those of the constant-table kernels of its cells (patch and split):
- * their constant memory only ever holds the canonical table of the cells' order at the exact rule of heat
- * and linear elasticity (degree 1 or 2: patch_nq points), built and uploaded at the first use on this
- * Device. Every upload writes the same bytes, so Devices sharing one CUDA context cannot disagree about what
- * it holds; a block at another rule of the same size (none exists in fem/quadrature.c's tables) would take
- * the shared-memory kernel. A failure (host memory, the upload) leaves the shared-memory kernel too. */
+/* Whether block b's shape tables are those of the constant-table kernels of its cells (patch, split and
+ * one-thread of order 3): their constant memory only ever holds the canonical table of the cells' order at
+ * the exact rule of heat and linear elasticity (patch_degree: 1, 2 or 4; patch_nq points), built and uploaded
+ * at the first use on this Device. Every upload writes the same bytes, so Devices sharing one CUDA context
+ * cannot disagree about what it holds; a block at another rule of the same size (none exists in
+ * fem/quadrature.c's tables) would take the shared-memory kernel. A failure (host memory, the upload) leaves
+ * the shared-memory kernel too. */
 static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     const ElementTables *t = &b->basis.tables;
     const int D = b->view.dim, nd = b->view.ndof, nq = b->view.nq;
@@ -641,7 +727,8 @@ static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     int *held = &g->patch_rows_n[D - 2][order - 1];
     if (!*held) {
         ElementTables c;
-        if (tables_create(D == 2 ? SHAPE_TRI : SHAPE_TET, order, order, &c)) return fem_clear_error(), false;
+        if (tables_create(D == 2 ? SHAPE_TRI : SHAPE_TET, order, patch_degree(order), &c))
+            return fem_clear_error(), false;
         const bool fits = c.nq == nq && c.ndof == nd && n <= GPU_PATCH_ROWS;
         if (fits) patch_pack(&c, D, canon);
         tables_destroy(&c);
@@ -650,12 +737,16 @@ static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
         cudaError_t e;
         if (D == 2 && order == 1)
             e = cudaMemcpyToSymbol(c_patch_rows<2, 3, patch_nq(2, 1)>, canon, bytes);
-        else if (D == 2)
+        else if (D == 2 && order == 2)
             e = cudaMemcpyToSymbol(c_patch_rows<2, 6, patch_nq(2, 2)>, canon, bytes);
+        else if (D == 2)
+            e = cudaMemcpyToSymbol(c_patch_rows<2, 10, patch_nq(2, 3)>, canon, bytes);
         else if (order == 1)
             e = cudaMemcpyToSymbol(c_patch_rows<3, 4, patch_nq(3, 1)>, canon, bytes);
-        else
+        else if (order == 2)
             e = cudaMemcpyToSymbol(c_patch_rows<3, 10, patch_nq(3, 2)>, canon, bytes);
+        else
+            e = cudaMemcpyToSymbol(c_patch_rows<3, 20, patch_nq(3, 3)>, canon, bytes);
         if (e != cudaSuccess) return cudaGetLastError(), false;
         *held = n;
     }
@@ -664,19 +755,19 @@ static bool simplex_const_rows(GpuState *g, const OpBlock *b) {
     return *held == n && memcmp(rows, canon, sizeof(double) * (size_t)n) == 0;
 }
 
-/* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of the
- * Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the kernel
- * reads them (once per element exactly where the weights say the cells are affine); *patch, where asked for, the
- * patch kernel (with the constant-memory tables where the block's are theirs). */
+/* The kernel of a block's residual or Jacobian action: the q-function's, or (*qd set) the apply function of
+ * the Jacobian's compact q-point data where op_block_qdata allows it and its records are laid out as the
+ * kernel reads them (once per element exactly where the weights say the cells are affine); *patch, where
+ * asked for, the patch kernel (with the constant-memory tables where the block's are theirs). */
 static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int residual, const SimplexWeights &w,
                                   const QfQdata **qd, int *split, SimplexPatchKernel *patch = NULL,
-                                  bool *const_rows = NULL) {
+                                  int *const_rows = NULL) {
     *qd = op_block_qdata(op, b, residual);
     if (*qd && b->qdata_per_elem != (w.n != 0)) *qd = NULL;
     const int id = *qd ? (*qd)->apply : op_qfunction(op, 0, residual)->id;
     GpuState *g = gpu_state(op->dev);
-    return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof, simplex_const_rows(g, b),
-                          const_rows);
+    return simplex_kernel(g, id, b->view.dim, b->view.ncomp, split, patch, b->view.ndof,
+                          simplex_const_rows(g, b), const_rows);
 }
 
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
@@ -696,7 +787,8 @@ extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
             if (gpu_fused_simplex_fits(op, b, residual)) simplex_pick(op, b, residual, w, &qd, &split, &pk);
             want |= pk != NULL;
         }
-        if (want && simplex_patch_smem(&b->view, SIMPLEX_THREADS * b->view.ndof) <= gpu_state(op->dev)->shared_optin)
+        if (want &&
+            simplex_patch_smem(&b->view, SIMPLEX_THREADS * b->view.ndof) <= gpu_state(op->dev)->shared_optin)
             FEM_TRY(simplex_patch_block(op, bi, sp));
     }
     return FEM_OK;
@@ -710,7 +802,8 @@ static const PatchView *simplex_patches(const Operator *op, const OpBlock *b, Si
     return &sp->view[bi];
 }
 
-extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out) {
+extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
+                                       double *out) {
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
     const ElemView *v = &b->view;
@@ -719,13 +812,12 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     const QfQdata *qd;
     int split;
     SimplexPatchKernel pk;
-    bool ck;
+    int ck;
     SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk, &ck);
     const PatchView *pv = simplex_patches(op, b, pk);
-    /* the kernel that runs reads constant tables: the patch kernel where it runs (split is then false), else
-     * the split kernel (the one-thread kernel never does) */
-    const bool cr = ck && (pv || split);
-    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v);
+    /* whether the kernel that runs (the patch kernel where it runs, else k) reads constant tables */
+    const bool cr = (ck & (pv ? CONST_PATCH : CONST_KERNEL)) != 0;
+    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v, cr);
     if (smem > 48 * 1024)
         GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
                      : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -744,8 +836,8 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
              qd ? " (q-point data)" : "", pv ? " (patches)" : "", cr ? " (constant tables)" : "", layout,
-             SIMPLEX_THREADS, (double)smem / 1024.0,
-             w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
+             SIMPLEX_THREADS, (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point",
+             evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
 
@@ -754,15 +846,17 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
     const QfQdata *qd;
     int split;
     SimplexPatchKernel pk;
-    bool ck;
+    int ck;
     SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split, &pk, &ck);
     const PatchView *pv = simplex_patches(op, b, pk);
     const void *f = pv ? (const void *)pk : (const void *)k;
     cudaFuncAttributes at;
     GPU_CHECK(cudaFuncGetAttributes(&at, f));
     *regs = at.numRegs;
-    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, ck) : simplex_smem(&b->view);
-    if (smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const bool cr = (ck & (pv ? CONST_PATCH : CONST_KERNEL)) != 0;
+    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, cr) : simplex_smem(&b->view, cr);
+    if (smem > 48 * 1024)
+        GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
     return FEM_OK;
 }

@@ -23,7 +23,7 @@ enum { GPU_K_INTERPOLATE = 0, GPU_K_INTEGRATE = 1, GPU_K_DIAG = 2, GPU_NKERNELS 
 enum { GPU_V_FULL1 = 0, GPU_V_FULL2 = 1, GPU_V_FULL3 = 2, GPU_V_QUAD = 3, GPU_V_HEX = 4, GPU_NVARIANTS = 5 };
 
 /* The largest of fused_simplex.cu's constant-memory shape tables: 4 q-points x 10 nodes x 4 doubles. */
-enum { GPU_PATCH_ROWS = 160 };
+enum { GPU_PATCH_ROWS = 1120 }; /* 14 q-points x 20 nodes x 4: tetrahedra of order 3 */
 
 typedef struct {
     int device;
@@ -51,8 +51,8 @@ typedef struct {
      * the canonical table each holds (patch_rows_n doubles; 0: not uploaded by this Device yet); const_tables
      * 0 keeps every kernel on shared-memory tables (FEMTO_GPU_CONST_TABLES=0) */
     int const_tables;
-    double patch_rows[2][2][GPU_PATCH_ROWS];
-    int patch_rows_n[2][2];
+    double patch_rows[2][3][GPU_PATCH_ROWS];
+    int patch_rows_n[2][3];
     /* nccl.cu: the exchanges between the ranks' GPUs on the GPU's own queue (NULL until peer_init) */
     struct GpuPeer *peer;
 } GpuState;

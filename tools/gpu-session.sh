@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples coarsecpu inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples op3 coarsecpu inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -77,6 +77,17 @@ for step in $steps; do
       echo "== femto-bench $args"
       timeout "${FB_LIMIT:-200}" ./femto-bench --gpu-only --rows operator $args --markdown "$out/fb-one.md" 2>&1 | tail -n 4
       { echo -e "\n### femto-bench $args\n"; cat "$out/fb-one.md"; } >> "$out/operator.md" 2>/dev/null
+      rm -f "$out/fb-one.md"
+    done ;;
+  op3) # issue 13's rows of order 3 on triangles and tetrahedra (heat and linear elasticity): the patch and constant-
+       # table kernels (the default) against the kernels on shared tables they replaced; OP3_RUNS="PROGRAM:VAR=VALUE,..."
+       # runs (default: femto-bench as it is, then with FEMTO_GPU_PATCH=0, then with FEMTO_GPU_CONST_TABLES=0 too)
+    for run in ${OP3_RUNS:-femto-bench:FEMTO_VARIANT=default femto-bench:FEMTO_GPU_PATCH=0 femto-bench:FEMTO_GPU_PATCH=0,FEMTO_GPU_CONST_TABLES=0}; do
+      prog=${run%%:*}; vars=${run#*:}
+      echo "== op3 $prog $vars"
+      env ${vars//,/ } timeout "${FB_LIMIT:-300}" ./$prog --gpu-only --rows operator --shapes tet,tri --op-orders ${OP3_ORDERS:-3} \
+        --physics heat,elasticity --elements 1000000 --markdown "$out/fb-one.md" 2>&1 | tail -n 1
+      { echo -e "\n### $prog $vars\n"; cat "$out/fb-one.md"; } >> "$out/op3.md" 2>/dev/null
       rm -f "$out/fb-one.md"
     done ;;
   optet) # issue 13's headline rows: p = 2 tetrahedra at ~1M elements, every GPU configuration, and the CG rows;

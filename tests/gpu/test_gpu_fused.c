@@ -35,9 +35,13 @@ static int expect_qdata, expect_patch;
 /* ... and on patches, with the shape tables in constant memory: straight-sided cells at heat's exact rule, unless
  * FEMTO_GPU_CONST_TABLES=0 */
 static int expect_const;
-/* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 on
- * straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
+/* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 and
+ * 3 on straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_split_const;
+/* With gather assembly (no patches) the one-thread kernel reads its tables from constant memory too: constant-k
+ * heat at p = 3 on straight-sided triangles (tetrahedra's Jacobian action from q-point data keeps shared
+ * tables), unless FEMTO_GPU_CONST_TABLES=0 */
+static int expect_one_const;
 /* Tetrahedra up to p = 3 (20 nodes: the register kernel's instances of their own) run the register kernel on the
  * fused devices: checked where the cell block is the last launch (constant-k heat, no natural conditions) */
 static int expect_register;
@@ -100,6 +104,12 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
         CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_split_const,
               "p = %d: the split kernel %s its tables from constant memory: %s", sp->order,
               expect_split_const ? "did not read" : "read", gpu_last_launch(d));
+    if (d->kind == DEV_CUDA && expect_one_const && d->assembly == ASSEMBLE_GATHER &&
+        strcmp(op.implementation, "cuda-fused") == 0)
+        CHECK(strstr(gpu_last_launch(d), "(constant tables)") != NULL &&
+                  strstr(gpu_last_launch(d), "1 elem/thread"),
+              "p = %d: the one-thread kernel did not read its tables from constant memory: %s", sp->order,
+              gpu_last_launch(d));
     if (d->kind == DEV_CUDA && expect_register && strcmp(op.implementation, "cuda-fused") == 0)
         CHECK(strstr(gpu_last_launch(d), "fused-simplex") != NULL,
               "p = %d tetrahedra: the Jacobian action did not run on the register kernel: %s", sp->order,
@@ -154,8 +164,9 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     /* random nodal displacements of amplitude a give gradients of about a p^2 / h: 0.02 / p^2 keeps every
      * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device) */
-    expect_split_const = model == ELASTIC_LINEAR && p == 2 && !shape_is_tensor(sp.cells[0].shape) &&
-                         m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
+    expect_split_const = model == ELASTIC_LINEAR && (p == 2 || p == 3) &&
+                         !shape_is_tensor(sp.cells[0].shape) && m->cells[0].order == 1 &&
+                         !env_off("FEMTO_GPU_CONST_TABLES");
     compare(D, model == ELASTIC_LINEAR ? "linear elasticity" : "neo-Hookean", &sp, &md, 0.0,
             0.02 / (p * p) * size_scale);
     expect_split_const = 0;
@@ -166,7 +177,8 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
 /* Heat with k(T) and convection, or (constant) steady with a constant anisotropic conductivity and only a
  * fixed temperature: the Jacobian's compact q-point data form, which the fused kernels must then run (their
  * launch line says so: the cell block is the last launch) on quadrilaterals and hexahedra and on simplices of
- * the register kernel (p <= 2). */
+ * the register kernel (p <= 3), there on patches of elements with atomic assembly except on tetrahedra of
+ * order 3 (the shape tables in constant memory on straight-sided cells). */
 static void heat(Devices *D, const Mesh *m, int p, int constant) {
     Space sp;
     CHECK_OK(space_create(m, p, 1, &sp));
@@ -182,12 +194,16 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     Model md;
     CHECK_OK(heat_model_create(&pb, &sp, &md));
     const Shape s = sp.cells[0].shape;
-    expect_qdata = constant && (shape_is_tensor(s) || p <= 2);
+    expect_qdata = constant && (shape_is_tensor(s) || p <= 3);
     expect_register = constant && s == SHAPE_TET && p <= 3;
-    if (expect_qdata && !shape_is_tensor(s)) expect_patch = env_off("FEMTO_GPU_PATCH") ? -1 : 1;
+    /* (not on tetrahedra of order 3, where the one-thread kernel is faster) */
+    if (expect_qdata && !shape_is_tensor(s))
+        expect_patch = env_off("FEMTO_GPU_PATCH") || (s == SHAPE_TET && p == 3) ? -1 : 1;
     expect_const = expect_patch > 0 && m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
+    expect_one_const =
+        constant && s == SHAPE_TRI && p == 3 && m->cells[0].order == 1 && !env_off("FEMTO_GPU_CONST_TABLES");
     compare(D, constant ? "heat constant k" : "heat k(T)", &sp, &md, 350.0, 100.0);
-    expect_qdata = expect_patch = expect_const = expect_register = 0;
+    expect_qdata = expect_patch = expect_const = expect_one_const = expect_register = 0;
     model_destroy(&md);
     space_destroy(&sp);
 }
