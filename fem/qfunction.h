@@ -96,7 +96,7 @@ typedef struct {
     int id;           /* index into the backends' tables; a descriptor with name NULL is "none" */
     const char *name; /* "heat_cell_residual" */
     QfField in[QF_MAX_INPUTS];
-    QfField out; /* eval QF_VALUE: s; QF_GRAD: f */
+    QfField out; /* eval QF_VALUE: s; QF_GRAD: f (without QF_VALUE the point function writes s = 0) */
     int zero;    /* its output is identically zero (a dead load's Jacobian): operators skip its blocks */
     const QfQdata *qdata; /* a cell Jacobian's compact q-point data form, or NULL */
 } QFunction;

@@ -13,27 +13,24 @@
 #include <string.h>
 
 /* What the elasticity q-functions read and write (elasticity_qf.h). Cells read the displacement's
- * gradient (and, coupled to a heat solution, the temperature as an auxiliary field); the follower pressure of
- * the neo-Hookean model reads the displacement's gradient along the facet too. */
-#define ELAS_CELL_QF(fn, input)                                                                              \
+ * gradient (and, coupled to a heat solution, the temperature as an auxiliary field) and write the stress
+ * against test gradients, the residuals also gravity against test values (writes: the Jacobians' s is zero);
+ * the follower pressure of the neo-Hookean model reads the displacement's gradient along the facet too. */
+#define ELAS_CELL_QF(fn, input, writes)                                                                      \
     {                                                                                                        \
-        QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = {                           \
-            "v",                                                                                             \
-            QF_UNKNOWN,                                                                                      \
-            QF_GRAD                                                                                          \
-        }                                                                                                    \
+        QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, QF_VALUE | QF_GRAD}}, .out = { "v", QF_UNKNOWN, writes } \
     }
 #define ELAS_FACET_QF(fn, input, eval)                                                                       \
     {                                                                                                        \
         QF_DESCRIBE(fn), .in = {{input, QF_UNKNOWN, eval}}, .out = { "v", QF_UNKNOWN, QF_VALUE }             \
     }
 static const QFunction elas_qfunctions[2][4] = {
-    {ELAS_CELL_QF(elas_linear_residual, "u"),
-     ELAS_CELL_QF(elas_linear_jacobian, "du"),
+    {ELAS_CELL_QF(elas_linear_residual, "u", QF_VALUE | QF_GRAD),
+     ELAS_CELL_QF(elas_linear_jacobian, "du", QF_GRAD),
      ELAS_FACET_QF(elas_linear_facet_residual, "u", QF_VALUE),
      {QF_DESCRIBE(elas_zero_facet_jacobian), .in = {{"du", QF_UNKNOWN, QF_VALUE}},
       .out = {"v", QF_UNKNOWN, QF_VALUE}, .zero = 1}},
-    {ELAS_CELL_QF(elas_nh_residual, "u"), ELAS_CELL_QF(elas_nh_jacobian, "du"),
+    {ELAS_CELL_QF(elas_nh_residual, "u", QF_VALUE | QF_GRAD), ELAS_CELL_QF(elas_nh_jacobian, "du", QF_GRAD),
      ELAS_FACET_QF(elas_nh_facet_residual, "u", QF_VALUE | QF_GRAD),
      ELAS_FACET_QF(elas_nh_facet_jacobian, "du", QF_VALUE | QF_GRAD)},
 };
