@@ -160,15 +160,14 @@ static __device__ __forceinline__ SimplexStage simplex_stage(const ElemView &v, 
     const int nd = v.ndof, nq = TABLES ? v.nq : 0;
     double *B = TABLES ? smem : nullptr, *G = PACKED || !TABLES ? nullptr : smem + nq * nd;
     fem_idx *ids = (fem_idx *)(smem + nq * nd * (PACKED ? 4 : 1 + D));
-    if (!TABLES) {
-    } else if (PACKED) {
+    if constexpr (TABLES && PACKED) {
         for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) {
 #pragma unroll
             for (int r = 0; r < D; r++) B[4 * k + r] = v.G[k * D + r];
             B[4 * k + D] = v.B[k];
             if (D == 2) B[4 * k + 3] = 0.0;
         }
-    } else {
+    } else if constexpr (TABLES) {
         for (int k = threadIdx.x; k < nq * nd; k += blockDim.x) B[k] = v.B[k];
         for (int k = threadIdx.x; k < nq * nd * D; k += blockDim.x) G[k] = v.G[k];
     }

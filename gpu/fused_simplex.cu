@@ -421,7 +421,8 @@ typedef struct {
         patch_c[2][3]; /* the same with the tables in constant memory (rules of patch_nq points) */
 } SimplexEntry;
 /* The degree of the constant tables' rule on cells of order 1 to 3: the exact degree of heat and linear
- * elasticity on affine cells, 2p - 2 and at least p (fem/operator.c's exact_degree). */
+ * elasticity on affine cells, 2p - 2 and at least p (their OpPhysics.exact_degree, physics/heat.c and
+ * physics/elasticity.c). */
 static constexpr int patch_degree(int order) {
     return order == 1 ? 1 : 2 * order - 2;
 }
@@ -802,61 +803,70 @@ static const PatchView *simplex_patches(const Operator *op, const OpBlock *b, Si
     return &sp->view[bi];
 }
 
+/* What a block's residual or Jacobian action launches: the kernel (the patch kernel pk on the patches pv
+ * where they run, else k: fn), whether it reads constant tables, and its shared memory, to which its limit is
+ * raised. */
+typedef struct {
+    SimplexWeights w;
+    const QfQdata *qd;
+    int split;
+    SimplexKernel k;
+    SimplexPatchKernel pk;
+    const PatchView *pv;
+    const void *fn;
+    bool const_rows;
+    size_t smem;
+} SimplexLaunch;
+
+static int simplex_launch(const Operator *op, const OpBlock *b, int residual, SimplexLaunch *L) {
+    int ck;
+    L->w = simplex_weights(op, b);
+    L->k = simplex_pick(op, b, residual, L->w, &L->qd, &L->split, &L->pk, &ck);
+    L->pv = simplex_patches(op, b, L->pk);
+    L->fn = L->pv ? (const void *)L->pk : (const void *)L->k;
+    L->const_rows = (ck & (L->pv ? CONST_PATCH : CONST_KERNEL)) != 0;
+    L->smem = L->pv ? simplex_patch_smem(&b->view, L->pv->maxn, L->const_rows)
+                    : simplex_smem(&b->view, L->const_rows);
+    if (L->smem > 48 * 1024)
+        GPU_CHECK(cudaFuncSetAttribute(L->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->smem));
+    return FEM_OK;
+}
+
 extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in,
                                        double *out) {
     Device *d = op->dev;
     GpuState *g = gpu_state(d);
     const ElemView *v = &b->view;
     const QFunction *q = op_qfunction(op, 0, residual);
-    const SimplexWeights w = simplex_weights(op, b);
-    const QfQdata *qd;
-    int split;
-    SimplexPatchKernel pk;
-    int ck;
-    SimplexKernel k = simplex_pick(op, b, residual, w, &qd, &split, &pk, &ck);
-    const PatchView *pv = simplex_patches(op, b, pk);
-    /* whether the kernel that runs (the patch kernel where it runs, else k) reads constant tables */
-    const bool cr = (ck & (pv ? CONST_PATCH : CONST_KERNEL)) != 0;
-    const size_t smem = pv ? simplex_patch_smem(v, pv->maxn, cr) : simplex_smem(v, cr);
-    if (smem > 48 * 1024)
-        GPU_CHECK(pv ? cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
-                     : cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    SimplexLaunch L;
+    FEM_TRY(simplex_launch(op, b, residual, &L));
     if (residual) FEM_TRY(op_block_aux(op, b));
-    QfArgs a = qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
+    QfArgs a = L.qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
     double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
-    const int epb = simplex_epb(v->ncomp, split);
+    const int epb = simplex_epb(v->ncomp, L.split);
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
-    if (pv)
-        pk<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, *pv);
+    if (L.pv)
+        L.pk<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, *L.pv);
     else
-        k<<<blocks, SIMPLEX_THREADS, smem>>>(*v, w, a, in, out, evec);
+        L.k<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, evec);
     GPU_LAUNCHED("fused simplex operator");
     char layout[48] = "1 elem/thread";
-    if (split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
+    if (L.split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             qd ? " (q-point data)" : "", pv ? " (patches)" : "", cr ? " (constant tables)" : "", layout,
-             SIMPLEX_THREADS, (double)smem / 1024.0, w.n ? "affine (q-point 0)" : "per q-point",
-             evec ? "gather assembly" : "atomic assembly");
+             L.qd ? " (q-point data)" : "", L.pv ? " (patches)" : "",
+             L.const_rows ? " (constant tables)" : "", layout, SIMPLEX_THREADS, (double)L.smem / 1024.0,
+             L.w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
 
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                            int *blocks_per_sm) {
-    const QfQdata *qd;
-    int split;
-    SimplexPatchKernel pk;
-    int ck;
-    SimplexKernel k = simplex_pick(op, b, residual, simplex_weights(op, b), &qd, &split, &pk, &ck);
-    const PatchView *pv = simplex_patches(op, b, pk);
-    const void *f = pv ? (const void *)pk : (const void *)k;
+    SimplexLaunch L;
+    FEM_TRY(simplex_launch(op, b, residual, &L));
     cudaFuncAttributes at;
-    GPU_CHECK(cudaFuncGetAttributes(&at, f));
+    GPU_CHECK(cudaFuncGetAttributes(&at, L.fn));
     *regs = at.numRegs;
-    const bool cr = (ck & (pv ? CONST_PATCH : CONST_KERNEL)) != 0;
-    const size_t smem = pv ? simplex_patch_smem(&b->view, pv->maxn, cr) : simplex_smem(&b->view, cr);
-    if (smem > 48 * 1024)
-        GPU_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, f, SIMPLEX_THREADS, smem));
+    GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, L.fn, SIMPLEX_THREADS, L.smem));
     return FEM_OK;
 }
