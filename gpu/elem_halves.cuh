@@ -368,10 +368,10 @@ static __device__ __forceinline__ void hex_y(int t, const Tables &T, const doubl
 
 /* One step of the transposed z contraction: the accumulators of (c, k) += the point's s, f times B(qz, k) =
  * b, G(qz, k) = g. */
-template <int P, int NC, int XST>
+template <int P, int NC, int XST, bool HS = true>
 static __device__ __forceinline__ void hex_accumulate(double *X, double b, double g, const double *s,
                                                       const double *f, int c, int k) {
-    X[((c * 3) * P + k) * XST] += b * s[c] + g * f[c * 3 + 2];
+    X[((c * 3) * P + k) * XST] += HS ? b * s[c] + g * f[c * 3 + 2] : g * f[c * 3 + 2];
     X[((c * 3 + 1) * P + k) * XST] += b * f[c * 3];
     X[((c * 3 + 2) * P + k) * XST] += b * f[c * 3 + 1];
 }
@@ -401,8 +401,9 @@ static __device__ __forceinline__ void hex_z_interp(const Tables &T, const doubl
 /* The transposed z contraction of thread t's column: for qz = 0..Q-1, sf(qz, s, f) gives the point's s[c]
  * and f[c][0..2], accumulated into Xs = B s + G f2, X0 = B f0, X1 = B f1 [c][k]: in registers, written over
  * the thread's column of C at the end (the layout hex_yt reads), or, where they would not fit in registers
- * beside the point function (XS: tensor_xshared), in its column of W. */
-template <int P, int Q, int NC, bool XS, typename SF>
+ * beside the point function (XS: tensor_xshared), in its column of W. HS false: s is zero (the point function
+ * writes none), Xs = G f2. */
+template <int P, int Q, int NC, bool XS, bool HS = true, typename SF>
 static __device__ __forceinline__ void hex_zt(int t, const Tables &T, double *C, double *W, SF sf) {
     constexpr int NX = NC * 3 * P, XST = XS ? Q * Q : 1; /* XST: stride between accumulators */
     double Xr[XS ? 1 : NX];
@@ -418,11 +419,11 @@ static __device__ __forceinline__ void hex_zt(int t, const Tables &T, double *C,
             if (XS) /* shared: a loop (its loads hoisted would take the registers this saves) */
 #pragma unroll 1
                 for (int k = 0; k < P; k++)
-                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
+                    hex_accumulate<P, NC, XST, HS>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
             else
 #pragma unroll
                 for (int k = 0; k < P; k++)
-                    hex_accumulate<P, NC, XST>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
+                    hex_accumulate<P, NC, XST, HS>(X, T.B[qz * P + k], T.G[qz * P + k], s, f, c, k);
     }
     if (!XS)
 #pragma unroll
@@ -499,19 +500,20 @@ static __device__ __forceinline__ void quad_interp_point(int t, const Tables &T,
     }
 }
 
-/* The point's s[c], f[c][0..1] into SF[c][3][t], which quad_yt reads. */
-template <int Q, int NC>
+/* The point's s[c], f[c][0..1] into SF[c][3][t], which quad_yt reads (s not where HS is false: zero). */
+template <int Q, int NC, bool HS = true>
 static __device__ __forceinline__ void quad_put_point(int t, double *SF, const double *s, const double *f) {
 #pragma unroll
     for (int c = 0; c < NC; c++) {
-        SF[(c * 3) * Q * Q + t] = s[c];
+        if (HS) SF[(c * 3) * Q * Q + t] = s[c];
         SF[(c * 3 + 1) * Q * Q + t] = f[c * 2];
         SF[(c * 3 + 2) * Q * Q + t] = f[c * 2 + 1];
     }
 }
 
-/* y transposed: thread (qx, j): X[c][j][qx] = sum_qy B(qy, j) s + G(qy, j) f1, Y = sum_qy B(qy, j) f0. */
-template <int P, int Q, int NC>
+/* y transposed: thread (qx, j): X[c][j][qx] = sum_qy B(qy, j) s + G(qy, j) f1, Y = sum_qy B(qy, j) f0 (HS
+ * false: s is zero, and not read). */
+template <int P, int Q, int NC, bool HS = true>
 static __device__ __forceinline__ void quad_yt(int t, const Tables &T, const double *SF, double *V) {
     const int qx = t % Q, j = t / Q;
     if (j >= P) return;
@@ -522,7 +524,7 @@ static __device__ __forceinline__ void quad_yt(int t, const Tables &T, const dou
 #pragma unroll
         for (int qy = 0; qy < Q; qy++) {
             const double b = T.B[qy * P + j];
-            x += b * s[qy * Q] + T.G[qy * P + j] * f1[qy * Q];
+            x += HS ? b * s[qy * Q] + T.G[qy * P + j] * f1[qy * Q] : T.G[qy * P + j] * f1[qy * Q];
             y += b * f0[qy * Q];
         }
         V[(c * 2) * P * Q + j * Q + qx] = x;

@@ -33,6 +33,12 @@ enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
 
 enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
 
+/* Whether the point function writes s (physics/qfunctions.h); the Jacobians write none, and the transposed
+ * contractions then skip the terms of s. */
+template <PointFn POINT> __host__ __device__ static constexpr bool writes_s() {
+    return (qf_point_writes<POINT>() & QF_VALUE) != 0;
+}
+
 /* The physics at q-point q of element e: a QfArgs of one point whose u, du, geo, s and f are the thread's
  * local arrays and whose dimension and components are constants, so that after inlining they are
  * registers; the global arrays the point function may read or write are offset to the point. */
@@ -42,7 +48,8 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
     constexpr int GS = QF_GEO_DOUBLES(GL, D); /* GL: the cells' geometry, or a compact q-point data layout */
     const double *gq = a.geo + (e * a.nq + q) * GS;
     double geo[GS];
-    if constexpr (GS % 2 == 0) { /* 16-byte aligned (cudaMalloc'ed, an even stride): 5 loads, not 10 (3 for D) */
+    /* 16-byte aligned (cudaMalloc'ed, an even stride): 5 loads, not 10 (3 for D) */
+    if constexpr (GS % 2 == 0) {
 #pragma unroll
         for (int k = 0; k < GS / 2; k++) {
             const double2 x = __ldg(reinterpret_cast<const double2 *>(gq) + k);
@@ -63,7 +70,7 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
 template <int P, int Q, int NC, bool XS, int GL, PointFn POINT>
 static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                   double *C, double *W) {
-    hex_zt<P, Q, NC, XS>(t, T, C, W, [&](int qz, double *s, double *f) {
+    hex_zt<P, Q, NC, XS, writes_s<POINT>()>(t, T, C, W, [&](int qz, double *s, double *f) {
         double u[NC], du[NC * 3];
         hex_z_interp<P, Q, NC>(T, C, t, qz, u, du);
         point_at<3, NC, GL, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
@@ -78,7 +85,7 @@ static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, i
     double u[NC], du[NC * 2], s[NC], f[NC * 2];
     quad_interp_point<P, Q, NC>(t, T, V, u, du);
     point_at<2, NC, GL, POINT>(a, e, t, u, du, s, f);
-    quad_put_point<Q, NC>(t, SF, s, f);
+    quad_put_point<Q, NC, writes_s<POINT>()>(t, SF, s, f);
 }
 
 /* ------------------------------------------------------------------------------------------ the kernel */
@@ -105,7 +112,8 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) {
             hex_y<P, Q, NC>(t, T, V, U);
-            hex_points<P, Q, NC, XS, GL, POINT>(a, e, t, T, U, W); /* own columns of U, W: no barrier before */
+            /* own columns of U, W: no barrier before */
+            hex_points<P, Q, NC, XS, GL, POINT>(a, e, t, T, U, W);
         }
         __syncthreads();
         if (active) hex_yt<P, Q, NC>(t, T, XS ? W : U, V);
@@ -116,7 +124,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) quad_points<P, Q, NC, GL, POINT>(a, e, t, T, V, U);
         __syncthreads();
-        if (active) quad_yt<P, Q, NC>(t, T, U, V);
+        if (active) quad_yt<P, Q, NC, writes_s<POINT>()>(t, T, U, V);
         __syncthreads();
         if (active) quad_xt<P, Q, NC>(t, T, V, dofs, e, out, evec);
     }
@@ -132,7 +140,7 @@ typedef void (*TensorKernel)(ElemView, QfArgs, const double *, double *, double 
 #define TENSOR_ORDERS_(D, NC, GL, fn)                                                                        \
     TENSOR_K_(D, 2, NC, GL, fn), TENSOR_K_(D, 3, NC, GL, fn), TENSOR_K_(D, 4, NC, GL, fn),                   \
         TENSOR_K_(D, 5, NC, GL, fn), TENSOR_K_(D, 6, NC, GL, fn), TENSOR_K_(D, 7, NC, GL, fn)
-#define TENSOR_ROW_(fn, nc, gl)                                                                              \
+#define TENSOR_ROW_(fn, nc, gl, out)                                                                         \
     {QF_##fn,                                                                                                \
      nc,                                                                                                     \
      {{TENSOR_ORDERS_(2, ((nc) ? (nc) : 2), gl, fn)}, {TENSOR_ORDERS_(3, ((nc) ? (nc) : 3), gl, fn)}}},
@@ -227,8 +235,8 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
     GPU_LAUNCHED("fused tensor operator");
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-tensor %s%s: %s p = %d, %d elems/block x %d threads, %.1f kB shared, %s", p.q->name,
-             p.qdata ? " (q-point data)" : "", b->view.dim == 3 ? "hex" : "quad", b->view.nd1 - 1, p.epb, p.threads,
-             (double)p.smem / 1024.0, gather ? "gather assembly" : "atomic assembly");
+             p.qdata ? " (q-point data)" : "", b->view.dim == 3 ? "hex" : "quad", b->view.nd1 - 1, p.epb,
+             p.threads, (double)p.smem / 1024.0, gather ? "gather assembly" : "atomic assembly");
     return gather ? gpu_assemble(d, &b->view, b->evec, out) : FEM_OK;
 }
 

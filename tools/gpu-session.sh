@@ -81,12 +81,13 @@ for step in $steps; do
     done ;;
   op3) # issue 13's rows of order 3 on triangles and tetrahedra (heat and linear elasticity): the patch and constant-
        # table kernels (the default) against the kernels on shared tables they replaced; OP3_RUNS="PROGRAM:VAR=VALUE,..."
-       # runs (default: femto-bench as it is, then with FEMTO_GPU_PATCH=0, then with FEMTO_GPU_CONST_TABLES=0 too)
+       # runs (default: femto-bench as it is, then with FEMTO_GPU_PATCH=0, then with FEMTO_GPU_CONST_TABLES=0 too);
+       # OP3_SHAPES, OP3_ORDERS, OP3_PHYSICS: other rows (e.g. hex,quad and 1,2,3,4,5,6)
     for run in ${OP3_RUNS:-femto-bench:FEMTO_VARIANT=default femto-bench:FEMTO_GPU_PATCH=0 femto-bench:FEMTO_GPU_PATCH=0,FEMTO_GPU_CONST_TABLES=0}; do
       prog=${run%%:*}; vars=${run#*:}
       echo "== op3 $prog $vars"
-      env ${vars//,/ } timeout "${FB_LIMIT:-300}" ./$prog --gpu-only --rows operator --shapes tet,tri --op-orders ${OP3_ORDERS:-3} \
-        --physics heat,elasticity --elements 1000000 --markdown "$out/fb-one.md" 2>&1 | tail -n 1
+      env ${vars//,/ } timeout "${FB_LIMIT:-300}" ./$prog --gpu-only --rows operator --shapes ${OP3_SHAPES:-tet,tri} --op-orders ${OP3_ORDERS:-3} \
+        --physics ${OP3_PHYSICS:-heat,elasticity} --elements 1000000 --markdown "$out/fb-one.md" 2>&1 | tail -n 1
       { echo -e "\n### $prog $vars\n"; cat "$out/fb-one.md"; } >> "$out/op3.md" 2>/dev/null
       rm -f "$out/fb-one.md"
     done ;;

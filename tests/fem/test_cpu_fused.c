@@ -19,6 +19,7 @@
 #include "elasticity/elas_test.h"
 #include "heat/heat_test.h"
 #include "physics/heat.h"
+#include "physics/qfunctions.h"
 
 #include <math.h>
 #include <omp.h>
@@ -76,6 +77,23 @@ static Result run(const Case *cs, Device *d, int fused) {
     }
     CHECK_OK(op_residual(&op, TEST_VEC(d, n, cs->u), TEST_VEC(d, n, r.R)));
     CHECK_OK(op_jacobian(&op, TEST_VEC(d, n, cs->v), TEST_VEC(d, n, r.Jv)));
+    /* physics/qfunctions.h's list says what each cell q-function writes, and the GPU's fused kernels skip s
+     * where it says none: it agrees with the descriptor, and the default's q-point s of such a Jacobian,
+     * just evaluated at a random direction, is zero */
+    const QFunction *qf[2] = {&op.phys.cell_residual, &op.phys.cell_jacobian};
+    for (int k = 0; k < 2; k++)
+        CHECK(qf_cell_writes(qf[k]->id) == qf[k]->out.eval,
+              "%s: the list of cell q-functions says it writes %u, "
+              "its descriptor %u",
+              qf[k]->name, qf_cell_writes(qf[k]->id), qf[k]->out.eval);
+    if (!fused && !(qf_cell_writes(op.phys.cell_jacobian.id) & QF_VALUE))
+        for (int b = 0; b < op.ncells; b++) {
+            const OpBlock *ob = &op.cells[b];
+            int64_t k = ob->nelem * ob->basis.tables.nq * op.phys.ncomp, nonzero = 0;
+            for (int64_t i = 0; i < k; i++) nonzero += ob->s[i] != 0.0;
+            CHECK(nonzero == 0, "%s writes s = 0, but %lld of %lld q-point values of block %d are not",
+                  op.phys.cell_jacobian.name, (long long)nonzero, (long long)k, b);
+        }
     op_destroy(&op);
     return r;
 }
@@ -173,8 +191,7 @@ static void heat_case(Case *cs, const Space *sp, const char *const *bnd, int con
                          .source = 100,
                          .density = 7800,
                          .specific_heat = 500};
-    if (constant)
-        mat = heat_test_constant_anisotropic();
+    if (constant) mat = heat_test_constant_anisotropic();
     bc[0] = (HeatBc){.kind = HEAT_BC_TEMPERATURE, .value = 300};
     bc[1] = (HeatBc){.kind = HEAT_BC_CONVECTION, .h = 30, .ambient = 280};
     snprintf(bc[0].boundary, sizeof bc[0].boundary, "%s", bnd[0]);
