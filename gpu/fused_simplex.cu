@@ -487,7 +487,10 @@ template <int D, int NC, int GL, PointFn POINT, int ORDER> static constexpr Simp
  * heat's R(u) took 162 registers and ran 1,307-1,316 us against 1,255 held, on an H100 at ~1M p = 3
  * tetrahedra; the shared-table kernel 1,393), and the Jacobian action from compact q-point data (GL > 0)
  * keeps the shared-table kernel: with constant tables it needed 201 registers (2 blocks an SM), 168 with 116
- * bytes spilled, or 128 with 576, and took 753, 611 and (patches) 644 us against the shared tables' 593. */
+ * bytes spilled, or 128 with 576, and took 753, 611 and (patches) 644 us against the shared tables' 593.
+ * Unrolled over 14 q-points these kernels are large (heat R(u): 143 KB of SASS): the same SASS ran
+ * 1,287-1,305 us in one build, 1,485-1,492 in another that placed it elsewhere (instruction fetch, most
+ * likely). */
 #ifndef ONE3_CONST_MIN_BLOCKS
 #define ONE3_CONST_MIN_BLOCKS 3
 #endif
