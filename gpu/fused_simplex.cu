@@ -85,6 +85,15 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
 /* ND, NQ > 0: cells of ND nodes at a rule of NQ points, the tables in constant memory (c_patch_rows, below)
  * and the q-point loop unrolled; the block stages its dof map alone. */
 template <int D, int ND, int NQ> struct ConstRows;
+/* Whether the one-thread kernel on constant tables runs its q-points as a loop, the tables indexed at run
+ * time, rather than unrolled: tetrahedra of order 3, heat's residual. Unrolled, its 14 q-points x 20 nodes
+ * are 143 KB of code, whose time moved with the kernel's place in the binary (the same SASS 1,287-1,305 us in
+ * one build, 1,485-1,492 in another); as a loop it keeps 162 registers, spills nothing and ran 1,171-1,223
+ * us (gather 1,560-1,638) against 1,263-1,273 (1,689-1,699) unrolled in the same call (H100, ~1M elements).
+ * The other q-functions spilled 400-680 bytes as a loop (ptxas) and stay unrolled. */
+template <PointFn POINT, int ND> __host__ __device__ static constexpr bool simplex_const_rolled() {
+    return ND > SIMPLEX_MAX_DOF && POINT == heat_cell_residual;
+}
 template <int D, int NC, int GL, PointFn POINT, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0, int ND = 0,
           int NQ = 0>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
@@ -115,7 +124,10 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
         POINT(&la, 0);
         simplex_integ<D, NC>(nd, rows, s, f, re, HAS_S);
     };
-    if constexpr (NQ > 0) {
+    if constexpr (NQ > 0 && simplex_const_rolled<POINT, ND>()) {
+#pragma unroll 1
+        for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
+    } else if constexpr (NQ > 0) {
 #pragma unroll
         for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
     } else {
