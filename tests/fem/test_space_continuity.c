@@ -137,63 +137,45 @@ static void eval_cell(const Mesh *m, const Space *sp, const fem_idx *dofs, int b
         for (int a = 0; a < 3; a++) x[a] += geo[j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
 }
 
+/* The worst distance between where block mb's elements map their own space nodes (their geometry's basis at
+ * the nodes' lattice positions) and node_x of the numbers the space block sb gave those nodes. */
+static double block_mismatch(const Mesh *m, const Space *sp, const MeshBlock *mb, const SpaceBlock *sb) {
+    double worst = 0.0;
+    double *pts = malloc(sizeof(double) * 3 * sb->ndof),
+           *geo = malloc(sizeof(double) * sb->ndof * mb->nnodes);
+    for (int n = 0; n < sb->ndof; n++) {
+        int lat[3];
+        lattice_node(sb->shape, sp->order, n, lat);
+        lattice_position(sb->shape, sp->order, lat, &pts[3 * n]);
+    }
+    basis_tabulate(mb->shape, mb->order, sb->ndof, pts, geo, NULL);
+    for (int64_t c = 0; c < sb->count; c++)
+        for (int n = 0; n < sb->ndof; n++) {
+            double x[3] = {0, 0, 0};
+            for (int j = 0; j < mb->nnodes; j++)
+                for (int a = 0; a < 3; a++)
+                    x[a] += geo[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
+            const double *y = &sp->node_x[3 * (int64_t)sb->dofs[c * sb->ndof + n]];
+            for (int a = 0; a < 3; a++) worst = fmax(worst, fabs(x[a] - y[a]));
+        }
+    free(pts);
+    free(geo);
+    return worst;
+}
+
 /* (a): each cell maps its own nodes onto node_x. */
 static double node_mismatch(const Mesh *m, const Space *sp) {
     double worst = 0.0;
-    for (int b = 0; b < m->ncell_blocks; b++) {
-        const MeshBlock *mb = &m->cells[b];
-        const SpaceBlock *sb = &sp->cells[b];
-        double *pts = malloc(sizeof(double) * 3 * sb->ndof),
-               *geo = malloc(sizeof(double) * sb->ndof * mb->nnodes);
-        for (int n = 0; n < sb->ndof; n++) {
-            int lat[3];
-            lattice_node(sb->shape, sp->order, n, lat);
-            lattice_position(sb->shape, sp->order, lat, &pts[3 * n]);
-        }
-        basis_tabulate(mb->shape, mb->order, sb->ndof, pts, geo, NULL);
-        for (int64_t c = 0; c < sb->count; c++)
-            for (int n = 0; n < sb->ndof; n++) {
-                double x[3] = {0, 0, 0};
-                for (int j = 0; j < mb->nnodes; j++)
-                    for (int a = 0; a < 3; a++)
-                        x[a] +=
-                            geo[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
-                const double *y = &sp->node_x[3 * (int64_t)sb->dofs[c * sb->ndof + n]];
-                for (int a = 0; a < 3; a++) worst = fmax(worst, fabs(x[a] - y[a]));
-            }
-        free(pts);
-        free(geo);
-    }
+    for (int b = 0; b < m->ncell_blocks; b++)
+        worst = fmax(worst, block_mismatch(m, sp, &m->cells[b], &sp->cells[b]));
     return worst;
 }
 
 /* (e): each facet element maps its own trace nodes onto node_x of the numbers the space gave them. */
 static double facet_mismatch(const Mesh *m, const Space *sp) {
     double worst = 0.0;
-    for (int b = 0; b < m->nfacet_blocks; b++) {
-        const MeshBlock *mb = &m->facets[b];
-        const SpaceBlock *sb = &sp->facets[b];
-        double *pts = malloc(sizeof(double) * 3 * sb->ndof),
-               *geo = malloc(sizeof(double) * sb->ndof * mb->nnodes);
-        for (int n = 0; n < sb->ndof; n++) {
-            int lat[3];
-            lattice_node(sb->shape, sp->order, n, lat);
-            lattice_position(sb->shape, sp->order, lat, &pts[3 * n]);
-        }
-        basis_tabulate(mb->shape, mb->order, sb->ndof, pts, geo, NULL);
-        for (int64_t c = 0; c < sb->count; c++)
-            for (int n = 0; n < sb->ndof; n++) {
-                double x[3] = {0, 0, 0};
-                for (int j = 0; j < mb->nnodes; j++)
-                    for (int a = 0; a < 3; a++)
-                        x[a] +=
-                            geo[n * mb->nnodes + j] * m->x[3 * (int64_t)mb->nodes[c * mb->nnodes + j] + a];
-                const double *y = &sp->node_x[3 * (int64_t)sb->dofs[c * sb->ndof + n]];
-                for (int a = 0; a < 3; a++) worst = fmax(worst, fabs(x[a] - y[a]));
-            }
-        free(pts);
-        free(geo);
-    }
+    for (int b = 0; b < m->nfacet_blocks; b++)
+        worst = fmax(worst, block_mismatch(m, sp, &m->facets[b], &sp->facets[b]));
     return worst;
 }
 
