@@ -104,7 +104,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
      * split and patch kernels. Measured on an H100 at ~1M elements, J x, atomic: p = 2 tetrahedra, linear
      * elasticity 344 -> 326 us, neo-Hookean 1,537 -> 1,470; p = 3 tetrahedra, linear elasticity 1,538 ->
      * 1,456, constant-k heat 628 -> 602, neo-Hookean 7,350 -> 6,780; triangles within 1-2% either way. */
-    constexpr bool HAS_S = (qf_point_writes<POINT>() & QF_VALUE) != 0;
+    constexpr bool HAS_S = qf_point_writes_s<POINT>();
     const int nd = NQ ? ND : v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D, false, NQ == 0>(v, SIMPLEX_THREADS, smem);
     const double *B = st.B, *G = st.G;
@@ -183,7 +183,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX
                           double *evec) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
-    constexpr bool HAS_S = (qf_point_writes<POINT>() & QF_VALUE) != 0; /* else s = 0: not integrated */
+    constexpr bool HAS_S = qf_point_writes_s<POINT>(); /* else s = 0: not integrated */
     const int nd = NQ ? ND : v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D, false, NQ == 0>(v, EPB, smem);
     const double *B = st.B, *G = st.G;
@@ -307,7 +307,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS,
                           PatchView pv) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPB = SIMPLEX_THREADS, NSLOT = EPB * ND;
-    constexpr bool HAS_S = (qf_point_writes<POINT>() & QF_VALUE) != 0; /* else s = 0: not integrated */
+    constexpr bool HAS_S = qf_point_writes_s<POINT>(); /* else s = 0: not integrated */
     const int nq = NQ ? NQ : v.nq, maxn = pv.maxn;
     /* two copies of the tables, R for the interpolation and T for the integration: from one, the compiler
      * kept a q-point's 40 table values in registers between the two (167 registers for 10 nodes) */

@@ -33,12 +33,6 @@ enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
 
 enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
 
-/* Whether the point function writes s (physics/qfunctions.h); the Jacobians write none, and the transposed
- * contractions then skip the terms of s. */
-template <PointFn POINT> __host__ __device__ static constexpr bool writes_s() {
-    return (qf_point_writes<POINT>() & QF_VALUE) != 0;
-}
-
 /* The physics at q-point q of element e: a QfArgs of one point whose u, du, geo, s and f are the thread's
  * local arrays and whose dimension and components are constants, so that after inlining they are
  * registers; the global arrays the point function may read or write are offset to the point. */
@@ -70,7 +64,7 @@ static __device__ __forceinline__ void point_at(const QfArgs &a, int64_t e, int 
 template <int P, int Q, int NC, bool XS, int GL, PointFn POINT>
 static __device__ __forceinline__ void hex_points(const QfArgs &a, int64_t e, int t, const Tables &T,
                                                   double *C, double *W) {
-    hex_zt<P, Q, NC, XS, writes_s<POINT>()>(t, T, C, W, [&](int qz, double *s, double *f) {
+    hex_zt<P, Q, NC, XS, qf_point_writes_s<POINT>()>(t, T, C, W, [&](int qz, double *s, double *f) {
         double u[NC], du[NC * 3];
         hex_z_interp<P, Q, NC>(T, C, t, qz, u, du);
         point_at<3, NC, GL, POINT>(a, e, t + Q * Q * qz, u, du, s, f);
@@ -85,7 +79,7 @@ static __device__ __forceinline__ void quad_points(const QfArgs &a, int64_t e, i
     double u[NC], du[NC * 2], s[NC], f[NC * 2];
     quad_interp_point<P, Q, NC>(t, T, V, u, du);
     point_at<2, NC, GL, POINT>(a, e, t, u, du, s, f);
-    quad_put_point<Q, NC, writes_s<POINT>()>(t, SF, s, f);
+    quad_put_point<Q, NC, qf_point_writes_s<POINT>()>(t, SF, s, f);
 }
 
 /* ------------------------------------------------------------------------------------------ the kernel */
@@ -124,7 +118,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) quad_points<P, Q, NC, GL, POINT>(a, e, t, T, V, U);
         __syncthreads();
-        if (active) quad_yt<P, Q, NC, writes_s<POINT>()>(t, T, U, V);
+        if (active) quad_yt<P, Q, NC, qf_point_writes_s<POINT>()>(t, T, U, V);
         __syncthreads();
         if (active) quad_xt<P, Q, NC>(t, T, V, dofs, e, out, evec);
     }

@@ -84,6 +84,10 @@ template <void (*POINT)(const QfArgs *, int64_t)> FEM_HD static constexpr unsign
 #undef QF_POINT_WRITES_
     return QF_VALUE | QF_GRAD;
 }
+/* Whether it writes s: where it does not (s = 0), the kernels leave out the terms of s. */
+template <void (*POINT)(const QfArgs *, int64_t)> FEM_HD static constexpr bool qf_point_writes_s() {
+    return (qf_point_writes<POINT>() & QF_VALUE) != 0;
+}
 #endif
 
 #endif
