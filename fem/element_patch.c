@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A thread's table from node numbers to a patch's local node index, cleared entry by entry after each patch. */
+/* A thread's table from node numbers to a patch's local node index, cleared entry by entry after each patch.
+ */
 typedef struct {
     int32_t mask;
     fem_idx *key; /* -1: empty */
@@ -34,7 +35,9 @@ static void table_clear(NodeTable *t, const fem_idx *nodes, int32_t n) {
 }
 
 void element_patches_destroy(ElementPatches *p) {
-    free(p->node_off), free(p->npriv), free(p->nodes), free(p->inc_beg), free(p->inc_slot), free(p->slot_node);
+    free(p->node_off), free(p->npriv), free(p->nodes), free(p->inc_beg), free(p->inc_slot),
+        free(p->slot_node);
+    free(p->part_off), free(p->sh_node), free(p->sh_beg), free(p->sh_part);
     memset(p, 0, sizeof *p);
 }
 
@@ -76,9 +79,11 @@ int element_patches(const fem_idx *dofs, int64_t ne, int nd, int64_t nnodes, int
     for (int pass = 0; pass < 2 && !status; pass++) {
 #pragma omp parallel reduction(max : maxn)
         {
-            NodeTable t = {tsize - 1, malloc(sizeof(fem_idx) * (size_t)tsize), malloc(sizeof(int32_t) * (size_t)tsize)};
+            NodeTable t = {tsize - 1, malloc(sizeof(fem_idx) * (size_t)tsize),
+                           malloc(sizeof(int32_t) * (size_t)tsize)};
             fem_idx *nodes = malloc(sizeof(fem_idx) * (size_t)epb * nd);
-            int32_t *cnt = malloc(sizeof(int32_t) * (size_t)epb * nd), *pos = malloc(sizeof(int32_t) * (size_t)epb * nd);
+            int32_t *cnt = malloc(sizeof(int32_t) * (size_t)epb * nd),
+                    *pos = malloc(sizeof(int32_t) * (size_t)epb * nd);
             int32_t *fill = malloc(sizeof(int32_t) * (size_t)epb * nd);
             const int ok = t.key && t.val && nodes && cnt && pos && fill;
             if (ok) memset(t.key, 0xff, sizeof(fem_idx) * (size_t)tsize);
@@ -128,12 +133,54 @@ int element_patches(const fem_idx *dofs, int64_t ne, int nd, int64_t nnodes, int
             p->ntotal = p->node_off[np];
             p->nodes = malloc(sizeof(fem_idx) * (size_t)p->ntotal);
             p->inc_beg = malloc(sizeof(int32_t) * (size_t)(p->ntotal + 1));
-            if (!p->nodes || !p->inc_beg) status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for element patches");
-            else p->inc_beg[p->ntotal] = (int32_t)npairs;
+            if (!p->nodes || !p->inc_beg)
+                status = fem_fail(FEM_ERR_INTERNAL, "out of host memory for element patches");
+            else
+                p->inc_beg[p->ntotal] = (int32_t)npairs;
         }
     }
     free(deg);
     if (status) return element_patches_destroy(p), status;
     p->npatch = np, p->epb = epb, p->nd = nd, p->maxn = maxn;
     return FEM_OK;
+}
+
+int element_patches_partials(ElementPatches *p, int64_t nnodes) {
+    const int64_t np = p->npatch;
+    p->part_off = malloc(sizeof(int32_t) * (size_t)(np + 1));
+    int32_t *cnt = calloc((size_t)nnodes + 1, sizeof *cnt);
+    if (!p->part_off || !cnt) goto oom;
+    p->part_off[0] = 0;
+    for (int64_t pi = 0; pi < np; pi++) {
+        const int32_t k0 = p->node_off[pi] + p->npriv[pi], k1 = p->node_off[pi + 1];
+        p->part_off[pi + 1] = p->part_off[pi] + (k1 - k0);
+        for (int32_t k = k0; k < k1; k++) cnt[p->nodes[k]]++;
+    }
+    /* the shared nodes in increasing order, each one's partials in patch order (a counting sort) */
+    int64_t ns = 0;
+    for (int64_t g = 0; g < nnodes; g++) ns += cnt[g] > 0;
+    p->nshared = ns;
+    p->sh_node = malloc(sizeof(fem_idx) * (size_t)(ns + 1));
+    p->sh_beg = malloc(sizeof(int32_t) * (size_t)(ns + 1));
+    p->sh_part = malloc(sizeof(int32_t) * (size_t)(p->part_off[np] + 1));
+    if (!p->sh_node || !p->sh_beg || !p->sh_part) goto oom;
+    int64_t k = 0;
+    int32_t at = 0;
+    for (int64_t g = 0; g < nnodes; g++) {
+        if (!cnt[g]) continue;
+        p->sh_node[k] = (fem_idx)g, p->sh_beg[k++] = at;
+        const int32_t c = cnt[g];
+        cnt[g] = at; /* now the next free place of node g's partials */
+        at += c;
+    }
+    p->sh_beg[ns] = at;
+    for (int64_t pi = 0; pi < np; pi++) {
+        const int32_t k0 = p->node_off[pi] + p->npriv[pi], k1 = p->node_off[pi + 1];
+        for (int32_t j = k0; j < k1; j++) p->sh_part[cnt[p->nodes[j]]++] = p->part_off[pi] + (j - k0);
+    }
+    free(cnt);
+    return FEM_OK;
+oom:
+    free(cnt);
+    return fem_fail(FEM_ERR_INTERNAL, "out of host memory for the partial sums of element patches");
 }

@@ -4,9 +4,11 @@
 #                         HDF5, ...) minus glibc's own, which the GPU machine has in a newer version;
 #   .device/build.tar.xz  the build folder's programs (femto-app, the benchmarks, the GPU tests' programs) and CTest
 #                         files;
-#   .device/cudss.tar.xz  libcudss.so.0 (and its threading layer) when the build links cuDSS: about 60 MiB compressed, so it travels in a
-#                         call of its own (carry it alone, run tools/device-run.sh true; the unpacked copy stays on
-#                         the warm machine), then libs and build in the next call.
+#   .device/cudss.tar.xz  libcudss.so.0 (and its threading layer) when the build links cuDSS: about 60 MiB compressed,
+#                         more than a call may carry beside the working tree, so it is also cut in two:
+#                         .device/cudss.tar.xz.1 (carry it alone, run tools/device-run.sh true; it stays on the warm
+#                         machine), then libs, then build, ompi and .device/cudss.tar.xz.2, which device-run.sh
+#                         joins to the first piece.
 # The machine has nvcc, cmake and HDF5 but neither Gmsh nor libxml2 headers, so femto is built here for sm_90.
 # Libraries of the CUDA toolkit (cuBLAS, which cuDSS loads, is 600 MB) are not packed: the machine has CUDA 13.
 set -euo pipefail
@@ -31,6 +33,10 @@ cudss=$(sed -n 's/^CUDSS_LIBRARY:FILEPATH=//p' build/CMakeCache.txt) # loaded at
 if [ -n "$cudss" ] && { [ ! -f .device/cudss.tar.xz ] || [ "${1:-}" = "--libs" ]; }; then
   mt=""; [ -f "$(dirname "$cudss")/libcudss_mtlayer_gomp.so.0" ] && mt=libcudss_mtlayer_gomp.so.0
   tar -C "$(dirname "$cudss")" -cJf .device/cudss.tar.xz "$(basename "$cudss")" $mt
+fi
+if [ -f .device/cudss.tar.xz ] && { [ ! -f .device/cudss.tar.xz.2 ] || [ .device/cudss.tar.xz -nt .device/cudss.tar.xz.2 ]; }; then
+  head -c 58000000 .device/cudss.tar.xz > .device/cudss.tar.xz.1
+  tail -c +58000001 .device/cudss.tar.xz > .device/cudss.tar.xz.2
 fi
 # The build: the programs, and of the test programs those of the GPU-labelled tests (each links the CUDA kernels'
 # fatbins, about 9 MB; all of them would not fit the 64 MiB a call may carry), the CTest files and the cache.

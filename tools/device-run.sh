@@ -14,6 +14,10 @@ unpack() { # TARBALL DIR
     tar -C "$2" -xJf "$1" && touch "$1.unpacked"
   fi
 }
+# cuDSS cut in two (device-bundle.sh): joined once both pieces have come
+if [ -f .device/cudss.tar.xz.1 ] && [ -f .device/cudss.tar.xz.2 ]; then
+  cat .device/cudss.tar.xz.1 .device/cudss.tar.xz.2 > .device/cudss.tar.xz && rm -f .device/cudss.tar.xz.1 .device/cudss.tar.xz.2
+fi
 unpack .device/cudss.tar.xz .device/cudss
 unpack .device/libs.tar.xz .device
 unpack .device/build.tar.xz build
