@@ -242,11 +242,14 @@ static __device__ __forceinline__ void gather(const fem_idx *dofs, const double 
     }
 }
 
-/* Element dof f, component c: into the output vector, or into the element vector evec[e][c][f]. */
+/* Element dof f, component c: into the output vector, or into the element vector evec[e][c][f], or (loc set:
+ * deterministic patch assembly) into the element's own loc[c][f] in shared memory. */
 template <int ND, int NC>
 static __device__ __forceinline__ void put(const fem_idx *dofs, int64_t e, int f, int c, double r,
-                                           double *out, double *evec) {
-    if (evec)
+                                           double *out, double *evec, double *loc) {
+    if (loc)
+        loc[c * ND + f] = r;
+    else if (evec)
         evec[(e * NC + c) * ND + f] = r;
     else
         atomicAdd(&out[(int64_t)dofs[f] * NC + c], r);
@@ -452,7 +455,7 @@ static __device__ __forceinline__ void hex_yt(int t, const Tables &T, const doub
 /* x transposed and assembly: thread (i, j): r[c][k][j][i] = sum_qx B(qx, i) Ya + G(qx, i) Yb. */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const double *V, const fem_idx *dofs,
-                                              int64_t e, double *out, double *evec) {
+                                              int64_t e, double *out, double *evec, double *loc = nullptr) {
     const int i = t % Q, j = t / Q;
     if (i >= P || j >= P) return;
     double bx[Q], gx[Q];
@@ -466,7 +469,7 @@ static __device__ __forceinline__ void hex_xt(int t, const Tables &T, const doub
             double r = 0.0;
 #pragma unroll
             for (int qx = 0; qx < Q; qx++) r += bx[qx] * Ya[qx] + gx[qx] * Yb[qx];
-            put<P * P * P, NC>(dofs, e, (k * P + j) * P + i, c, r, out, evec);
+            put<P * P * P, NC>(dofs, e, (k * P + j) * P + i, c, r, out, evec, loc);
         }
 }
 
@@ -535,7 +538,7 @@ static __device__ __forceinline__ void quad_yt(int t, const Tables &T, const dou
 /* x transposed and assembly: thread (i, j): r[c][j][i] = sum_qx B(qx, i) X + G(qx, i) Y. */
 template <int P, int Q, int NC>
 static __device__ __forceinline__ void quad_xt(int t, const Tables &T, const double *V, const fem_idx *dofs,
-                                               int64_t e, double *out, double *evec) {
+                                               int64_t e, double *out, double *evec, double *loc = nullptr) {
     const int i = t % Q, j = t / Q;
     if (i >= P || j >= P) return;
 #pragma unroll
@@ -544,7 +547,78 @@ static __device__ __forceinline__ void quad_xt(int t, const Tables &T, const dou
         double r = 0.0;
 #pragma unroll
         for (int qx = 0; qx < Q; qx++) r += T.B[qx * P + i] * X[qx] + T.G[qx * P + i] * Y[qx];
-        put<P * P, NC>(dofs, e, j * P + i, c, r, out, evec);
+        put<P * P, NC>(dofs, e, j * P + i, c, r, out, evec, loc);
+    }
+}
+
+/* ---------------------------------------------------------------------------------- element patches */
+
+/* A cell block's element patches on the device (fem/element_patch.h), and where a block's sums go: with part
+ * NULL a shared node's sum is added atomically; with part set (deterministic assembly) patch p writes its
+ * j-th shared node's sum to part[(part_off[p] + j) * NC ...], which gpu_patch_partials then adds in patch
+ * order. */
+typedef struct PatchView {
+    const int32_t *node_off, *npriv, *inc_beg;
+    const fem_idx *nodes;
+    const uint16_t *inc_slot, *slot_node;
+    int maxn; /* the most distinct nodes of one patch: the patch kernel's X row length */
+    const int32_t *part_off;
+    double *part;
+} PatchView;
+
+/* The end of a block on patch blockIdx.x: each of its distinct nodes sums its slots, at(c, slot) being
+ * component c of slot i epb + le (element le's node i), in slot order, and goes out once: a plain add for a
+ * node private to the patch (no other block of the launch touches it), else an atomic add, or with pv.part
+ * the partial of deterministic assembly. All threads of the block (1D or 2D) share the nodes. */
+template <int NC, typename At>
+static __device__ __forceinline__ void patch_put(const PatchView &pv, At at, double *out) {
+    const int k0 = __ldg(pv.node_off + blockIdx.x), k1 = __ldg(pv.node_off + blockIdx.x + 1);
+    const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
+    const int64_t p0 = pv.part ? (int64_t)__ldg(pv.part_off + blockIdx.x) - kp : 0; /* p0 + k: node k's */
+    const int nt = blockDim.x * blockDim.y;
+    for (int k = k0 + threadIdx.x + threadIdx.y * blockDim.x; k < k1; k += nt) {
+        const int64_t g = __ldg(pv.nodes + k);
+        double y[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) y[c] = 0.0;
+        const int j1 = __ldg(pv.inc_beg + k + 1);
+        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
+            const int slot = __ldg(pv.inc_slot + j);
+#pragma unroll
+            for (int c = 0; c < NC; c++) y[c] += at(c, slot);
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (k < kp)
+                out[g * NC + c] += y[c];
+            else if (pv.part)
+                pv.part[(p0 + k) * NC + c] = y[c];
+            else
+                atomicAdd(&out[g * NC + c], y[c]);
+        }
+    }
+}
+
+/* Deterministic assembly's second pass, one thread per shared node k (a grid-stride loop): out[sh_node[k]]
+ * += its partials part[sh_part[j]], j in sh_beg[k] .. sh_beg[k + 1] (patch order), component by component. */
+template <int NC>
+static __global__ void __launch_bounds__(256)
+    k_patch_partials(int64_t nshared, const fem_idx *sh_node, const int32_t *sh_beg, const int32_t *sh_part,
+                     const double *part, double *out) {
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nshared;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t g = sh_node[k];
+        const int j0 = sh_beg[k], j1 = sh_beg[k + 1];
+        double y[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) y[c] = 0.0;
+        for (int j = j0; j < j1; j++) {
+            const double *pj = part + (int64_t)sh_part[j] * NC;
+#pragma unroll
+            for (int c = 0; c < NC; c++) y[c] += pj[c];
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) out[g * NC + c] += y[c];
     }
 }
 

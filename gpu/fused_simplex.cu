@@ -82,6 +82,27 @@ static __device__ __forceinline__ void simplex_geo(const double *ge, int q, cons
             geo[k] = w.ratio[q] * base[k];
 }
 
+/* The one-thread and split kernels' end with deterministic patch assembly (po.part set): once every thread of
+ * the block is past its q-point loop, the element sums go into shared memory from its start (the tables and
+ * dof map are read no more), slot i epb + le of component c at S[c * epb nd + ...], and patch_put adds them.
+ */
+template <int NC, int MAXD>
+static __device__ __forceinline__ void simplex_patch_out(const PatchView &po, int epb, int le, bool writes,
+                                                         int nd, const double (&re)[NC][MAXD], double *smem,
+                                                         double *out) {
+    __syncthreads();
+    const int nslot = epb * nd;
+    if (writes)
+#pragma unroll
+        for (int i = 0; i < MAXD; i++)
+            if (i < nd)
+#pragma unroll
+                for (int c = 0; c < NC; c++) smem[c * nslot + i * epb + le] = re[c][i];
+    __syncthreads();
+    patch_put<NC>(
+        po, [&](int c, int slot) { return smem[c * nslot + slot]; }, out);
+}
+
 /* ND, NQ > 0: cells of ND nodes at a rule of NQ points, the tables in constant memory (c_patch_rows, below)
  * and the q-point loop unrolled; the block stages its dof map alone. */
 template <int D, int ND, int NQ> struct ConstRows;
@@ -94,10 +115,17 @@ template <int D, int ND, int NQ> struct ConstRows;
 template <PointFn POINT, int ND> __host__ __device__ static constexpr bool simplex_const_rolled() {
     return ND > SIMPLEX_MAX_DOF && POINT == heat_cell_residual;
 }
+/* Whether the one-thread kernel has deterministic patch assembly's end (simplex_patch_out): not on tetrahedra
+ * of order 3 with constant tables, whose kernels held to 168 registers then spilled (ptxas: heat's rolled
+ * residual 676 bytes, the rd_cell test function's 28); their blocks keep the element vectors. */
+template <int ND, int NQ> __host__ __device__ static constexpr bool simplex_one_patch_out() {
+    return !(ND > SIMPLEX_MAX_DOF && NQ > 0);
+}
 template <int D, int NC, int GL, PointFn POINT, int MAXD = SIMPLEX_MAX_DOF, int MINB = 0, int ND = 0,
           int NQ = 0>
 static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
-    k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec) {
+    k_fused_simplex(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec,
+                    PatchView po) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D);
     /* The Jacobians write no s (physics/qfunctions.h): its terms are not integrated, here and in the
@@ -108,31 +136,40 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, MINB)
     const int nd = NQ ? ND : v.ndof, nq = v.nq;
     const SimplexStage st = simplex_stage<D, false, NQ == 0>(v, SIMPLEX_THREADS, smem);
     const double *B = st.B, *G = st.G;
-    if ((int)threadIdx.x >= st.nb) return;
-    const int64_t e = st.e0 + threadIdx.x;
-    const fem_idx *my = st.ids + threadIdx.x * nd;
-    double ue[NC][MAXD], re[NC][MAXD];
-    simplex_gather(my, nd, in, ue);
+    /* with patches every thread reaches the block's barriers (those past the last element write nothing) */
+    constexpr bool PO = simplex_one_patch_out<ND, NQ>();
+    const bool writes = (int)threadIdx.x < st.nb;
+    if (!writes && !(PO && po.part)) return;
+    const int le = threadIdx.x;
+    const int64_t e = st.e0 + le;
+    const fem_idx *my = st.ids + le * nd;
+    double re[NC][MAXD];
     simplex_zero(re);
-    double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
-    const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
-    auto point = [&](int q, const auto &rows) {
-        simplex_geo<D, GL>(ge, q, w, geo0, geo);
-        double uq[NC], du[NC * D], s[NC], f[NC * D];
-        simplex_interp<D, NC>(nd, rows, ue, uq, du);
-        QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
-        POINT(&la, 0);
-        simplex_integ<D, NC>(nd, rows, s, f, re, HAS_S);
-    };
-    if constexpr (NQ > 0 && simplex_const_rolled<POINT, ND>()) {
+    if (writes) {
+        double ue[NC][MAXD];
+        simplex_gather(my, nd, in, ue);
+        double geo[GS], geo0[SIMPLEX_BASE(GL, D)];
+        const double *ge = simplex_geo_begin<D, GL>(a, e, w, geo0, geo);
+        auto point = [&](int q, const auto &rows) {
+            simplex_geo<D, GL>(ge, q, w, geo0, geo);
+            double uq[NC], du[NC * D], s[NC], f[NC * D];
+            simplex_interp<D, NC>(nd, rows, ue, uq, du);
+            QfArgs la = qf_point_args<D, NC>(a, e, q, uq, du, geo, s, f);
+            POINT(&la, 0);
+            simplex_integ<D, NC>(nd, rows, s, f, re, HAS_S);
+        };
+        if constexpr (NQ > 0 && simplex_const_rolled<POINT, ND>()) {
 #pragma unroll 1
-        for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
-    } else if constexpr (NQ > 0) {
+            for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
+        } else if constexpr (NQ > 0) {
 #pragma unroll
-        for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
-    } else {
-        for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
+            for (int q = 0; q < NQ; q++) point(q, ConstRows<D, ND, NQ>{q});
+        } else {
+            for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
+        }
     }
+    if constexpr (PO)
+        if (po.part) return simplex_patch_out<NC, MAXD>(po, SIMPLEX_THREADS, le, writes, nd, re, smem, out);
     simplex_put(my, nd, e, re, out, evec);
 }
 
@@ -179,8 +216,8 @@ template <int D, int NC, int GL, PointFn POINT, int ND = 0, int NQ = 0, int MAXD
 static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX_DOF ? SPLIT3_CONST_MIN_BLOCKS
                                                                                      : SPLIT_CONST_MIN_BLOCKS)
                                                              : MINB)
-    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out,
-                          double *evec) {
+    k_fused_simplex_split(ElemView v, SimplexWeights w, QfArgs a, const double *in, double *out, double *evec,
+                          PatchView po) {
     extern __shared__ double smem[];
     constexpr int GS = QF_GEO_DOUBLES(GL, D), EPW = 32 / NC, EPB = EPW * (SIMPLEX_THREADS / 32);
     constexpr bool HAS_S = qf_point_writes_s<POINT>(); /* else s = 0: not integrated */
@@ -250,6 +287,19 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX
     } else {
         for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
     }
+    if (po.part) {
+        /* lane c's sums are component c's: the component loop of simplex_patch_out picks its own */
+        __syncthreads();
+        const int nslot = EPB * nd;
+        if (writes)
+#pragma unroll
+            for (int i = 0; i < MAXD; i++)
+                if (i < nd) smem[c * nslot + i * EPB + le] = re[i];
+        __syncthreads();
+        patch_put<NC>(
+            po, [&](int cc, int slot) { return smem[cc * nslot + slot]; }, out);
+        return;
+    }
     if (!writes) return;
 #pragma unroll
     for (int i = 0; i < MAXD; i++)
@@ -288,13 +338,6 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX
 #ifndef PATCH3_MIN_BLOCKS
 #define PATCH3_MIN_BLOCKS 4
 #endif
-
-typedef struct {
-    const int32_t *node_off, *npriv, *inc_beg;
-    const fem_idx *nodes;
-    const uint16_t *inc_slot, *slot_node;
-    int maxn; /* the most distinct nodes of one patch: X's row length */
-} PatchView;
 
 /* ND nodes an element, a compile-time constant here (the tables' loops unroll without predicates). NQ > 0: a
  * rule of NQ points, the tables in constant memory (c_patch_rows) and the q-point loop unrolled; NQ = 0: the
@@ -403,29 +446,12 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS,
             for (int c = 0; c < NC; c++) my[c * NSLOT + i * EPB] = re[c][i];
     }
     __syncthreads();
-    const int kp = k0 + __ldg(pv.npriv + blockIdx.x);
-    for (int k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-        const int64_t g = __ldg(pv.nodes + k);
-        double y[NC];
-#pragma unroll
-        for (int c = 0; c < NC; c++) y[c] = 0.0;
-        const int j1 = __ldg(pv.inc_beg + k + 1);
-        for (int j = __ldg(pv.inc_beg + k); j < j1; j++) {
-            const int slot = __ldg(pv.inc_slot + j);
-#pragma unroll
-            for (int c = 0; c < NC; c++) y[c] += S[c * NSLOT + slot];
-        }
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            if (k < kp)
-                out[g * NC + c] += y[c]; /* no other block of this launch touches a private node */
-            else
-                atomicAdd(&out[g * NC + c], y[c]);
-        }
-    }
+    patch_put<NC>(
+        pv, [&](int c, int slot) { return S[c * NSLOT + slot]; }, out);
 }
 
-typedef void (*SimplexKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, double *);
+typedef void (*SimplexKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, double *,
+                              PatchView);
 typedef void (*SimplexPatchKernel)(ElemView, SimplexWeights, QfArgs, const double *, double *, PatchView);
 typedef struct {
     int id, ncomp; /* ncomp 0: one per space dimension */
@@ -663,19 +689,31 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
     return simplex_smem(v) <= gpu_state(op->dev)->shared_optin;
 }
 
-/* The patch arrays a block uploads: node_off, npriv, inc_beg, nodes, inc_slot, slot_node. */
-enum { PATCH_ARRAYS = 6 };
+/* The patch arrays a block uploads: node_off, npriv, inc_beg, nodes, inc_slot, slot_node, and for
+ * deterministic assembly part_off, sh_node, sh_beg, sh_part. */
+enum { PATCH_ARRAYS = 10 };
+/* A cell block's patches of one size: [0] SIMPLEX_THREADS elements (the patch and one-thread kernels), [1]
+ * the split kernel's block (simplex_epb). */
 typedef struct {
-    ElementPatches host[MESH_MAX_BLOCKS]; /* sizes only: the arrays are freed after the upload */
-    PatchView view[MESH_MAX_BLOCKS];
-    void *mem[MESH_MAX_BLOCKS][PATCH_ARRAYS];
+    ElementPatches host; /* sizes only: the arrays are freed after the upload */
+    PatchView view;
+    const fem_idx *sh_node; /* deterministic assembly's second pass (device) */
+    const int32_t *sh_beg, *sh_part;
+    void *mem[PATCH_ARRAYS];
+} PatchSet;
+typedef struct {
+    PatchSet set[MESH_MAX_BLOCKS][2];
+    double
+        *part; /* the partials of deterministic assembly, shared by the blocks (launched one after another) */
 } SimplexPatches;
 
 static void simplex_patches_destroy(Operator *op) {
     SimplexPatches *sp = (SimplexPatches *)op->impl;
     if (!sp) return;
     for (int b = 0; b < MESH_MAX_BLOCKS; b++)
-        for (int k = 0; k < PATCH_ARRAYS; k++) device_free(op->dev, sp->mem[b][k]);
+        for (int kind = 0; kind < 2; kind++)
+            for (int k = 0; k < PATCH_ARRAYS; k++) device_free(op->dev, sp->set[b][kind].mem[k]);
+    device_free(op->dev, sp->part);
     free(sp);
     op->impl = NULL;
 }
@@ -686,38 +724,51 @@ static size_t simplex_patch_smem(const ElemView *v, int maxn, bool const_rows = 
                              ((size_t)SIMPLEX_THREADS * v->ndof + maxn) * v->ncomp);
 }
 
-/* Block bi's patches, built on the host and uploaded. */
-static int simplex_patch_block(Operator *op, int bi, SimplexPatches *sp) {
+/* Block bi's patches of epb elements, built on the host (with the partials' numbering where `partials`) and
+ * uploaded (slot_node only where `slot_node`: the patch kernel reads it); *nparts: the partials. */
+static int simplex_patch_block(Operator *op, int bi, int epb, int partials, int slot_node, PatchSet *ps,
+                               int64_t *nparts) {
     const OpBlock *b = &op->cells[bi];
-    ElementPatches *h = &sp->host[bi];
-    FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, op->space->nnodes,
-                            SIMPLEX_THREADS, h));
+    ElementPatches *h = &ps->host;
+    const int64_t nn = op->space->nnodes;
+    FEM_TRY(element_patches(op->space->cells[bi].dofs, b->nelem, b->view.ndof, nn, epb, h));
     if (!h->npatch) return FEM_OK;
-    const void *src[PATCH_ARRAYS] = {h->node_off, h->npriv, h->inc_beg, h->nodes, h->inc_slot, h->slot_node};
-    const size_t bytes[PATCH_ARRAYS] = {sizeof(int32_t) * (size_t)(h->npatch + 1),
-                                        sizeof(int32_t) * (size_t)h->npatch,
+    int status = partials ? element_patches_partials(h, nn) : FEM_OK;
+    const int64_t np = h->npatch, npart = partials && !status ? h->part_off[np] : 0;
+    const void *src[PATCH_ARRAYS] = {h->node_off,  h->npriv,    h->inc_beg, h->nodes,  h->inc_slot,
+                                     h->slot_node, h->part_off, h->sh_node, h->sh_beg, h->sh_part};
+    const size_t bytes[PATCH_ARRAYS] = {sizeof(int32_t) * (size_t)(np + 1),
+                                        sizeof(int32_t) * (size_t)np,
                                         sizeof(int32_t) * (size_t)(h->ntotal + 1),
                                         sizeof(fem_idx) * (size_t)h->ntotal,
                                         sizeof(uint16_t) * (size_t)(b->nelem * b->view.ndof),
-                                        sizeof(uint16_t) *
-                                            (size_t)(h->npatch * SIMPLEX_THREADS * b->view.ndof)};
-    int status = FEM_OK;
+                                        slot_node ? sizeof(uint16_t) * (size_t)(np * epb * b->view.ndof) : 0,
+                                        sizeof(int32_t) * (size_t)(np + 1),
+                                        sizeof(fem_idx) * (size_t)h->nshared,
+                                        sizeof(int32_t) * (size_t)(h->nshared + 1),
+                                        sizeof(int32_t) * (size_t)npart};
     for (int k = 0; k < PATCH_ARRAYS && !status; k++)
-        status = device_alloc_copy(op->dev, &sp->mem[bi][k], src[k], bytes[k]);
+        if (src[k] && bytes[k]) status = device_alloc_copy(op->dev, &ps->mem[k], src[k], bytes[k]);
     ElementPatches sizes = *h;
     element_patches_destroy(h);
     if (status) return status;
-    sizes.node_off = NULL, sizes.npriv = NULL, sizes.nodes = NULL, sizes.inc_beg = NULL,
-    sizes.inc_slot = NULL;
-    sizes.slot_node = NULL;
-    *h = sizes;
-    sp->view[bi] = PatchView{(const int32_t *)sp->mem[bi][0],
-                             (const int32_t *)sp->mem[bi][1],
-                             (const int32_t *)sp->mem[bi][2],
-                             (const fem_idx *)sp->mem[bi][3],
-                             (const uint16_t *)sp->mem[bi][4],
-                             (const uint16_t *)sp->mem[bi][5],
-                             sizes.maxn};
+    sizes.node_off = sizes.npriv = sizes.inc_beg = sizes.part_off = sizes.sh_beg = sizes.sh_part = NULL;
+    sizes.nodes = sizes.sh_node = NULL;
+    sizes.inc_slot = sizes.slot_node = NULL;
+    ps->host = sizes;
+    void *const *m = ps->mem;
+    ps->view = PatchView{(const int32_t *)m[0],
+                         (const int32_t *)m[1],
+                         (const int32_t *)m[2],
+                         (const fem_idx *)m[3],
+                         (const uint16_t *)m[4],
+                         (const uint16_t *)m[5],
+                         sizes.maxn,
+                         (const int32_t *)m[6],
+                         NULL};
+    ps->sh_node = (const fem_idx *)m[7], ps->sh_beg = (const int32_t *)m[8],
+    ps->sh_part = (const int32_t *)m[9];
+    *nparts = npart;
     return FEM_OK;
 }
 
@@ -793,36 +844,112 @@ static SimplexKernel simplex_pick(const Operator *op, const OpBlock *b, int resi
                           simplex_const_rows(g, b), const_rows);
 }
 
+/* The one-thread and split kernels' shared memory with deterministic patch assembly: their staging, or the
+ * block's element sums where those take more (simplex_patch_out). */
+static size_t simplex_out_smem(const ElemView *v, int epb, bool const_rows) {
+    const size_t sums = sizeof(double) * (size_t)epb * v->ndof * v->ncomp, st = simplex_smem(v, const_rows);
+    return sums > st ? sums : st;
+}
+
+/* Whether the one-thread or split kernel of a block (ck: simplex_kernel's took_const) has deterministic patch
+ * assembly's end: simplex_one_patch_out on the host. */
+static bool simplex_out_ok(const OpBlock *b, int split, int ck) {
+    return split || !(b->view.ndof > SIMPLEX_MAX_DOF && (ck & CONST_KERNEL));
+}
+
+/* Element patches where kernels run on them: with atomic assembly the patch kernels' (the Jacobian actions
+ * from compact q-point data); with gather assembly, deterministic patch assembly for every block of the
+ * register kernels (the patch kernel's where it serves, else the one-thread or split kernel's), each block's
+ * patches of the size its kernels' blocks take. FEMTO_GPU_PATCH=0: none (gather assembly then writes the
+ * element vectors for k_gather_assemble). */
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op) {
     const char *env = getenv("FEMTO_GPU_PATCH");
-    if ((env && strcmp(env, "0") == 0) || op->impl || op->dev->assembly == ASSEMBLE_GATHER) return FEM_OK;
+    if ((env && strcmp(env, "0") == 0) || op->impl) return FEM_OK;
+    const int gather = op->dev->assembly == ASSEMBLE_GATHER;
+    const size_t optin = gpu_state(op->dev)->shared_optin;
     SimplexPatches *sp = (SimplexPatches *)calloc(1, sizeof *sp);
     if (!sp) return fem_fail(FEM_ERR_INTERNAL, "out of host memory for element patches");
     op->impl = sp;
     op->ops.destroy = simplex_patches_destroy;
+    int64_t most = 0;
     for (int bi = 0; bi < op->ncells; bi++) {
         const OpBlock *b = &op->cells[bi];
+        const int tepb = gather ? gpu_fused_tensor_epb(op, b) : 0;
+        if (tepb > 0) { /* the sum-factorised kernel's blocks: deterministic patch assembly */
+            int64_t n = 0;
+            FEM_TRY(simplex_patch_block(op, bi, tepb, 1, 0, &sp->set[bi][0], &n));
+            if (n * b->view.ncomp > most) most = n * b->view.ncomp;
+            continue;
+        }
         const SimplexWeights w = simplex_weights(op, b);
         const QfQdata *qd;
-        int split, want = 0;
+        int want[2] = {0, 0}, patch_kernel = 0;
         for (int residual = 0; residual < 2; residual++) {
+            if (!gpu_fused_simplex_fits(op, b, residual)) continue;
             SimplexPatchKernel pk = NULL;
-            if (gpu_fused_simplex_fits(op, b, residual)) simplex_pick(op, b, residual, w, &qd, &split, &pk);
-            want |= pk != NULL;
+            int split = 0, ck = 0;
+            simplex_pick(op, b, residual, w, &qd, &split, &pk, &ck);
+            const bool ct = (ck & (pk ? CONST_PATCH : CONST_KERNEL)) != 0;
+            if (pk) {
+                const int fits = simplex_patch_smem(&b->view, SIMPLEX_THREADS * b->view.ndof, ct) <= optin;
+                want[0] |= fits, patch_kernel |= fits;
+            } else if (gather && simplex_out_ok(b, split, ck))
+                want[split] |= simplex_out_smem(&b->view, simplex_epb(b->view.ncomp, split), ct) <= optin;
         }
-        if (want &&
-            simplex_patch_smem(&b->view, SIMPLEX_THREADS * b->view.ndof) <= gpu_state(op->dev)->shared_optin)
-            FEM_TRY(simplex_patch_block(op, bi, sp));
+        for (int kind = 0; kind < 2; kind++) {
+            int64_t n = 0;
+            if (want[kind])
+                FEM_TRY(simplex_patch_block(op, bi, simplex_epb(b->view.ncomp, kind), gather,
+                                            kind == 0 && patch_kernel, &sp->set[bi][kind], &n));
+            if (n * b->view.ncomp > most) most = n * b->view.ncomp;
+        }
     }
+    /* (one patch has no partials, yet its view's part says that assembly is deterministic) */
+    if (gather) FEM_TRY(device_alloc(op->dev, (void **)&sp->part, sizeof(double) * (size_t)(most + 1)));
+    for (int bi = 0; bi < op->ncells; bi++)
+        for (int kind = 0; kind < 2; kind++) sp->set[bi][kind].view.part = gather ? sp->part : NULL;
     return FEM_OK;
 }
 
-/* Block b's patches where its kernel runs on them (the one-thread layout, atomic assembly), else NULL. */
-static const PatchView *simplex_patches(const Operator *op, const OpBlock *b, SimplexPatchKernel pk) {
+/* Block b's patches for its launch (the patch kernel pk, else the one-thread or split kernel: deterministic
+ * assembly), or NULL where it runs without. */
+static const PatchSet *simplex_patches(const Operator *op, const OpBlock *b, SimplexPatchKernel pk, int split,
+                                       int ck) {
     const SimplexPatches *sp = (const SimplexPatches *)op->impl;
     const int bi = (int)(b - op->cells);
-    if (!pk || !sp || op->dev->assembly == ASSEMBLE_GATHER || !sp->host[bi].npatch) return NULL;
-    return &sp->view[bi];
+    if (!sp || (!pk && !simplex_out_ok(b, split, ck))) return NULL;
+    const PatchSet *ps = &sp->set[bi][pk ? 0 : split];
+    if (!ps->host.npatch || (!pk && !ps->view.part)) return NULL;
+    return ps;
+}
+
+extern "C" const PatchView *gpu_op_patches(const Operator *op, int bi, int kind, int epb) {
+    const SimplexPatches *sp = (const SimplexPatches *)op->impl;
+    if (!sp || bi < 0 || bi >= op->ncells) return NULL;
+    const PatchSet *ps = &sp->set[bi][kind];
+    return ps->host.npatch && ps->host.epb == epb && ps->view.part ? &ps->view : NULL;
+}
+
+extern "C" int gpu_patch_partials(const Operator *op, int bi, int kind, double *out) {
+    const SimplexPatches *sp = (const SimplexPatches *)op->impl;
+    const PatchSet *ps = &sp->set[bi][kind];
+    const int64_t nsh = ps->host.nshared;
+    if (nsh <= 0) return FEM_OK;
+    const unsigned blocks = gpu_vec_blocks(gpu_state(op->dev), nsh);
+    const int nc = op->cells[bi].view.ncomp;
+    if (nc == 1)
+        k_patch_partials<1>
+            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
+    else if (nc == 2)
+        k_patch_partials<2>
+            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
+    else if (nc == 3)
+        k_patch_partials<3>
+            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
+    else
+        return fem_fail(FEM_ERR_INTERNAL, "deterministic patch assembly of %d components", nc);
+    GPU_LAUNCHED(k_patch_partials);
+    return FEM_OK;
 }
 
 /* What a block's residual or Jacobian action launches: the kernel (the patch kernel pk on the patches pv
@@ -833,8 +960,8 @@ typedef struct {
     const QfQdata *qd;
     int split;
     SimplexKernel k;
-    SimplexPatchKernel pk;
-    const PatchView *pv;
+    SimplexPatchKernel pk; /* the patch kernel where it runs, else NULL */
+    const PatchSet *ps;    /* its patches, or the one-thread or split kernel's of deterministic assembly */
     const void *fn;
     bool const_rows;
     size_t smem;
@@ -844,11 +971,13 @@ static int simplex_launch(const Operator *op, const OpBlock *b, int residual, Si
     int ck;
     L->w = simplex_weights(op, b);
     L->k = simplex_pick(op, b, residual, L->w, &L->qd, &L->split, &L->pk, &ck);
-    L->pv = simplex_patches(op, b, L->pk);
-    L->fn = L->pv ? (const void *)L->pk : (const void *)L->k;
-    L->const_rows = (ck & (L->pv ? CONST_PATCH : CONST_KERNEL)) != 0;
-    L->smem = L->pv ? simplex_patch_smem(&b->view, L->pv->maxn, L->const_rows)
-                    : simplex_smem(&b->view, L->const_rows);
+    L->ps = simplex_patches(op, b, L->pk, L->split, ck);
+    if (!L->ps) L->pk = NULL;
+    L->fn = L->pk ? (const void *)L->pk : (const void *)L->k;
+    L->const_rows = (ck & (L->pk ? CONST_PATCH : CONST_KERNEL)) != 0;
+    L->smem = L->pk   ? simplex_patch_smem(&b->view, L->ps->host.maxn, L->const_rows)
+              : L->ps ? simplex_out_smem(&b->view, simplex_epb(b->view.ncomp, L->split), L->const_rows)
+                      : simplex_smem(&b->view, L->const_rows);
     if (L->smem > 48 * 1024)
         GPU_CHECK(cudaFuncSetAttribute(L->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L->smem));
     return FEM_OK;
@@ -864,21 +993,28 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     FEM_TRY(simplex_launch(op, b, residual, &L));
     if (residual) FEM_TRY(op_block_aux(op, b));
     QfArgs a = L.qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
-    double *evec = d->assembly == ASSEMBLE_GATHER ? b->evec : NULL;
+    const bool gather = d->assembly == ASSEMBLE_GATHER;
+    double *evec = gather && !L.ps ? b->evec : NULL;
     const int epb = simplex_epb(v->ncomp, L.split);
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);
-    if (L.pv)
-        L.pk<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, *L.pv);
+    PatchView none;
+    memset(&none, 0, sizeof none);
+    if (L.pk)
+        L.pk<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, L.ps->view);
     else
-        L.k<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, evec);
+        L.k<<<blocks, SIMPLEX_THREADS, L.smem>>>(*v, L.w, a, in, out, evec, L.ps ? L.ps->view : none);
     GPU_LAUNCHED("fused simplex operator");
+    if (L.ps && gather) FEM_TRY(gpu_patch_partials(op, (int)(b - op->cells), L.pk ? 0 : L.split, out));
     char layout[48] = "1 elem/thread";
     if (L.split) snprintf(layout, sizeof layout, "%d lanes/elem, %d elems/warp", v->ncomp, 32 / v->ncomp);
     snprintf(g->last_launch, sizeof g->last_launch,
              "fused-simplex %s%s%s%s: %s x %d threads, %.1f kB shared, geometry %s, %s", q->name,
-             L.qd ? " (q-point data)" : "", L.pv ? " (patches)" : "",
+             L.qd ? " (q-point data)" : "", L.pk ? " (patches)" : "",
              L.const_rows ? " (constant tables)" : "", layout, SIMPLEX_THREADS, (double)L.smem / 1024.0,
-             L.w.n ? "affine (q-point 0)" : "per q-point", evec ? "gather assembly" : "atomic assembly");
+             L.w.n ? "affine (q-point 0)" : "per q-point",
+             !gather ? "atomic assembly"
+             : L.ps  ? "gather assembly on patches (deterministic)"
+                     : "gather assembly");
     return evec ? gpu_assemble(d, v, evec, out) : FEM_OK;
 }
 

@@ -85,7 +85,8 @@ int gpu_host_alloc(Device *d, void **p, size_t bytes);
 void gpu_host_free(Device *d, void *p);
 int gpu_upload(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_download(Device *d, void *dst, const void *src, size_t bytes);
-/* cuSOLVER, loaded on first use (gpu/cusolver_load.cu); FEM_ERR_DEVICE with one sentence when it cannot be. */
+/* cuSOLVER, loaded on first use (gpu/cusolver_load.cu); FEM_ERR_DEVICE with one sentence when it cannot be.
+ */
 int gpu_cusolver_load(void);
 int gpu_copy(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_zero(Device *d, void *p, size_t bytes);
@@ -111,8 +112,8 @@ int gpu_take(Device *d, int64_t n, const int32_t *idx, double *x, double *out);
 int gpu_put2(Device *d, int64_t n, const int32_t *idx, const double *vals, double *y, double *z);
 int gpu_sum_copies(Device *d, int64_t n, const int32_t *dof, const int32_t *off, const int32_t *src,
                    const double *vals, double *v);
-int gpu_node_spmv(Device *d, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col, const double *val,
-                  const double *x, double *y);
+int gpu_node_spmv(Device *d, int64_t nrows, int ncomp, const int32_t *ptr, const int32_t *col,
+                  const double *val, const double *x, double *y);
 int gpu_fill(Device *d, int64_t n, int m, const double *pattern, double *y);
 
 /* qfunctions.cu: the instances of physics/qfunctions.h's list, indexed by q-function id */
@@ -128,6 +129,12 @@ extern "C" int gpu_fused_simplex_fits(const Operator *op, const OpBlock *b, int 
  */
 extern "C" int gpu_fused_simplex_patch_setup(Operator *op);
 extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, const double *in, double *out);
+/* Cell block bi's element patches of deterministic assembly, of `kind` (0: the one-thread, patch and tensor
+ * kernels' blocks, 1: the split kernel's), where they were made for epb elements a patch; else NULL. Then
+ * gpu_patch_partials adds the partials of the block's shared nodes to out (after the block's kernel). */
+struct PatchView;
+extern "C" const struct PatchView *gpu_op_patches(const Operator *op, int bi, int kind, int epb);
+extern "C" int gpu_patch_partials(const Operator *op, int bi, int kind, double *out);
 extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                            int *blocks_per_sm);
 
@@ -137,6 +144,9 @@ extern "C" int gpu_fused_simplex_occupancy(const Operator *op, const OpBlock *b,
  * resident blocks per SM (0 in *handled where it does not serve the block). */
 int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double *in, double *out, int *done);
 int gpu_fused_tensor_ready(const Operator *op, const OpBlock *b);
+/* The elements per block of a block's fused tensor kernel for its Jacobian action from compact q-point data,
+ * the one launch that takes deterministic patch assembly; 0 where there is none. */
+int gpu_fused_tensor_epb(const Operator *op, const OpBlock *b);
 int gpu_fused_tensor_occupancy(const Operator *op, const OpBlock *b, int residual, int *regs,
                                int *blocks_per_sm, int *handled);
 

@@ -5,14 +5,16 @@
  * for heat with a temperature-dependent conductivity and convection and steady heat with a constant
  * anisotropic conductivity (the compact q-point data form of fem/qfunction.h, which the fused kernels must
  * run), on one mesh, every order given, with atomic and with gather assembly. Errors ||gpu - cpu|| / ||cpu||
- * must be <= 1e-12; the fused device must report the fused implementation where its blocks allow it, and on
- * quadrilaterals and hexahedra run cell block 0 in a fused kernel at every order (gpu_fused_occupancy reports
- * its registers), the shared-memory device only where the full tables are fused (p <= 2). GEOMETRY_ORDER 2
- * reads the mesh with second-order cells and moves their nodes off the straight sides (test_curve_mesh: a
- * box's own order-2 cells are affine), so that the register kernel reads the geometry at every q-point.
+ * must be <= 1e-12, and gather assembly (on the register kernel by element patches: deterministic) must give
+ * bitwise the same results twice; the fused device must report the fused implementation where its blocks
+ * allow it, and on quadrilaterals and hexahedra run cell block 0 in a fused kernel at every order
+ * (gpu_fused_occupancy reports its registers), the shared-memory device only where the full tables are fused
+ * (p <= 2). GEOMETRY_ORDER 2 reads the mesh with second-order cells and moves their nodes off the straight
+ * sides (test_curve_mesh: a box's own order-2 cells are affine), so that the register kernel reads the
+ * geometry at every q-point.
  *
- * SIZE meshes the .geo at that element size (a finer mesh: many patches of the register kernel, and nodes that
- * patches share).
+ * SIZE meshes the .geo at that element size (a finer mesh: many patches of the register kernel, and nodes
+ * that patches share).
  *
  * usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER [SIZE]]      (exit 77 without a GPU) */
 #include "common/femto_test.h"
@@ -29,21 +31,22 @@
 #define TOL 1e-12
 enum { NDEV = 5 };
 /* The case's Jacobian action must run from the compact q-point data on the fused devices (1, 2), and on
- * simplices of the register kernel on the atomic one on patches (gpu/fused_simplex.cu) unless FEMTO_GPU_PATCH=0,
- * when it must not. */
+ * simplices of the register kernel on the atomic one on patches (gpu/fused_simplex.cu) unless
+ * FEMTO_GPU_PATCH=0, when it must not. */
 static int expect_qdata, expect_patch;
-/* ... and on patches, with the shape tables in constant memory: straight-sided cells at heat's exact rule, unless
- * FEMTO_GPU_CONST_TABLES=0 */
+/* ... and on patches, with the shape tables in constant memory: straight-sided cells at heat's exact rule,
+ * unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_const;
-/* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2 and
- * 3 on straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
+/* The split layout (one lane per component) reads its tables from constant memory: linear elasticity at p = 2
+ * and 3 on straight-sided simplices, unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_split_const;
-/* With gather assembly (no patches) the one-thread kernel reads its tables from constant memory too: constant-k
- * heat at p = 3 on straight-sided triangles (tetrahedra's Jacobian action from q-point data keeps shared
- * tables), unless FEMTO_GPU_CONST_TABLES=0 */
+/* With gather assembly (no patches) the one-thread kernel reads its tables from constant memory too:
+ * constant-k heat at p = 3 on straight-sided triangles (tetrahedra's Jacobian action from q-point data keeps
+ * shared tables), unless FEMTO_GPU_CONST_TABLES=0 */
 static int expect_one_const;
-/* Tetrahedra up to p = 3 (20 nodes: the register kernel's instances of their own) run the register kernel on the
- * fused devices: checked where the cell block is the last launch (constant-k heat, no natural conditions) */
+/* Tetrahedra up to p = 3 (20 nodes: the register kernel's instances of their own) run the register kernel on
+ * the fused devices: checked where the cell block is the last launch (constant-k heat, no natural conditions)
+ */
 static int expect_register;
 /* Whether the environment turns a GPU option off (NAME=0). */
 static int env_off(const char *name) {
@@ -55,7 +58,8 @@ static int env_off(const char *name) {
 static double size_scale = 1.0;
 
 typedef struct {
-    Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory fused */
+    Device *dev[NDEV]; /* cpu, gpu fused atomic, gpu fused gather, gpu separate kernels, gpu shared-memory
+                          fused */
 } Devices;
 
 static double rel_diff(int64_t n, const double *a, const double *b) {
@@ -66,8 +70,8 @@ static double rel_diff(int64_t n, const double *a, const double *b) {
 
 /* R(u) and J v on device d, downloaded; impl: the operator's implementation name; regs: the registers of the
  * fused kernel of cell block 0's Jacobian action (0: not fused). */
-static void apply(Device *d, const Space *sp, const Model *md, const double *u, const double *v, double *R, double *Jv,
-                  const char **impl, int *regs) {
+static void apply(Device *d, const Space *sp, const Model *md, const double *u, const double *v, double *R,
+                  double *Jv, const char **impl, int *regs) {
     int64_t n = sp->ndofs;
     Operator op;
     CHECK_OK(op_create(&op, d, sp, &md->phys, 0, md->cell_tags, md->facet_tags));
@@ -93,14 +97,15 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
     if (d->kind == DEV_CUDA && expect_patch && d->assembly == ASSEMBLE_ATOMIC &&
         strcmp(op.implementation, "cuda-fused") == 0)
         CHECK((strstr(gpu_last_launch(d), "(patches)") != NULL) == (expect_patch > 0),
-              "p = %d: the register kernel %s on patches: %s", sp->order, expect_patch > 0 ? "did not run" : "ran",
-              gpu_last_launch(d));
+              "p = %d: the register kernel %s on patches: %s", sp->order,
+              expect_patch > 0 ? "did not run" : "ran", gpu_last_launch(d));
     if (d->kind == DEV_CUDA && expect_patch > 0 && d->assembly == ASSEMBLE_ATOMIC &&
         strcmp(op.implementation, "cuda-fused") == 0)
         CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_const,
               "p = %d: the patch kernel %s its tables from constant memory: %s", sp->order,
               expect_const ? "did not read" : "read", gpu_last_launch(d));
-    if (d->kind == DEV_CUDA && strcmp(op.implementation, "cuda-fused") == 0 && strstr(gpu_last_launch(d), "lanes/elem"))
+    if (d->kind == DEV_CUDA && strcmp(op.implementation, "cuda-fused") == 0 &&
+        strstr(gpu_last_launch(d), "lanes/elem"))
         CHECK((strstr(gpu_last_launch(d), "(constant tables)") != NULL) == expect_split_const,
               "p = %d: the split kernel %s its tables from constant memory: %s", sp->order,
               expect_split_const ? "did not read" : "read", gpu_last_launch(d));
@@ -110,6 +115,17 @@ static void apply(Device *d, const Space *sp, const Model *md, const double *u, 
                   strstr(gpu_last_launch(d), "1 elem/thread"),
               "p = %d: the one-thread kernel did not read its tables from constant memory: %s", sp->order,
               gpu_last_launch(d));
+    /* gather assembly: on the register kernel by patches (deterministic), but for the one-thread kernel of
+     * tetrahedra of order 3 on constant tables, and none with FEMTO_GPU_PATCH=0 */
+    if (d->kind == DEV_CUDA && d->assembly == ASSEMBLE_GATHER &&
+        strstr(gpu_last_launch(d), "fused-simplex")) {
+        const char *l = gpu_last_launch(d);
+        const int one3c =
+            sp->cells[0].ndof == 20 && strstr(l, "1 elem/thread") && strstr(l, "(constant tables)");
+        const int want = !env_off("FEMTO_GPU_PATCH") && !one3c;
+        CHECK((strstr(l, "gather assembly on patches (deterministic)") != NULL) == want,
+              "p = %d: gather assembly %s on patches: %s", sp->order, want ? "did not run" : "ran", l);
+    }
     if (d->kind == DEV_CUDA && expect_register && strcmp(op.implementation, "cuda-fused") == 0)
         CHECK(strstr(gpu_last_launch(d), "fused-simplex") != NULL,
               "p = %d tetrahedra: the Jacobian action did not run on the register kernel: %s", sp->order,
@@ -124,29 +140,42 @@ static void compare(Devices *D, const char *what, const Space *sp, const Model *
     int64_t n = sp->ndofs;
     double *u = malloc(sizeof(double) * n), *v = malloc(sizeof(double) * n), *R[NDEV], *J[NDEV];
     uint64_t seed = 2024;
-    for (int64_t i = 0; i < n; i++) u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
+    for (int64_t i = 0; i < n; i++)
+        u[i] = base + amp * (test_rand(&seed) - 0.5), v[i] = test_rand(&seed) - 0.5;
     const char *impl[NDEV];
     int regs[NDEV];
     for (int k = 0; k < NDEV; k++) {
         R[k] = malloc(sizeof(double) * n), J[k] = malloc(sizeof(double) * n);
         apply(D->dev[k], sp, md, u, v, R[k], J[k], &impl[k], &regs[k]);
     }
-    static const char *names[NDEV] = {"", "fused atomic", "fused gather", "separate kernels", "shared-memory fused"};
+    static const char *names[NDEV] = {"", "fused atomic", "fused gather", "separate kernels",
+                                      "shared-memory fused"};
+    /* gather assembly is deterministic: the fused gather device again, bitwise the same */
+    {
+        double *R2 = malloc(sizeof(double) * n), *J2 = malloc(sizeof(double) * n);
+        const char *im;
+        int rg;
+        apply(D->dev[2], sp, md, u, v, R2, J2, &im, &rg);
+        CHECK(memcmp(R2, R[2], sizeof(double) * n) == 0 && memcmp(J2, J[2], sizeof(double) * n) == 0,
+              "%s p = %d, fused gather: two runs differ (residual %.3e, Jacobian %.3e)", what, sp->order,
+              rel_diff(n, R2, R[2]), rel_diff(n, J2, J[2]));
+        free(R2), free(J2);
+    }
     for (int k = 1; k < NDEV; k++) {
         double er = rel_diff(n, R[k], R[0]), ej = rel_diff(n, J[k], J[0]);
-        printf("  %s p = %d, %s (%s, %d registers): residual %.2e, Jacobian %.2e\n", what, sp->order, names[k],
-               impl[k], regs[k], er, ej);
-        CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what, sp->order,
-              names[k], er, ej);
+        printf("  %s p = %d, %s (%s, %d registers): residual %.2e, Jacobian %.2e\n", what, sp->order,
+               names[k], impl[k], regs[k], er, ej);
+        CHECK(er <= TOL && ej <= TOL, "%s p = %d %s: residual %.3e, Jacobian %.3e against the CPU", what,
+              sp->order, names[k], er, ej);
     }
     CHECK(strcmp(impl[3], "ref") == 0, "the unfused device runs the default implementation, not %s", impl[3]);
     if (shape_is_tensor(sp->cells[0].shape) && sp->order <= 6) {
         for (int k = 1; k <= 2; k++)
             CHECK(strcmp(impl[k], "cuda-fused") == 0 && regs[k] > 0,
-                  "%s p = %d %s: cell block 0 is not fused (%s, %d registers)", what, sp->order, names[k], impl[k],
-                  regs[k]);
-        CHECK((regs[4] > 0) == (sp->order <= 2), "%s p = %d, shared-memory fused: %d registers", what, sp->order,
-              regs[4]);
+                  "%s p = %d %s: cell block 0 is not fused (%s, %d registers)", what, sp->order, names[k],
+                  impl[k], regs[k]);
+        CHECK((regs[4] > 0) == (sp->order <= 2), "%s p = %d, shared-memory fused: %d registers", what,
+              sp->order, regs[4]);
     }
     for (int k = 0; k < NDEV; k++) free(R[k]), free(J[k]);
     free(u), free(v);
@@ -163,7 +192,8 @@ static void elasticity(Devices *D, const Mesh *m, int p, ElasticModel model) {
     Model md;
     CHECK_OK(elasticity_model_create(pb, &sp, &md));
     /* random nodal displacements of amplitude a give gradients of about a p^2 / h: 0.02 / p^2 keeps every
-     * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device) */
+     * neo-Hookean point uninverted (det F > 0) up to p = 6 (0.02 at p = 4 inverted some: NaN on every device)
+     */
     expect_split_const = model == ELASTIC_LINEAR && (p == 2 || p == 3) &&
                          !shape_is_tensor(sp.cells[0].shape) && m->cells[0].order == 1 &&
                          !env_off("FEMTO_GPU_CONST_TABLES");
@@ -185,9 +215,9 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
     static Problem pb;
     memset(&pb, 0, sizeof pb);
     snprintf(pb.path, sizeof pb.path, "test");
-    HeatMaterial mat = {.k_kind = CONDUCTIVITY_POLYNOMIAL, .k_ncoef = 3, .k_coef = {5, 0.02, 1e-5}, .source = 100};
-    if (constant)
-        mat = heat_test_constant_anisotropic();
+    HeatMaterial mat = {
+        .k_kind = CONDUCTIVITY_POLYNOMIAL, .k_ncoef = 3, .k_coef = {5, 0.02, 1e-5}, .source = 100};
+    if (constant) mat = heat_test_constant_anisotropic();
     HeatBc bc[2] = {{.kind = HEAT_BC_TEMPERATURE, .boundary = "left", .value = 300},
                     {.kind = HEAT_BC_CONVECTION, .boundary = "right", .h = 30, .ambient = 280}};
     pb.heat.nmaterials = 1, pb.heat.materials = &mat, pb.heat.nbcs = constant ? 1 : 2, pb.heat.bcs = bc;
@@ -209,7 +239,8 @@ static void heat(Devices *D, const Mesh *m, int p, int constant) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER [SIZE]]\n"), 2;
+    if (argc < 3)
+        return fprintf(stderr, "usage: test_gpu_fused MESH.geo MAXORDER [GEOMETRY_ORDER [SIZE]]\n"), 2;
 #ifndef FEMTO_HAVE_CUDA
     (void)argv, (void)elasticity, (void)heat;
     printf("skipped: built without CUDA\n");

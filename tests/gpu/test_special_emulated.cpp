@@ -9,13 +9,22 @@
  * (32 elements a block; 3 a block in chunks of 5 q-points) and unstaged; interpolation of values and
  * gradients, values only, gradients only; integration of s and f, s only, f only, with atomics and into
  * element vectors. Outputs start as NaN. Errors are max |kernel - reference| / (1 + max |reference|) and must
- * be <= 1e-12. */
+ * be <= 1e-12.
+ *
+ * Deterministic patch assembly (elem_halves.cuh's patch_put and k_patch_partials on fem/element_patch.h's
+ * patches and partials): random element sums left in shared memory as the one-thread and split kernels leave
+ * them (1D blocks, slot i epb + le) and as the sum-factorised kernel does (2D blocks, each element's own
+ * region), on a banded dof map with a node every seventh element shares: against element-by-element adds,
+ * and bitwise the same twice. */
 #include "fem/elem_ops.h"
+#include "fem/element_patch.h"
+#include "fem/error.h"
 #include "gpu/kernels_special.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 static uint64_t rng = 12345;
 static double rnd() {
@@ -177,7 +186,69 @@ template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int 
     }
 }
 
+/* Deterministic patch assembly of NC components on ne elements of ND nodes, epb to a patch; tensor: 2D blocks
+ * (4 threads an element, element le's sums at smem[le * per + c * ND + i]), else 1D (smem[c * epb ND + i epb
+ * + le]). */
+template <int NC, int ND> static void patches(int64_t ne, int epb, bool tensor) {
+    const int64_t nn = 4 * ne + ND + 1, hub = nn - 1;
+    std::vector<fem_idx> dofs((size_t)(ne * ND));
+    for (int64_t e = 0; e < ne; e++)
+        for (int i = 0; i < ND; i++)
+            dofs[(size_t)(e * ND + i)] = (fem_idx)(e % 7 == 3 && i == ND - 1 ? hub : 4 * e + i);
+    ElementPatches pt;
+    if (element_patches(dofs.data(), ne, ND, nn, epb, &pt) || element_patches_partials(&pt, nn)) {
+        printf("patches: %s\n", fem_last_error());
+        nchecks++, nfailed++;
+        return;
+    }
+    const std::vector<double> r = random_vec((size_t)(ne * ND * NC)), init = random_vec((size_t)(nn * NC));
+    std::vector<double> want = init, part((size_t)(pt.part_off[pt.npatch] + 1) * NC), out[2];
+    for (int64_t e = 0; e < ne; e++)
+        for (int i = 0; i < ND; i++)
+            for (int c = 0; c < NC; c++)
+                want[(size_t)(dofs[(size_t)(e * ND + i)] * NC + c)] += r[(size_t)((e * NC + c) * ND + i)];
+    PatchView pv;
+    memset(&pv, 0, sizeof pv);
+    pv.node_off = pt.node_off, pv.npriv = pt.npriv, pv.inc_beg = pt.inc_beg, pv.nodes = pt.nodes;
+    pv.inc_slot = pt.inc_slot, pv.part_off = pt.part_off, pv.part = part.data();
+    const int per = NC * ND + 3, nslot = epb * ND;
+    auto kernel = [&](int64_t ne_, double *o) {
+        const int le = tensor ? (int)threadIdx.y : (int)threadIdx.x, t = tensor ? (int)threadIdx.x : 0;
+        const int64_t e = (int64_t)blockIdx.x * epb + le;
+        if (e < ne_)
+            for (int i = t; i < ND; i += tensor ? 4 : 1)
+                for (int c = 0; c < NC; c++)
+                    smem[tensor ? le * per + c * ND + i : c * nslot + i * epb + le] =
+                        r[(size_t)((e * NC + c) * ND + i)];
+        __syncthreads();
+        if (tensor)
+            patch_put<NC>(
+                pv, [&](int c, int slot) { return smem[(slot % epb) * per + c * ND + slot / epb]; }, o);
+        else
+            patch_put<NC>(
+                pv, [&](int c, int slot) { return smem[c * nslot + slot]; }, o);
+    };
+    for (int run = 0; run < 2; run++) {
+        out[run] = init;
+        std::fill(part.begin(), part.end(), NAN); /* every partial must be written */
+        emu_launch((unsigned)pt.npatch, tensor ? dim3(4, epb) : dim3(epb), kernel, ne, out[run].data());
+        emu_launch(3, dim3(8), k_patch_partials<NC>, (int64_t)pt.nshared, (const fem_idx *)pt.sh_node,
+                   (const int32_t *)pt.sh_beg, (const int32_t *)pt.sh_part, (const double *)part.data(),
+                   out[run].data());
+    }
+    char what[96];
+    snprintf(what, sizeof what, "patch assembly NC %d ND %d epb %d %s", NC, ND, epb, tensor ? "2D" : "1D");
+    check(what, out[0], want);
+    nchecks++;
+    if (memcmp(out[0].data(), out[1].data(), sizeof(double) * out[0].size()) != 0)
+        nfailed++, printf("%-44s not bitwise the same twice\n", what);
+    element_patches_destroy(&pt);
+}
+
 int main() {
+    /* deterministic patch assembly: one patch, several, the last partial; a hub node in many patches */
+    patches<1, 10>(128, 128, false), patches<1, 10>(300, 32, false), patches<3, 10>(95, 10, false);
+    patches<2, 6>(100, 16, false), patches<3, 27>(61, 7, true), patches<1, 8>(50, 5, true);
     /* simplices: nodes of p = 1..3 with a few rule sizes (femto's defaults and longer ones) */
     run<2, 3, 1, false>(40, 3), run<2, 3, 2, false>(40, 6), run<2, 6, 1, false>(40, 6);
     run<2, 6, 2, false>(40, 12), run<2, 10, 1, false>(40, 12), run<2, 10, 2, false>(40, 16);

@@ -1,9 +1,9 @@
 /* Host emulation of the CUDA features that the device code of gpu/kernels_special.cuh and gpu/elem_halves.cuh
- * uses, for tests/gpu/test_special_emulated.cpp: a kernel launch runs its blocks one after the other, each
- * with one std::thread per CUDA thread (threadIdx thread-local), __syncthreads() a barrier of the block's
- * threads (a thread that returns leaves it, as an exited CUDA thread does), dynamic shared memory one static
- * array filled with NaN before each block, atomicAdd under a mutex. Found before the CUDA headers on the
- * include path of that test only. */
+ * uses (its element patches' assembly too), for tests/gpu/test_special_emulated.cpp: a kernel launch runs its
+ * blocks one after the other, each with one std::thread per CUDA thread (threadIdx thread-local),
+ * __syncthreads() a barrier of the block's threads (a thread that returns leaves it, as an exited CUDA thread
+ * does), dynamic shared memory one static array filled with NaN before each block, atomicAdd under a mutex.
+ * Found before the CUDA headers on the include path of that test only. */
 #ifndef FEMTO_TEST_EMULATED_CUDA_RUNTIME_H
 #define FEMTO_TEST_EMULATED_CUDA_RUNTIME_H
 
@@ -30,7 +30,7 @@ struct double2 {
 };
 
 inline thread_local dim3 threadIdx(0, 0, 0);
-inline dim3 blockIdx(0, 0, 0), blockDim;
+inline dim3 blockIdx(0, 0, 0), blockDim, gridDim;
 inline std::barrier<> *emu_barrier;
 inline std::mutex emu_atomic;
 alignas(16) inline double smem[1 << 15];
@@ -50,7 +50,7 @@ inline double atomicAdd(double *p, double v) {
 
 /* k<<<blocks, block>>>(args...) */
 template <typename K, typename... A> void emu_launch(unsigned blocks, dim3 block, K k, A... args) {
-    blockDim = block;
+    blockDim = block, gridDim = dim3(blocks);
     const unsigned n = block.x * block.y;
     for (unsigned b = 0; b < blocks; b++) {
         blockIdx = dim3(b);
