@@ -3,7 +3,7 @@
 # calls that bring cuDSS, the libraries and the build). Everything that comes back is in at most 8 files under
 # $OUT: session.log (this script's trace), ctest-gpu.log, samples-gpu.log, bench.md (the solver benchmark's
 # tables), bench.json and operator.md (femto-bench's operator rows). Each step has its own time limit, so a hang costs that step only.
-#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples op3 coarsecpu inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
+#   usage: tools/device-run.sh ../tools/gpu-session.sh [STEP...]   (steps: tests samples op3 detgather coarsecpu inverse transient bench overheads hxt cudss operator optet patch variants ophex cpuop cantilever mpigpu qdata seed mgcg cpuload strongcpu weakgpu abweak abnccl mgprof mgprofcpu layoutcpu weaklen wall abwall; default: tests samples bench)
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -91,6 +91,16 @@ for step in $steps; do
       { echo -e "\n### $prog $vars\n"; cat "$out/fb-one.md"; } >> "$out/op3.md" 2>/dev/null
       rm -f "$out/fb-one.md"
     done ;;
+  detgather) # deterministic gather assembly on element patches (gpu/fused_simplex.cu, fused_tensor.cu): the fused
+             # operator tests, the operator rows with patches and with the E-vector (FEMTO_GPU_PATCH=0), alternating,
+             # then whole femto-app runs of the cantilever, its neo-Hookean form and the heat cube both ways (abwall)
+    ctest -R "gpu_fused|emulated" -j4 --output-on-failure > "$out/ctest-fused.log" 2>&1
+    grep -E "tests passed|Failed|FAIL" "$out/ctest-fused.log" | head -20
+    OP3_SHAPES=${OP3_SHAPES:-tet,tri,hex} OP3_ORDERS=${OP3_ORDERS:-2,3} OP3_PHYSICS=${OP3_PHYSICS:-heat,elasticity} \
+      OP3_RUNS="femto-bench:FEMTO_VARIANT=patches femto-bench:FEMTO_GPU_PATCH=0 femto-bench:FEMTO_VARIANT=patches2" \
+      bash "$0" op3
+    AB_VARIANTS="patches:./femto-app evector:env,FEMTO_GPU_PATCH=0,./femto-app" \
+      AB_PROBLEMS="${AB_PROBLEMS:-cantilever-tet cantilever-neo heat-cube}" AB_RUNS=${AB_RUNS:-2} bash "$0" abwall ;;
   optet) # issue 13's headline rows: p = 2 tetrahedra at ~1M elements, every GPU configuration, and the CG rows;
          # then the register kernel with one thread per element for elasticity too (FEMTO_GPU_SIMPLEX_SPLIT=0)
     echo "== femto-bench optet"
