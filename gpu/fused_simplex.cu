@@ -9,9 +9,10 @@
  * memory. Here a thread gathers its element's nodal values once into registers, and at each q-point forms the
  * values and reference gradients, calls the physics' own point function (the FEM_HD function of the physics'
  * _qf.h, a template argument) on per-thread arrays, and adds the test-function sums into per-thread
- * accumulators; the element's result goes out by atomics (or into the element vectors that the gather
- * assembly reads). The shape tables sit in shared memory and every thread of a warp reads the same entry at
- * the same time (a broadcast).
+ * accumulators; the element's result goes out by atomics, or, with gather assembly, through the block's
+ * element patch (deterministic: simplex_patch_out) or into the element vectors that k_gather_assemble reads.
+ * The shape tables sit in shared memory and every thread of a warp reads the same entry at the same time (a
+ * broadcast).
  *
  * Geometry: on affine cells (straight-sided simplices: order-1 geometry) J^{-1} is the same at every q-point,
  * so q-point 0's record is read once per element and w det J scaled by the weights' ratios: on p = 2
@@ -288,7 +289,7 @@ static __global__ void __launch_bounds__(SIMPLEX_THREADS, NQ ? (ND > SIMPLEX_MAX
         for (int q = 0; q < nq; q++) point(q, SplitRows<D>{B + q * nd, G + q * nd * D});
     }
     if (po.part) {
-        /* lane c's sums are component c's: the component loop of simplex_patch_out picks its own */
+        /* simplex_patch_out's end, each lane writing its own component's row of the sums */
         __syncthreads();
         const int nslot = EPB * nd;
         if (writes)
