@@ -2,8 +2,9 @@
  * distinct nodes each run touches and, for each of those nodes, where its values go among the run's element
  * slots. A kernel that works on a patch reads each of its nodes once (coalesced), spreads the values into
  * shared memory, lets every thread work on its element there, sums each node's element contributions in
- * shared memory and writes each node once: a plain add where no other patch touches the node, an atomic add
- * where one does. Elements in curve order (mesh_sort_cells) make a patch compact, so it has far fewer
+ * shared memory and writes each node once: a plain add where no other patch touches the node, and where one
+ * does an atomic add, or (deterministic assembly) the node's partial, which a second pass adds to the others'
+ * in patch order (element_patches_partials). Elements in curve order (mesh_sort_cells) make a patch compact, so it has far fewer
  * distinct nodes than element-node pairs (p = 2 tetrahedra, 128 elements: about 350 of 1,280), and the
  * global atomics and scattered loads of a thread-per-element kernel fall by that factor.
  *
