@@ -4,9 +4,9 @@
  * shared memory, lets every thread work on its element there, sums each node's element contributions in
  * shared memory and writes each node once: a plain add where no other patch touches the node, and where one
  * does an atomic add, or (deterministic assembly) the node's partial, which a second pass adds to the others'
- * in patch order (element_patches_partials). Elements in curve order (mesh_sort_cells) make a patch compact, so it has far fewer
- * distinct nodes than element-node pairs (p = 2 tetrahedra, 128 elements: about 350 of 1,280), and the
- * global atomics and scattered loads of a thread-per-element kernel fall by that factor.
+ * in patch order (element_patches_partials). Elements in curve order (mesh_sort_cells) make a patch compact,
+ * so it has far fewer distinct nodes than element-node pairs (p = 2 tetrahedra, 128 elements: about 350 of
+ * 1,280), and the global atomics and scattered loads of a thread-per-element kernel fall by that factor.
  *
  * Slots: element le of a patch (0 <= le < epb), its node i (0 <= i < nd): slot i * epb + le, so that the
  * threads of a warp, one element each, touch consecutive slots. */
