@@ -93,6 +93,9 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
     constexpr int ND = D == 3 ? P * P * P : P * P, NU = tensor_nu(D, P, Q, NC);
     constexpr int NV = tensor_nv(D, P, Q, NC), PER = tensor_per(D, P, Q, NC);
     constexpr bool XS = tensor_xshared(D, P, NC);
+    /* deterministic patch assembly's end: only in the Jacobian actions from compact q-point data (GL > 0),
+     * the one launch that takes it (gpu_fused_tensor_block); the others compile without it */
+    constexpr bool PO = GL > 0;
     const int t = threadIdx.x, nt = blockDim.x, le = threadIdx.y;
     const int64_t e = (int64_t)blockIdx.x * blockDim.y + le;
     const bool active = e < v.nelem;
@@ -114,7 +117,7 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         /* with patches (deterministic assembly) the element's sums into its own U, which no stage reads
          * any more */
-        if (active) hex_xt<P, Q, NC>(t, T, V, dofs, e, out, evec, po.part ? U : nullptr);
+        if (active) hex_xt<P, Q, NC>(t, T, V, dofs, e, out, evec, PO && po.part ? U : nullptr);
     } else {
         if (active) quad_x<P, Q, NC>(t, T, U, V);
         __syncthreads();
@@ -122,9 +125,9 @@ static __global__ void __launch_bounds__(TENSOR_THREADS)
         __syncthreads();
         if (active) quad_yt<P, Q, NC, qf_point_writes_s<POINT>()>(t, T, U, V);
         __syncthreads();
-        if (active) quad_xt<P, Q, NC>(t, T, V, dofs, e, out, evec, po.part ? U : nullptr);
+        if (active) quad_xt<P, Q, NC>(t, T, V, dofs, e, out, evec, PO && po.part ? U : nullptr);
     }
-    if (!po.part) return;
+    if (!PO || !po.part) return;
     __syncthreads();
     const int epb = blockDim.y;
     const double *base = smem + 4 * P * Q;
