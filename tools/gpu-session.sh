@@ -163,11 +163,15 @@ for step in $steps; do
       { echo -e "\n### $1 $2 ${3:-}\n"; cat "$out/variant-one.md"; } >> "$out/variants.md" 2>/dev/null
       rm -f "$out/variant-one.md"
     done ;;
-  seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones
-    for v in "FEMTO_GPU_SPECIAL=1" "FEMTO_GPU_SPECIAL=0"; do
-      echo "== femto-bench seed $v"
-      env $v timeout "${FB_LIMIT:-300}" ./femto-bench --gpu-only --rows kernels --elements 1000000 \
-        --markdown "$out/seed-${v#*=}.md" 2>&1 | tail -n 2
+  seed) # the seed's kernel table (issue 13: every row >= 5x the GV100's), the specialised kernels and the generic ones;
+        # SEED_RUNS="PROGRAM:VAR=VALUE ..." other runs in this order (e.g. femto-bench-base:FEMTO_GPU_SPECIAL=1)
+    for run in ${SEED_RUNS:-femto-bench:FEMTO_GPU_SPECIAL=1 femto-bench:FEMTO_GPU_SPECIAL=0}; do
+      prog=${run%%:*}; v=${run#*:}
+      echo "== $prog seed $v"
+      env $v timeout "${FB_LIMIT:-300}" ./$prog --gpu-only --rows kernels --elements 1000000 \
+        --markdown "$out/fb-one.md" 2>&1 | tail -n 2
+      { echo -e "\n### $prog $v\n"; cat "$out/fb-one.md"; } >> "$out/seed.md" 2>/dev/null
+      rm -f "$out/fb-one.md"
     done ;;
   inverse) # the coarse level's explicit inverse (gpu/cudss.cu): the unit test's lines, with its cost by cuSOLVER and cuDSS
     timeout 200 ./test_coarse gpu cudss-inverse 2>&1 | tail -n 25 ;;
