@@ -328,48 +328,39 @@ static __global__ void ELEM_BOUNDS(PATH_GENERIC, D)
     }
 }
 
-/* r[n][c] += sum of evec over the element slots of node n, in t_slots order: deterministic. NC > 0: a thread
- * sums all NC components of a node (one slot index and one division for NC values); NC == 0: a thread sums
- * one (node, component) of nc. Slots go four at a time: their indices first, then every value, so that up to
- * 4 NC loads are in flight before the first add; the adds keep slot order, so the result is bitwise that of
- * one slot at a time. A slot is el * nd + i (int32), so the element is a 32-bit division. */
+/* r[n][c] += sum of evec over the element slots of node n, in t_slots order: deterministic. A thread sums all
+ * NC components of a node (one slot index and one division for NC values). Slots go four at a time: their
+ * indices first, then every value, so that up to 4 NC loads are in flight before the first add; the adds keep
+ * slot order, so the result is bitwise that of one slot at a time. A slot is el * nd + i (int32), so the
+ * element is a 32-bit division, and none for one component. */
 template <int NC>
 static __global__ void __launch_bounds__(GPU_VEC_THREADS)
-    k_gather_assemble(int64_t nnodes, int nc, int nd, const int64_t *__restrict__ toff,
+    k_gather_assemble(int64_t nnodes, int nd, const int64_t *__restrict__ toff,
                       const int32_t *__restrict__ slots, const double *__restrict__ evec,
                       double *__restrict__ r) {
-    constexpr int L = NC > 0 ? NC : 1; /* components per thread */
-    constexpr int U = 4;               /* slots per batch */
-    const int ncomp = NC > 0 ? NC : nc;
-    const int64_t total = NC > 0 ? nnodes : nnodes * nc;
-    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
-         t += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t n = NC > 0 ? t : t / nc;
-        const int c0 = NC > 0 ? 0 : (int)(t - n * nc);
-        /* E-vector index of slot (el, i), component c0: (el * ncomp + c0) * nd + i = slot + el (ncomp - 1) nd
-         * + c0 nd */
-        auto at = [&](int32_t slot) {
-            int64_t extra = ncomp > 1 ? (int64_t)(slot / nd) * (ncomp - 1) * nd : 0;
-            return slot + extra + (int64_t)c0 * nd;
-        };
-        double s[L];
-        for (int c = 0; c < L; c++) s[c] = 0.0;
+    constexpr int U = 4; /* slots per batch */
+    /* E-vector index of slot (el, i), component 0: el NC nd + i = slot + el (NC - 1) nd */
+    auto at = [nd](int32_t slot) { return slot + (NC > 1 ? (int64_t)(slot / nd) * (NC - 1) * nd : 0); };
+    for (int64_t n = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; n < nnodes;
+         n += (int64_t)gridDim.x * blockDim.x) {
+        double s[NC];
+        for (int c = 0; c < NC; c++) s[c] = 0.0;
         int64_t k = toff[n];
         const int64_t end = toff[n + 1];
         for (; k + U <= end; k += U) {
             int64_t a[U];
-            double v[U][L];
+            double v[U][NC];
             for (int j = 0; j < U; j++) a[j] = at(slots[k + j]);
             for (int j = 0; j < U; j++)
-                for (int c = 0; c < L; c++) v[j][c] = evec[a[j] + (int64_t)c * nd];
+                for (int c = 0; c < NC; c++) v[j][c] = evec[a[j] + (int64_t)c * nd];
             for (int j = 0; j < U; j++)
-                for (int c = 0; c < L; c++) s[c] += v[j][c];
+                for (int c = 0; c < NC; c++) s[c] += v[j][c];
         }
         for (; k < end; k++) {
             int64_t a = at(slots[k]);
-            for (int c = 0; c < L; c++) s[c] += evec[a + (int64_t)c * nd];
+            for (int c = 0; c < NC; c++) s[c] += evec[a + (int64_t)c * nd];
         }
-        for (int c = 0; c < L; c++) r[n * ncomp + c0 + c] += s[c];
+        for (int c = 0; c < NC; c++) r[n * NC + c] += s[c];
     }
 }
 
@@ -688,13 +679,11 @@ int gpu_assemble(Device *d, const ElemView *v, const double *evec, double *r) {
     GpuState *g = gpu_state(d);
     if (v->nnodes <= 0 || v->nelem <= 0) return FEM_OK;
     int nc = v->ncomp;
-    auto k = nc == 1   ? k_gather_assemble<1>
-             : nc == 2 ? k_gather_assemble<2>
-             : nc == 3 ? k_gather_assemble<3>
-                       : k_gather_assemble<0>;
-    int64_t total = nc >= 1 && nc <= 3 ? v->nnodes : v->nnodes * nc;
-    k<<<gpu_vec_blocks(g, total), GPU_VEC_THREADS>>>(v->nnodes, nc, v->ndof, v->t_offsets, v->t_slots, evec,
-                                                     r);
+    if (nc < 1 || nc > 3)
+        return fem_fail(FEM_ERR_INTERNAL, "gather assembly of %d components (1 to 3 supported)", nc);
+    auto k = nc == 1 ? k_gather_assemble<1> : nc == 2 ? k_gather_assemble<2> : k_gather_assemble<3>;
+    k<<<gpu_vec_blocks(g, v->nnodes), GPU_VEC_THREADS>>>(v->nnodes, v->ndof, v->t_offsets, v->t_slots, evec,
+                                                         r);
     GPU_LAUNCHED(k_gather_assemble);
     return FEM_OK;
 }
