@@ -2,9 +2,9 @@
  * and the residual (op_residual, and ops.residual) of real Operators built from the physics models, on every
  * device configuration: CPU serial and threaded (atomic and gather assembly), GPU with the fused kernel
  * (gpu/fused.cu, with gpu/fused_simplex.cu's register kernel on simplices of order <= 2), with the
- * shared-memory fused kernel alone (GpuTuning.fused_shared) and with the separate kernels (GpuTuning.unfused),
- * each with atomic and gather assembly.
- * Every configuration's R(u) and J x are checked against the first one's (relative 1e-12).
+ * shared-memory fused kernel alone (GpuTuning.fused_shared) and with the separate kernels
+ * (GpuTuning.unfused), each with atomic and gather assembly. Every configuration's R(u) and J x are checked
+ * against the first one's (relative 1e-12).
  *
  * Bytes: the minimal-bytes model of bench_op_bytes, the same for every configuration of a case, so that the
  * GB/s and "% of copy" columns compare implementations on one scale (docs/PERFORMANCE.md, "Operator rows").
@@ -74,7 +74,8 @@ int bench_op_configs(Bench *B, const Options *o, OpConfig *cfg) {
         cfg[n++] = (OpConfig){.dev = &B->cpun_gather, .copy_gbps = B->cpu_copy_gbps[1]};
     }
     if (B->have_gpu)
-        for (int v = 0; v < 3; v++) { /* fused (register kernel on simplices), separate, shared-memory fused */
+        for (int v = 0; v < 3;
+             v++) { /* fused (register kernel on simplices), separate, shared-memory fused */
             cfg[n++] = (OpConfig){&B->gpa, 1, v == 1, v == 2, B->copy_gbps};
             cfg[n++] = (OpConfig){&B->gpg, 1, v == 1, v == 2, B->copy_gbps};
         }
@@ -443,9 +444,10 @@ void bench_operator_shape(Bench *B, const Options *o, const char *shape, const M
         const Mesh *mesh = m;
         if (p > 3) { /* fewer elements, so that the dofs stay those of p = 3 */
             double s;
+            int cached;
             int64_t ne = (int64_t)((double)o->elements * pow(3.0 / p, bench_shape_dim(shape)));
             fprintf(stderr, "femto-bench: meshing %s for p = %d ...\n", bench_shape_title(shape), p);
-            bench_make_mesh(o, shape, ne > 100 ? ne : 100, &small, &s);
+            bench_make_mesh(o, shape, ne > 100 ? ne : 100, &small, &s, &cached);
             mesh = &small;
         }
         for (int ph = PHYS_HEAT; ph <= PHYS_NEO_HOOKEAN; ph++)

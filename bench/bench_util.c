@@ -164,7 +164,8 @@ int64_t bench_cells(const Mesh *m, Shape s) {
 
 /* A mesh of a sixteenth of the target calibrates the element count against the size h (count ~ h^-dim), then
  * the final mesh is made at the scaled size (within about 10% of the target). */
-void bench_make_mesh(const Options *o, const char *shape, int64_t elements, Mesh *m, double *seconds) {
+void bench_make_mesh(const Options *o, const char *shape, int64_t elements, Mesh *m, double *seconds,
+                     int *cached) {
     char path[4096];
     snprintf(path, sizeof path, "%s/bench_%s.geo", o->meshes, shape);
     int d = bench_shape_dim(shape);
@@ -175,7 +176,8 @@ void bench_make_mesh(const Options *o, const char *shape, int64_t elements, Mesh
     /* first guess from a rough density (elements per unit volume at size h: c / h^d) */
     double c = d == 2 ? 2.3 : 6.0;
     double h0 = pow(c / (double)(calib > 0 ? calib : 1), 1.0 / d);
-    MeshReadOptions mo = {.size = h0, .order = 1};
+    MeshReadResult got;
+    MeshReadOptions mo = {.size = h0, .order = 1, .cache_dir = o->mesh_cache, .result = &got};
     if (mesh_read(path, &mo, m)) bench_die("meshing the calibration mesh");
     int64_t n0 = bench_cells(m, s);
     mesh_destroy(m);
@@ -186,6 +188,7 @@ void bench_make_mesh(const Options *o, const char *shape, int64_t elements, Mesh
     mo.size = h0 * pow((double)n0 / (double)elements, 1.0 / d);
     if (mesh_read(path, &mo, m)) bench_die("meshing");
     *seconds = (bench_now_us() - t0) * 1e-6;
+    if (cached) *cached = got.origin == MESH_FROM_CACHE;
 }
 
 /* ------------------------------------------------------------------------------------------------ data */

@@ -213,12 +213,12 @@ static void run_case(Bench *B, const Options *o, const Mesh *m, Shape s, int p, 
 /* ------------------------------------------------------------------------------------------------ tables */
 
 static void print_shape(const Options *o, const Bench *B, const char *shape, const Mesh *m, double mesh_s,
-                        Case *cases) {
+                        int cached, Case *cases) {
     Shape s = bench_shape(shape);
     bench_out("\n## %s: %lld elements, %lld vertices\n\n", bench_shape_title(shape),
               (long long)bench_cells(m, s), (long long)m->nnodes);
-    bench_out("Mesh: %s (element size chosen from a calibration mesh; %.1f s).\n\n", bench_shape_how(shape),
-              mesh_s);
+    bench_out("Mesh: %s (element size chosen from a calibration mesh; %.1f s%s).\n\n", bench_shape_how(shape),
+              mesh_s, cached ? ", read from femto's mesh cache" : "");
     char head[256] = "", sep[256] = "", cell[64];
     for (int k = 0; k < o->norders; k++) {
         size_t l = strlen(head);
@@ -313,7 +313,10 @@ static void usage(void) {
         "  --tables auto|shared|global   where the GPU kernels keep shape tables (default auto)\n"
         "  --path auto|full|tensor       quads and hexes: full tables or sum factorisation (default auto)\n"
         "  --markdown FILE     also write the tables to FILE\n"
-        "  --meshes DIR        folder of bench_<shape>.geo (default: the source tree's bench/meshes)\n");
+        "  --meshes DIR        folder of bench_<shape>.geo (default: the source tree's bench/meshes)\n"
+        "  --mesh-cache DIR    keep the meshes made from them in DIR and reuse them (default: .femto-cache\n"
+        "                      beside the .geo files, as femto-app does; docs/meshes.md)\n"
+        "  --no-mesh-cache     mesh every time\n");
 }
 
 static int parse_list(const char *s, int *v, int max) {
@@ -375,6 +378,8 @@ static int value_option(Options *o, const char *a, const char *val) {
         o->markdown = val;
     else if (!strcmp(a, "--meshes"))
         o->meshes = val;
+    else if (!strcmp(a, "--mesh-cache"))
+        o->mesh_cache = val;
     else if (!strcmp(a, "--tables"))
         o->tables = val;
     else if (!strcmp(a, "--path"))
@@ -396,6 +401,8 @@ static int parse_options(int argc, char **argv, Options *o) {
             o->cpu = 0, o->gpu_required = 1;
         else if (!strcmp(a, "--no-dirichlet"))
             o->dirichlet = 0;
+        else if (!strcmp(a, "--no-mesh-cache"))
+            o->mesh_cache = NULL;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(), -1;
         else
@@ -526,13 +533,14 @@ static void print_header(const Options *o, Bench *B, int default_size) {
             o->repeat, o->cpu_repeat);
 }
 
-static void kernel_rows(Bench *B, const Options *o, const char *shape, const Mesh *m, double mesh_s) {
+static void kernel_rows(Bench *B, const Options *o, const char *shape, const Mesh *m, double mesh_s,
+                        int cached) {
     Case cases[BENCH_MAX_ORDERS];
     for (int k = 0; k < o->norders; k++) {
         fprintf(stderr, "femto-bench: %s p = %d ...\n", bench_shape_title(shape), o->orders[k]);
         run_case(B, o, m, bench_shape(shape), o->orders[k], &cases[k]);
     }
-    print_shape(o, B, shape, m, mesh_s, cases);
+    print_shape(o, B, shape, m, mesh_s, cached, cases);
 }
 
 int main(int argc, char **argv) {
@@ -551,6 +559,7 @@ int main(int argc, char **argv) {
                  .cpu = 1,
                  .gpu = 1,
                  .meshes = FEMTO_BENCH_MESHES,
+                 .mesh_cache = "",
                  .tables = "auto",
                  .path = "auto"};
     int status = parse_options(argc, argv, &o);
@@ -582,11 +591,12 @@ int main(int argc, char **argv) {
          tok && (o.rows & (ROWS_KERNELS | ROWS_OPERATOR)); tok = strtok_r(NULL, ",", &save)) {
         Mesh m;
         double mesh_s;
+        int cached;
         fprintf(stderr, "femto-bench: meshing %s ...\n", bench_shape_title(tok));
-        bench_make_mesh(&o, tok, o.elements, &m, &mesh_s);
-        fprintf(stderr, "femto-bench: %lld %s in %.1f s\n", (long long)bench_cells(&m, bench_shape(tok)),
-                bench_shape_title(tok), mesh_s);
-        if (o.rows & ROWS_KERNELS) kernel_rows(&B, &o, tok, &m, mesh_s);
+        bench_make_mesh(&o, tok, o.elements, &m, &mesh_s, &cached);
+        fprintf(stderr, "femto-bench: %lld %s in %.1f s%s\n", (long long)bench_cells(&m, bench_shape(tok)),
+                bench_shape_title(tok), mesh_s, cached ? " (femto's mesh cache)" : "");
+        if (o.rows & ROWS_KERNELS) kernel_rows(&B, &o, tok, &m, mesh_s, cached);
         if (o.rows & ROWS_OPERATOR) bench_operator_shape(&B, &o, tok, &m, ops);
         mesh_destroy(&m);
     }

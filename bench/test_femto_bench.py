@@ -12,7 +12,8 @@ recomputed here from the element counts, the nodes per element, the q-points, GE
 state (constant-k heat's J x: the compact q-point data instead); GDOF/s, GB/s and % of copy against µs, MB and the copy reference of the notes; the CG row's bytes (the
 operator's plus 17 vector passes); the launch column of GPU rows; commit and date as in the header; the row
 count; the table of checks: one row per case and configuration, every configuration's R(u) and J x within
-1e-12 of the first's, and on the linear physics R(x0) - R(0) = J x0 to round-off. Exit 0 when all hold, 1
+1e-12 of the first's, and on the linear physics R(x0) - R(0) = J x0 to round-off. Then the kernel table's mesh
+cache: made once into --mesh-cache, read back by the next run (the same cells), made with --no-mesh-cache. Exit 0 when all hold, 1
 otherwise, 77 when the GPU variant finds no GPU.
 """
 
@@ -238,9 +239,10 @@ def main():
               "--cg-iterations", "5"], [(s, p) for s in SHAPES for p in (1, 2)]),
             (["--rows", "operator", "--elements", "300", "--shapes", "quad,tet", "--op-orders", "4",
               "--physics", "heat,elasticity"], [("quadrilaterals", 4)])]
+    cache = os.path.join(outdir, "mesh-cache")
     for k, (args, shape_orders) in enumerate(runs):
         md = os.path.join(outdir, f"operator_{k}.md")
-        run(bench, args, md, gpu)
+        run(bench, args + ["--mesh-cache", cache], md, gpu)
         rows, checks, date, commit, copies = parse(md)
         physics = list(PHYSICS) if k == 0 else ["heat (constant k)", "elasticity (linear)"]
         cases = [(ph, s, p) for ph in physics for s, p in shape_orders]
@@ -267,9 +269,31 @@ def main():
         if k == 0:
             check_cg(rows, gpu)
         print(f"run {k}: {len(rows)} rows checked")
+    check_mesh_cache(bench, outdir, gpu)
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("all checks passed")
+
+
+def check_mesh_cache(bench, outdir, gpu):
+    """The kernel table's mesh: made and kept in --mesh-cache the first time, read from it the second (the same
+    cells), made again with --no-mesh-cache."""
+    cache = os.path.join(outdir, "kernel-mesh-cache")
+    for f in os.listdir(cache) if os.path.isdir(cache) else []:
+        os.remove(os.path.join(cache, f))
+    seen = []
+    for k, extra in enumerate([["--mesh-cache", cache], ["--mesh-cache", cache], ["--no-mesh-cache"]]):
+        md = os.path.join(outdir, f"kernels_{k}.md")
+        run(bench, ["--rows", "kernels", "--elements", "300", "--shapes", "tri", "--orders", "1"] + extra, md, gpu)
+        text = open(md, encoding="utf-8").read()
+        m = re.search(r"^## triangles: (\d+) elements, (\d+) vertices$", text, re.M)
+        check(m is not None, f"kernel table run {k}: the triangles' heading")
+        seen.append((m.groups() if m else None, "read from femto's mesh cache" in text))
+    check([c for _, c in seen] == [False, True, False],
+          f"kernel table's mesh: made, read from the cache, made without it; got {[c for _, c in seen]}")
+    check(seen[0][0] == seen[1][0], f"the cached mesh is the one made: {seen[0][0]} and {seen[1][0]}")
+    check(any(f.endswith(".femesh") for f in os.listdir(cache)) if os.path.isdir(cache) else False,
+          f"{cache} holds the meshes")
 
 
 def check_cg(rows, gpu):
