@@ -11,13 +11,18 @@
 typedef struct {
     const char *name;
     int (*solve)(Ksp *k, LinOp A, Pc *pc, const Vec *b, Vec *x, KspResult *res, double target);
+    int work; /* the work vectors k->v[0 .. work) it uses */
 } KspMethod;
+
+static const KspMethod *method(KspType t);
 
 int ksp_create(Ksp *k, const Vec *like, const KspSettings *set) {
     memset(k, 0, sizeof *k);
     k->set = *set;
     if (k->set.restart <= 0) k->set.restart = 50;
-    for (int i = 0; i < KSP_WORK; i++) FEM_TRY(vec_duplicate(&k->v[i], like));
+    /* only the vectors the method uses: a vector of the fine level a piece (6 MB at 745k dofs) */
+    const int work = method(k->set.type) ? method(k->set.type)->work : KSP_WORK;
+    for (int i = 0; i < work; i++) FEM_TRY(vec_duplicate(&k->v[i], like));
     if (k->set.type == KSP_GMRES) {
         k->nbasis = k->set.restart + 1;
         FEM_ALLOC(k->basis, k->nbasis, "GMRES basis");
@@ -38,8 +43,8 @@ static int finish(KspResult *res, double target, int it) {
     res->converged = res->rnorm <= target;
     if (!res->converged && !res->reason[0]) {
         res->capped = 1;
-        snprintf(res->reason, sizeof res->reason, "stopped at its cap of %d iterations with |r| = %.3e > %.3e",
-                 it, res->rnorm, target);
+        snprintf(res->reason, sizeof res->reason,
+                 "stopped at its cap of %d iterations with |r| = %.3e > %.3e", it, res->rnorm, target);
     }
     return FEM_OK;
 }
@@ -176,7 +181,9 @@ static int gmres(Ksp *k, LinOp A, Pc *pc, const Vec *b, Vec *x, KspResult *res, 
     Hessenberg h = {calloc((size_t)(m + 1) * m, sizeof(double)), calloc((size_t)m, sizeof(double)),
                     calloc((size_t)m, sizeof(double)), calloc((size_t)m + 1, sizeof(double)),
                     calloc((size_t)m, sizeof(double))};
-    int status = (h.H && h.cs && h.sn && h.g && h.y) ? FEM_OK : fem_fail(FEM_ERR_INTERNAL, "out of host memory in GMRES");
+    int status = (h.H && h.cs && h.sn && h.g && h.y)
+                     ? FEM_OK
+                     : fem_fail(FEM_ERR_INTERNAL, "out of host memory in GMRES");
     if (!status) status = vec_zero(x);
     if (!status) status = vec_copy(&k->v[0], b);
     double beta = 0.0;
@@ -200,8 +207,8 @@ static int gmres(Ksp *k, LinOp A, Pc *pc, const Vec *b, Vec *x, KspResult *res, 
 
 /* Right-preconditioned BiCGStab. */
 static int bicgstab(Ksp *k, LinOp A, Pc *pc, const Vec *b, Vec *x, KspResult *res, double target) {
-    Vec *r = &k->v[0], *r0 = &k->v[1], *p = &k->v[2], *v = &k->v[3], *s = &k->v[4], *y = &k->v[5], *t = &k->v[6],
-        *z = &k->v[7];
+    Vec *r = &k->v[0], *r0 = &k->v[1], *p = &k->v[2], *v = &k->v[3], *s = &k->v[4], *y = &k->v[5],
+        *t = &k->v[6], *z = &k->v[7];
     FEM_TRY(vec_zero(x));
     FEM_TRY(vec_copy(r, b));
     FEM_TRY(vec_copy(r0, b));
@@ -251,7 +258,7 @@ static int bicgstab(Ksp *k, LinOp A, Pc *pc, const Vec *b, Vec *x, KspResult *re
     return finish(res, target, it);
 }
 
-static const KspMethod methods[] = {{"CG", cg}, {"GMRES", gmres}, {"BiCGStab", bicgstab}};
+static const KspMethod methods[] = {{"CG", cg, 4}, {"GMRES", gmres, 4}, {"BiCGStab", bicgstab, 8}};
 
 static const KspMethod *method(KspType t) {
     return t >= KSP_CG && t <= KSP_BICGSTAB ? &methods[t - KSP_CG] : NULL;

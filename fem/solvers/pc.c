@@ -161,11 +161,16 @@ extern const PcOps multigrid_ops; /* multigrid.c */
 
 static const PcOps *pc_table(PcType t) {
     switch (t) {
-    case PC_NONE: return &none_ops;
-    case PC_JACOBI: return &jacobi_ops;
-    case PC_CHEBYSHEV: return &chebyshev_ops;
-    case PC_MULTIGRID: return &multigrid_ops;
-    default: return NULL;
+    case PC_NONE:
+        return &none_ops;
+    case PC_JACOBI:
+        return &jacobi_ops;
+    case PC_CHEBYSHEV:
+        return &chebyshev_ops;
+    case PC_MULTIGRID:
+        return &multigrid_ops;
+    default:
+        return NULL;
     }
 }
 
@@ -179,6 +184,9 @@ int pc_create(Pc *pc, const Vec *like, const PcSettings *set) {
     pc->set = *set;
     pc->ops = pc_table(set->type);
     if (!pc->ops) return fem_fail(FEM_ERR_INTERNAL, "unknown preconditioner type %d", (int)set->type);
+    /* the diagonal and the Chebyshev smoother of Jacobi and Chebyshev-Jacobi; multigrid keeps its own per
+     * level, and none needs neither */
+    if (set->type != PC_JACOBI && set->type != PC_CHEBYSHEV) return FEM_OK;
     FEM_TRY(vec_duplicate(&pc->diag, like));
     return chebyshev_create(&pc->cheb, like, set->cheb_degree);
 }

@@ -34,8 +34,9 @@ int stepper_create(Stepper *s, Operator *op, Newton *nw, Vec *u, int nonlinear, 
     };
     Device *d = op->dev;
     int status = FEM_OK;
-    Vec *vecs[] = {&s->saved, &s->prev, &s->aux, &s->un, &s->unm1, &s->extra};
-    for (int i = 0; i < 6; i++) FEM_CHECK(vec_duplicate(vecs[i], u));
+    /* load stepping's two; time stepping's four come with stepper_transient */
+    FEM_CHECK(vec_duplicate(&s->saved, u));
+    FEM_CHECK(vec_duplicate(&s->prev, u));
     if (ndir) {
         FEM_CHECK(device_alloc_copy(d, (void **)&s->dir_idx, dir_dofs, sizeof(int32_t) * (size_t)ndir));
         FEM_CHECK(device_alloc(d, (void **)&s->dir_vals, sizeof(double) * (size_t)ndir));
@@ -114,7 +115,8 @@ static int cut_back(Stepper *s, Continuation *c, double target, StepReport *rep)
     const NewtonResult *res = &s->last;
     double inc = (target - c->L) / 2;
     if (++c->failures > MAX_CUTBACKS || inc < MIN_INCREMENT * c->nominal || c->attempts >= MAX_ATTEMPTS)
-        return fem_fail(FEM_ERR_SOLVER, "the load step from %.4g to %.4g of the full load failed %d time%s in a row (%s): %s",
+        return fem_fail(FEM_ERR_SOLVER,
+                        "the load step from %.4g to %.4g of the full load failed %d time%s in a row (%s): %s",
                         c->L, target, c->failures, c->failures == 1 ? "" : "s",
                         c->attempts >= MAX_ATTEMPTS        ? "no Newton solves left"
                         : inc < MIN_INCREMENT * c->nominal ? "the increment cannot be cut further"
@@ -188,8 +190,8 @@ static int set_time(Stepper *s, double a, double theta) {
 }
 
 /* The history term h of step `step` into s->aux (and, for Crank-Nicolson, F(u_n) / 2 into s->extra).
- * Backward Euler: (u - u_n)/dt; BDF2 (from step 2): (3 u - 4 u_n + u_n-1)/(2 dt); Crank-Nicolson (from step 3,
- * after two backward Euler steps: Rannacher's start-up, which damps the modes a sudden boundary change
+ * Backward Euler: (u - u_n)/dt; BDF2 (from step 2): (3 u - 4 u_n + u_n-1)/(2 dt); Crank-Nicolson (from step
+ * 3, after two backward Euler steps: Rannacher's start-up, which damps the modes a sudden boundary change
  * excites and that Crank-Nicolson alone barely damps; two steps of local error O(dt^2) keep it second order):
  * (u - u_n)/dt + (F(u) + F(u_n))/2. */
 static int history(Stepper *s, StepScheme scheme, int step, double dt, int *explicit_half) {
@@ -237,6 +239,9 @@ int stepper_transient(Stepper *s, const TimeStepping *ts) {
     double dt = (ts->end - ts->start) / nsteps;
     /* the initial field is written as given; the prescribed values then hold from t = start on, in the
      * history state too (Crank-Nicolson's F(u_n) must see them, or the jump excites undamped modes) */
+    Vec *vecs[] = {&s->aux, &s->un, &s->unm1, &s->extra};
+    for (int i = 0; i < 4; i++)
+        if (!vecs[i]->data) FEM_TRY(vec_duplicate(vecs[i], s->u));
     FEM_TRY(s->hooks.write(s->hooks.ctx, ts->start));
     FEM_TRY(prescribe(s, 1.0));
     FEM_TRY(vec_copy(&s->un, s->u));
