@@ -162,14 +162,17 @@ static int coarse_dirichlet(const Operator *fine, const Space *coarse, Halo *hal
     return status;
 }
 
+/* A level's vectors. The finest level's right-hand side and iterate are the preconditioner's own arguments,
+ * and its state is the Newton iterate, so it keeps none of them; every level but the coarsest takes its
+ * diagonal into t at setup (the smoother keeps its inverse), so only a coarse level made here keeps diag. */
 static int level_vectors(MgLevel *L, int coarse_level, int degree) {
     const Space *sp = L->op->space;
     Device *d = L->op->dev;
-    Vec *v[] = {&L->b, &L->x, &L->res, &L->t, &L->diag};
-    for (int i = 0; i < 5; i++) FEM_TRY(vec_create_split(v[i], d, sp->ndofs, sp->ndofs_owned));
-    if (coarse_level) FEM_TRY(vec_create_split(&L->u, d, sp->ndofs, sp->ndofs_owned));
+    Vec *v[] = {&L->res, &L->t, &L->b, &L->x, &L->u, &L->diag};
+    for (int i = 0; i < (coarse_level ? 6 : 2); i++)
+        FEM_TRY(vec_create_split(v[i], d, sp->ndofs, sp->ndofs_owned));
     if (coarse_level && L->op->aux_used) FEM_TRY(vec_create_split(&L->aux, d, sp->nnodes, sp->nnodes_owned));
-    return chebyshev_create(&L->cheb, &L->b, degree);
+    return chebyshev_create(&L->cheb, &L->res, degree);
 }
 
 /* The space of a coarse level of order `order` below F: one process, or this rank's part over MPI ranks. */
@@ -566,9 +569,12 @@ static int mg_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     for (int l = 0; l < mg->n; l++) {
         MgLevel *L = &mg->L[l];
         if (l > 0) FEM_TRY(level_state(mg, l, state));
-        FEM_TRY(op_diagonal(L->op, &L->diag));
+        const int coarsest = l == mg->n - 1;
+        if (coarsest && !L->diag.data) FEM_TRY(vec_duplicate(&L->diag, &L->res)); /* the finest alone */
+        Vec *diag = coarsest ? &L->diag : &L->t;
+        FEM_TRY(op_diagonal(L->op, diag));
         double t = now();
-        if (l < mg->n - 1) FEM_TRY(chebyshev_setup(&L->cheb, op_linop(L->op), &L->diag, MG_SMOOTH_LOWER));
+        if (!coarsest) FEM_TRY(chebyshev_setup(&L->cheb, op_linop(L->op), diag, MG_SMOOTH_LOWER));
         t_smooth += now() - t;
     }
     double t_levels = now() - t0 - t_smooth;

@@ -29,14 +29,14 @@ LinOp op_linop_consistent(Operator *op) {
 int chebyshev_create(Chebyshev *c, const Vec *like, int degree) {
     memset(c, 0, sizeof *c);
     c->degree = degree > 0 ? degree : 3;
-    Vec *vecs[] = {&c->inv_diag, &c->res, &c->d, &c->t};
-    for (int i = 0; i < 4; i++) FEM_TRY(vec_duplicate(vecs[i], like));
+    Vec *vecs[] = {&c->inv_diag, &c->d, &c->t};
+    for (int i = 0; i < 3; i++) FEM_TRY(vec_duplicate(vecs[i], like));
     return FEM_OK;
 }
 
 void chebyshev_destroy(Chebyshev *c) {
-    Vec *vecs[] = {&c->inv_diag, &c->res, &c->d, &c->t};
-    for (int i = 0; i < 4; i++) vec_destroy(vecs[i]);
+    Vec *vecs[] = {&c->inv_diag, &c->d, &c->t};
+    for (int i = 0; i < 3; i++) vec_destroy(vecs[i]);
 }
 
 /* A reproducible pseudo-random vector in [-0.5, 0.5) (the Lanczos start). */
@@ -55,11 +55,14 @@ static int random_vector(Vec *b) {
 
 enum { LANCZOS_STEPS = 16 };
 
-/* alpha, beta of m <= LANCZOS_STEPS steps of Jacobi-preconditioned CG on A x = b from a random b. */
+/* alpha, beta of m <= LANCZOS_STEPS steps of Jacobi-preconditioned CG on A x = b from a random b (r and Ap
+ * for the setup only: the smoother keeps three vectors). */
 static int lanczos_coefficients(Chebyshev *c, LinOp A, double *alpha, double *beta, int *m) {
-    Vec r = c->res, z = c->d, p = c->t, Ap;
-    FEM_TRY(vec_duplicate(&Ap, &r));
-    int status = random_vector(&r);
+    Vec z = c->d, p = c->t, r, Ap;
+    FEM_TRY(vec_duplicate(&r, &z));
+    int status = vec_duplicate(&Ap, &z);
+    if (status) return vec_destroy(&r), status;
+    status = random_vector(&r);
     if (!status) status = vec_pointwise_mult(&c->inv_diag, &r, &z);
     if (!status) status = vec_copy(&p, &z);
     double rz = 0.0;
@@ -78,6 +81,7 @@ static int lanczos_coefficients(Chebyshev *c, LinOp A, double *alpha, double *be
         if (!status) status = vec_axpby(1.0, &z, beta[*m], &p);
     }
     vec_destroy(&Ap);
+    vec_destroy(&r);
     return status;
 }
 

@@ -1,7 +1,7 @@
-/* Preconditioners for the Krylov solvers, picked by type from a table of implementations (each fills a PcOps):
- * none, Jacobi (the operator's exact matrix-free diagonal), Chebyshev-Jacobi (a fixed polynomial in D^-1 A,
- * symmetric positive, so CG may use it) and p-multigrid (multigrid.h). A preconditioner is set up for one
- * operator and reused until its setup is called again (Newton does so when the Jacobian changes). */
+/* Preconditioners for the Krylov solvers, picked by type from a table of implementations (each fills a
+ * PcOps): none, Jacobi (the operator's exact matrix-free diagonal), Chebyshev-Jacobi (a fixed polynomial in
+ * D^-1 A, symmetric positive, so CG may use it) and p-multigrid (multigrid.h). A preconditioner is set up for
+ * one operator and reused until its setup is called again (Newton does so when the Jacobian changes). */
 #ifndef FEMTO_PC_H
 #define FEMTO_PC_H
 
@@ -24,12 +24,13 @@ typedef enum { PC_NONE = 0, PC_JACOBI = 1, PC_CHEBYSHEV = 2, PC_MULTIGRID = 3, P
 
 typedef struct {
     PcType type;
-    int cheb_degree; /* Chebyshev polynomial degree (default 3), also multigrid's smoother */
-    int mg_levels;   /* multigrid: the most levels (0: down to order 1) */
-    int coarse;      /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
-    int coarse_cycles; /* multigrid: AMG V-cycles per coarse solve (0: 3) */
-    int coarse_precision; /* multigrid: cuDSS's factor (CoarsePrecision, fem/solvers/coarse.h); 0: automatic */
-    int coarse_inverse;   /* multigrid: cuDSS's factor as its explicit inverse (CoarseInverse); 0: automatic */
+    int cheb_degree;      /* Chebyshev polynomial degree (default 3), also multigrid's smoother */
+    int mg_levels;        /* multigrid: the most levels (0: down to order 1) */
+    int coarse;           /* multigrid: the coarse solver (CoarseType, fem/solvers/coarse.h); 0: automatic */
+    int coarse_cycles;    /* multigrid: AMG V-cycles per coarse solve (0: 3) */
+    int coarse_precision; /* multigrid: cuDSS's factor (CoarsePrecision, fem/solvers/coarse.h); 0: automatic
+                           */
+    int coarse_inverse; /* multigrid: cuDSS's factor as its explicit inverse (CoarseInverse); 0: automatic */
     const char *cache_dir; /* multigrid: CoarseOptions.cache_dir (NULL: none) */
 } PcSettings;
 
@@ -38,7 +39,7 @@ typedef struct {
 typedef struct {
     int degree;
     double lmin, lmax;
-    Vec inv_diag, res, d, t;
+    Vec inv_diag, d, t;
 } Chebyshev;
 
 int chebyshev_create(Chebyshev *c, const Vec *like, int degree);
@@ -64,8 +65,9 @@ struct Pc {
     Vec diag;
     Chebyshev cheb;
     void *data; /* multigrid's hierarchy */
-    /* Over MPI ranks: the vectors it is applied to are consistent (every ghost its owner's value), as a Krylov
-     * solve on op_linop_consistent keeps them (fem/solvers/newton.c); multigrid then forwards nothing first */
+    /* Over MPI ranks: the vectors it is applied to are consistent (every ghost its owner's value), as a
+     * Krylov solve on op_linop_consistent keeps them (fem/solvers/newton.c); multigrid then forwards nothing
+     * first */
     int consistent;
 };
 
