@@ -143,10 +143,10 @@ static int none_apply(Pc *pc, const Vec *r, Vec *z) {
 static int jacobi_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
     (void)A, (void)state;
     FEM_TRY(op_diagonal(op, &pc->diag));
-    return vec_reciprocal(&pc->diag, &pc->cheb.inv_diag);
+    return vec_reciprocal(&pc->diag, &pc->diag); /* in place: Jacobi keeps the inverse alone */
 }
 static int jacobi_apply(Pc *pc, const Vec *r, Vec *z) {
-    return vec_pointwise_mult(&pc->cheb.inv_diag, r, z);
+    return vec_pointwise_mult(&pc->diag, r, z);
 }
 
 static int chebyshev_pc_setup(Pc *pc, LinOp A, Operator *op, const Vec *state) {
@@ -188,10 +188,11 @@ int pc_create(Pc *pc, const Vec *like, const PcSettings *set) {
     pc->set = *set;
     pc->ops = pc_table(set->type);
     if (!pc->ops) return fem_fail(FEM_ERR_INTERNAL, "unknown preconditioner type %d", (int)set->type);
-    /* the diagonal and the Chebyshev smoother of Jacobi and Chebyshev-Jacobi; multigrid keeps its own per
-     * level, and none needs neither */
+    /* Jacobi keeps the diagonal's inverse, Chebyshev-Jacobi the diagonal and its smoother; multigrid keeps
+     * its own per level, and none needs neither */
     if (set->type != PC_JACOBI && set->type != PC_CHEBYSHEV) return FEM_OK;
     FEM_TRY(vec_duplicate(&pc->diag, like));
+    if (set->type == PC_JACOBI) return FEM_OK;
     return chebyshev_create(&pc->cheb, like, set->cheb_degree);
 }
 

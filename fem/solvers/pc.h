@@ -62,7 +62,7 @@ struct Pc {
     const PcOps *ops;
     PcSettings set;
     LinOp A;
-    Vec diag;
+    Vec diag; /* Chebyshev-Jacobi: the diagonal; Jacobi: its inverse */
     Chebyshev cheb;
     void *data; /* multigrid's hierarchy */
     /* Over MPI ranks: the vectors it is applied to are consistent (every ghost its owner's value), as a
