@@ -34,9 +34,12 @@ int stepper_create(Stepper *s, Operator *op, Newton *nw, Vec *u, int nonlinear, 
     };
     Device *d = op->dev;
     int status = FEM_OK;
-    /* load stepping's two; time stepping's four come with stepper_transient */
-    FEM_CHECK(vec_duplicate(&s->saved, u));
-    FEM_CHECK(vec_duplicate(&s->prev, u));
+    /* load continuation's two where a nonlinear problem has a load to step (an affine one takes the full
+     * load at once and keeps no earlier state); time stepping's four come with stepper_transient */
+    if (nonlinear && hooks->set_load) {
+        FEM_CHECK(vec_duplicate(&s->saved, u));
+        FEM_CHECK(vec_duplicate(&s->prev, u));
+    }
     if (ndir) {
         FEM_CHECK(device_alloc_copy(d, (void **)&s->dir_idx, dir_dofs, sizeof(int32_t) * (size_t)ndir));
         FEM_CHECK(device_alloc(d, (void **)&s->dir_vals, sizeof(double) * (size_t)ndir));
@@ -135,7 +138,7 @@ static int cut_back(Stepper *s, Continuation *c, double target, StepReport *rep)
  * nominal levels of a nonlinear multi-step run are written. */
 static int step_done(Stepper *s, Continuation *c, double target) {
     c->failures = 0;
-    FEM_TRY(vec_copy(&s->prev, &s->saved));
+    if (s->nonlinear) FEM_TRY(vec_copy(&s->prev, &s->saved));
     c->L_prev = c->L;
     c->L = target;
     s->steps++;
@@ -152,7 +155,7 @@ static int continuation(Stepper *s, int load_steps) {
     while (c.L < 1.0 - 1e-12) {
         /* never step past the next nominal load level: results are written there */
         double target = fmin((double)c.level / c.nsteps, c.L + c.inc);
-        FEM_TRY(vec_copy(&s->saved, s->u));
+        if (s->nonlinear) FEM_TRY(vec_copy(&s->saved, s->u)); /* what a cutback returns to */
         FEM_TRY(predict(s, &c, target));
         FEM_TRY(set_load(s, target));
         StepReport rep = {.kind = STEP_LOAD, .t = target, .from = c.L};
