@@ -42,8 +42,8 @@ typedef struct {
     int cpu, gpu, gpu_required;
     int threads;
     const char *markdown, *meshes, *tables, *path;
-    const char
-        *mesh_cache; /* mesh_read's cache_dir for the benchmark meshes: "" beside the .geo, NULL none */
+    /* mesh_read's cache_dir for every mesh femto-bench makes: "" beside the .geo, NULL none */
+    const char *mesh_cache;
 } Options;
 
 /* The devices every table runs on, and the copy bandwidths they are compared with. */
@@ -94,8 +94,8 @@ const char *bench_shape_title(const char *s);
 const char *bench_shape_how(const char *s);
 int64_t bench_cells(const Mesh *m, Shape s);
 /* A mesh of about `elements` cells of bench/meshes/bench_<shape>.geo (the size from a calibration mesh), from
- * femto's mesh cache when o->mesh_cache allows and an entry is there (*cached 1; the next run finds the same
- * mesh, so runs compared with each other run on the same cells). */
+ * femto's mesh cache when o->mesh_cache allows and an entry is there (*cached 1 when cached is not NULL; the
+ * next run finds the same mesh, so runs compared with each other run on the same cells). */
 void bench_make_mesh(const Options *o, const char *shape, int64_t elements, Mesh *m, double *seconds,
                      int *cached);
 

@@ -66,7 +66,7 @@ static void problem_open(const Options *o, CgProblem *P) {
     MeshReadOptions mo = {.size = o->cg_size > 0 ? o->cg_size : pb->mesh_size,
                           .order = pb->mesh_order,
                           .refine = pb->mesh_refine,
-                          .cache_dir = "",
+                          .cache_dir = o->mesh_cache,
                           .result = &got};
     fprintf(stderr, "femto-bench: CG rows: meshing %s ...\n", pb->mesh_file);
     if (mesh_read(pb->mesh_file, &mo, &P->mesh)) bench_die("meshing the CG problem");

@@ -73,9 +73,8 @@ int bench_op_configs(Bench *B, const Options *o, OpConfig *cfg) {
         cfg[n++] = (OpConfig){.dev = &B->cpun, .copy_gbps = B->cpu_copy_gbps[1]};
         cfg[n++] = (OpConfig){.dev = &B->cpun_gather, .copy_gbps = B->cpu_copy_gbps[1]};
     }
-    if (B->have_gpu)
-        for (int v = 0; v < 3;
-             v++) { /* fused (register kernel on simplices), separate, shared-memory fused */
+    if (B->have_gpu) /* fused (register kernel on simplices), separate, shared-memory fused */
+        for (int v = 0; v < 3; v++) {
             cfg[n++] = (OpConfig){&B->gpa, 1, v == 1, v == 2, B->copy_gbps};
             cfg[n++] = (OpConfig){&B->gpg, 1, v == 1, v == 2, B->copy_gbps};
         }
@@ -444,10 +443,9 @@ void bench_operator_shape(Bench *B, const Options *o, const char *shape, const M
         const Mesh *mesh = m;
         if (p > 3) { /* fewer elements, so that the dofs stay those of p = 3 */
             double s;
-            int cached;
             int64_t ne = (int64_t)((double)o->elements * pow(3.0 / p, bench_shape_dim(shape)));
             fprintf(stderr, "femto-bench: meshing %s for p = %d ...\n", bench_shape_title(shape), p);
-            bench_make_mesh(o, shape, ne > 100 ? ne : 100, &small, &s, &cached);
+            bench_make_mesh(o, shape, ne > 100 ? ne : 100, &small, &s, NULL);
             mesh = &small;
         }
         for (int ph = PHYS_HEAT; ph <= PHYS_NEO_HOOKEAN; ph++)

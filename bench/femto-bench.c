@@ -314,8 +314,9 @@ static void usage(void) {
         "  --path auto|full|tensor       quads and hexes: full tables or sum factorisation (default auto)\n"
         "  --markdown FILE     also write the tables to FILE\n"
         "  --meshes DIR        folder of bench_<shape>.geo (default: the source tree's bench/meshes)\n"
-        "  --mesh-cache DIR    keep the meshes made from them in DIR and reuse them (default: .femto-cache\n"
-        "                      beside the .geo files, as femto-app does; docs/meshes.md)\n"
+        "  --mesh-cache DIR    keep the meshes made from .geo files (these and the CG problem's) in DIR and\n"
+        "                      reuse them (default: .femto-cache beside each .geo, as femto-app does;\n"
+        "                      docs/meshes.md)\n"
         "  --no-mesh-cache     mesh every time\n");
 }
 

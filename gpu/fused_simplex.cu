@@ -938,17 +938,10 @@ extern "C" int gpu_patch_partials(const Operator *op, int bi, int kind, double *
     if (nsh <= 0) return FEM_OK;
     const unsigned blocks = gpu_vec_blocks(gpu_state(op->dev), nsh);
     const int nc = op->cells[bi].view.ncomp;
-    if (nc == 1)
-        k_patch_partials<1>
-            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
-    else if (nc == 2)
-        k_patch_partials<2>
-            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
-    else if (nc == 3)
-        k_patch_partials<3>
-            <<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
-    else
+    if (nc < 1 || nc > 3)
         return fem_fail(FEM_ERR_INTERNAL, "deterministic patch assembly of %d components", nc);
+    auto k = nc == 1 ? k_patch_partials<1> : nc == 2 ? k_patch_partials<2> : k_patch_partials<3>;
+    k<<<blocks, GPU_VEC_THREADS>>>(nsh, ps->sh_node, ps->sh_beg, ps->sh_part, ps->view.part, out);
     GPU_LAUNCHED(k_patch_partials);
     return FEM_OK;
 }

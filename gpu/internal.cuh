@@ -85,8 +85,7 @@ int gpu_host_alloc(Device *d, void **p, size_t bytes);
 void gpu_host_free(Device *d, void *p);
 int gpu_upload(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_download(Device *d, void *dst, const void *src, size_t bytes);
-/* cuSOLVER, loaded on first use (gpu/cusolver_load.cu); FEM_ERR_DEVICE with one sentence when it cannot be.
- */
+/* cuSOLVER, loaded on first use (gpu/cusolver_load.cu); FEM_ERR_DEVICE, one sentence, when it cannot be. */
 int gpu_cusolver_load(void);
 int gpu_copy(Device *d, void *dst, const void *src, size_t bytes);
 int gpu_zero(Device *d, void *p, size_t bytes);
