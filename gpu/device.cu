@@ -48,6 +48,18 @@ unsigned gpu_vec_blocks(const GpuState *g, int64_t n) {
     return (unsigned)(blocks > 0 ? blocks : 1);
 }
 
+int64_t gpu_resident_blocks(const GpuState *g, int regs, int threads, size_t smem) {
+    int64_t warps = (threads + 31) / 32;
+    int64_t per_block =
+        ((int64_t)regs * 32 + 255) / 256 * 256 * warps; /* allocated per warp, 256 at a time */
+    int64_t n = per_block > 0 ? g->regs_per_sm / per_block : 32;
+    int64_t by_threads = g->threads_per_sm / (warps * 32);
+    if (by_threads < n) n = by_threads;
+    int64_t by_smem = (int64_t)(g->shared_per_sm / (smem + 1024)); /* 1 KB reserved per block */
+    if (by_smem < n) n = by_smem;
+    return n < 32 ? n : 32;
+}
+
 /* Waits for the device's work; also makes it the calling thread's current GPU (CUDA keeps that per thread,
  * and a device created on another thread, as femto-app creates it while the mesh is read, is not current
  * here). */

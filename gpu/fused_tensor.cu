@@ -173,6 +173,28 @@ static int shared_only(const Operator *op) {
     return gpu_state(op->dev)->tuning.fused_shared;
 }
 
+/* Elements per block: at most `most` (TENSOR_THREADS threads, or what shared memory holds), fewer where a
+ * smaller block keeps at least a quarter more elements resident on an SM. Shared memory or registers bind
+ * the heavy kernels: linear elasticity on hexahedra at p = 2 takes 5.2 kB an element, so 28 elements make one
+ * block an SM and 22 make two (44 elements); heat's residual at p = 2 (96 registers) goes from two blocks of
+ * 28 to three of 24. A smaller gain is not taken: those launches stay as they were measured. */
+static int64_t tensor_epb_resident(const GpuState *g, TensorKernel k, int threads, int64_t tab, int64_t per,
+                                   int64_t most) {
+    cudaFuncAttributes at;
+    if (cudaFuncGetAttributes(&at, k) != cudaSuccess) return (void)cudaGetLastError(), most;
+    auto elements = [&](int64_t e) {
+        return e * gpu_resident_blocks(g, at.numRegs, (int)(e * threads),
+                                       sizeof(double) * (size_t)(tab + e * per));
+    };
+    const int64_t full = elements(most);
+    int64_t best = most, best_n = full;
+    for (int64_t e = most - 1; e >= 1; e--) { /* the largest block of the most elements */
+        const int64_t n = elements(e);
+        if (4 * n >= 5 * full && n > best_n) best = e, best_n = n;
+    }
+    return best;
+}
+
 /* The kernel and launch of a block's residual or Jacobian action, or 0 in *ok where this kernel does not
  * serve it (not a quad or hex block at the default 1D rule of an instantiated order, a q-function not in the
  * list, an operator of the shared-memory fused kernel alone). */
@@ -201,6 +223,7 @@ static int tensor_plan(const Operator *op, const OpBlock *b, int residual, Tenso
     if (epb > room / per) epb = room / per;
     if (epb > b->nelem) epb = b->nelem;
     if (epb < 1) return FEM_OK;
+    epb = tensor_epb_resident(g, p->k, P * P, tab, per, epb);
     p->threads = P * P;
     p->epb = (int)epb;
     p->smem = sizeof(double) * (size_t)(tab + epb * per);

@@ -78,6 +78,10 @@ int gpu_fail(cudaError_t e, const char *call, const char *file, int line);
 /* Grid of a grid-stride loop over n items with GPU_VEC_THREADS threads per block. */
 unsigned gpu_vec_blocks(const GpuState *g, int64_t n);
 
+/* Blocks of `threads` threads, `regs` registers a thread and `smem` bytes of dynamic shared memory that fit
+ * on one SM at once (registers, threads, shared memory with 1 KB reserved a block, at most 32 blocks). */
+int64_t gpu_resident_blocks(const GpuState *g, int regs, int threads, size_t smem);
+
 /* memory.cu */
 int gpu_alloc(Device *d, void **p, size_t bytes);
 void gpu_free(Device *d, void *p);

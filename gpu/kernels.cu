@@ -420,15 +420,7 @@ static int64_t balanced(int64_t work, int64_t cap) {
 
 /* Blocks of `threads` threads and `smem` bytes of dynamic shared memory that fit on one SM at once. */
 static int64_t resident(const GpuState *g, int kernel, int variant, int threads, size_t smem) {
-    int64_t warps = (threads + 31) / 32;
-    int64_t regs = (int64_t)g->kernel_regs[kernel][variant] * 32;
-    regs = (regs + 255) / 256 * 256 * warps; /* registers are allocated per warp, 256 at a time */
-    int64_t n = regs > 0 ? g->regs_per_sm / regs : 32;
-    int64_t by_threads = g->threads_per_sm / (warps * 32);
-    if (by_threads < n) n = by_threads;
-    int64_t by_smem = (int64_t)(g->shared_per_sm / (smem + 1024)); /* 1 KB reserved per block */
-    if (by_smem < n) n = by_smem;
-    return n < 32 ? n : 32;
+    return gpu_resident_blocks(g, g->kernel_regs[kernel][variant], threads, smem);
 }
 
 /* What one element of a launch needs, in doubles: the staged tables (per block) and its areas, with the work
