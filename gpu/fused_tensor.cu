@@ -174,10 +174,12 @@ static int shared_only(const Operator *op) {
 }
 
 /* Elements per block: at most `most` (TENSOR_THREADS threads, or what shared memory holds), fewer where a
- * smaller block keeps at least a quarter more elements resident on an SM. Shared memory or registers bind
- * the heavy kernels: linear elasticity on hexahedra at p = 2 takes 5.2 kB an element, so 28 elements make one
- * block an SM and 22 make two (44 elements); heat's residual at p = 2 (96 registers) goes from two blocks of
- * 28 to three of 24. A smaller gain is not taken: those launches stay as they were measured. */
+ * smaller block keeps at least half as many elements again resident on an SM. Shared memory or registers
+ * bind the heavy kernels. Linear elasticity on hexahedra at p = 2 takes 5.2 kB an element: 28 elements make
+ * one block an SM, 22 make two (44 elements), and the launch got 25% faster (H100, docs/PERFORMANCE.md); the
+ * neo-Hookean kernels at p = 1 and 2 gained 22-26% the same way. Heat's kernels at p = 1 and 2 would gain
+ * only 29-31% more elements (two blocks to three) and ran 2-6% slower for it, so a gain under half is not
+ * taken. */
 static int64_t tensor_epb_resident(const GpuState *g, TensorKernel k, int threads, int64_t tab, int64_t per,
                                    int64_t most) {
     cudaFuncAttributes at;
@@ -190,7 +192,7 @@ static int64_t tensor_epb_resident(const GpuState *g, TensorKernel k, int thread
     int64_t best = most, best_n = full;
     for (int64_t e = most - 1; e >= 1; e--) { /* the largest block of the most elements */
         const int64_t n = elements(e);
-        if (4 * n >= 5 * full && n > best_n) best = e, best_n = n;
+        if (2 * n >= 3 * full && n > best_n) best = e, best_n = n;
     }
     return best;
 }
