@@ -23,18 +23,24 @@ static void block_views(Operator *op, OpBlock *b) {
     b->aux_view.ncomp = 1;
 }
 
-/* The q-point arrays of a block. */
-static int block_work(Operator *op, OpBlock *b, int nstate, int grads) {
-    int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp, rd = b->basis.tables.dim;
-    FEM_TRY(alloc_zero(op, &b->uq, n * nc));
-    FEM_TRY(alloc_zero(op, &b->s, n * nc));
-    if (grads) {
-        FEM_TRY(alloc_zero(op, &b->duq, n * nc * rd));
-        FEM_TRY(alloc_zero(op, &b->f, n * nc * rd));
-    }
+/* What every implementation of a block reads or writes at its q-points and elements: the auxiliary field,
+ * the physics' state, the element vectors. The default implementation's own arrays come on first use
+ * (op_block_qpoints). */
+static int block_work(Operator *op, OpBlock *b, int nstate) {
+    int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp;
     if (op->aux_used) FEM_TRY(alloc_zero(op, &b->auxq, n));
     FEM_TRY(alloc_zero(op, &b->state, n * (nstate > 0 ? nstate : 1)));
     FEM_TRY(alloc_zero(op, &b->evec, b->nelem * nc * b->basis.tables.ndof));
+    return FEM_OK;
+}
+
+int op_block_qpoints(Operator *op, OpBlock *b, int facet) {
+    const int grads = facet ? op->facet_grads : op->grads;
+    int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp, rd = b->basis.tables.dim;
+    if (!b->uq) FEM_TRY(alloc_zero(op, &b->uq, n * nc));
+    if (!b->s) FEM_TRY(alloc_zero(op, &b->s, n * nc));
+    if (grads && !b->duq) FEM_TRY(alloc_zero(op, &b->duq, n * nc * rd));
+    if (grads && !b->f) FEM_TRY(alloc_zero(op, &b->f, n * nc * rd));
     return FEM_OK;
 }
 
@@ -187,7 +193,7 @@ static int setup_cells(Operator *op, int bi, const int32_t *tags) {
     block_views(op, b);
     FEM_TRY(block_geometry(op, b, 0, bi, op->needs_x, tags));
     FEM_TRY(device_alloc_copy(op->dev, (void **)&b->tag, tags, sizeof(int32_t) * (size_t)b->nelem));
-    return block_work(op, b, op->phys.nstate, op->grads);
+    return block_work(op, b, op->phys.nstate);
 }
 
 /* The facets of block fi that carry a condition (tag >= 0): their list, tags and dofs (host). */
@@ -227,7 +233,7 @@ static int setup_facets(Operator *op, int fi, const int32_t *tags) {
             status =
                 device_alloc_copy(op->dev, (void **)&b->tag, sub_tags, sizeof(int32_t) * (size_t)b->nelem);
         if (!status) status = block_geometry(op, b, 1, fi, 1, NULL);
-        if (!status) status = block_work(op, b, op->phys.nfstate, op->facet_grads);
+        if (!status) status = block_work(op, b, op->phys.nfstate);
     }
     free(sub_tags);
     free(dofs);

@@ -62,7 +62,11 @@ typedef struct {
     fem_idx *list;           /* facets: which facets of the mesh block (host) */
     int32_t *tag;            /* device: material (cells) or condition record (facets) per element */
     double *geo, *x, *state, *src;
-    double *uq, *duq, *s, *f, *auxq, *evec;
+    /* the default implementation's q-point arrays: made on its first full-block apply (op_block_qpoints),
+     * never where a backend's override serves every apply (the diagonal and element matrices then take
+     * chunks of their own) */
+    double *uq, *duq, *s, *f;
+    double *auxq, *evec;
     /* cells: the Jacobian's compact q-point data (QfQdata; NULL: none), [nelem][nq][size], or [nelem][size]
      * (q-point 0's, the others w_q / w_0 times it) where qdata_per_elem: affine simplices */
     double *qdata;
@@ -95,7 +99,9 @@ struct Operator {
     int grads, facet_grads, needs_x, aux_used; /* what the q-functions read (from their descriptors) */
     QfFn cell_residual, cell_jacobian, facet_residual, facet_jacobian; /* the device's instances */
     OpBlock cells[MESH_MAX_BLOCKS], facets[MESH_MAX_BLOCKS];
-    int qdegree;                    /* as given to op_create (0: each order's default) */
+    int qdegree;             /* as given to op_create (0: each order's default) */
+    int64_t qp_chunk_points; /* the diagonal's and element matrices' q-points a chunk where the blocks have no
+                              * q-point arrays of their own (0: 2^17; tests set a few) */
     int32_t *const *cell_tags_host; /* as given to op_create (the caller's, kept alive by it) */
     int32_t *const *facet_tags_host;
     int64_t ndir;
@@ -166,6 +172,8 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* Block b's q-point arrays uq, duq, s, f for all its elements, made on first use. */
+int op_block_qpoints(Operator *op, OpBlock *b, int facet);
 /* The arguments of cell block b's Jacobian action from its compact q-point data (op_block_qdata): the qdata
  * as the geometry, and none of what the compact form does not read (state, tags, coordinates, aux, sources).
  */

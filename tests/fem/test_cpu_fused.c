@@ -30,6 +30,8 @@
 
 typedef struct {
     double *R, *Jv;
+    double *diag, *K; /* the assembled diagonal; the element matrices of cell block 0 */
+    int64_t nK;
     const char *impl;
     int threaded; /* a cell block large enough for the fused operator's threads and colours */
     int qdata;    /* every cell block's Jacobian action runs the compact q-point data form (op_block_qdata) */
@@ -64,9 +66,14 @@ static int op_for(const Case *cs, Device *d, int fused, Operator *op) {
 /* R(u) and J v with the fused (1) or the default (0) implementation (CPU device: host arrays). */
 static Result run(const Case *cs, Device *d, int fused) {
     int64_t n = cs->sp->ndofs;
-    Result r = {malloc(sizeof(double) * n), malloc(sizeof(double) * n), NULL, 0, 0};
+    Result r = {.R = malloc(sizeof(double) * n),
+                .Jv = malloc(sizeof(double) * n),
+                .diag = malloc(sizeof(double) * n)};
     Operator op;
     CHECK_OK(op_for(cs, d, fused, &op));
+    /* the fused operator's diagonal and element matrices go through q-point arrays of their own, a few
+     * elements at a time (the default's, made by its applications, hold the whole block) */
+    if (fused) op.qp_chunk_points = 37;
     r.impl = op.implementation;
     r.qdata = 1;
     for (int b = 0; b < op.ncells; b++) {
@@ -77,6 +84,24 @@ static Result run(const Case *cs, Device *d, int fused) {
     }
     CHECK_OK(op_residual(&op, TEST_VEC(d, n, cs->u), TEST_VEC(d, n, r.R)));
     CHECK_OK(op_jacobian(&op, TEST_VEC(d, n, cs->v), TEST_VEC(d, n, r.Jv)));
+    CHECK_OK(op_diagonal(&op, TEST_VEC(d, n, r.diag)));
+    const OpBlock *b0 = &op.cells[0];
+    const int64_t m = (int64_t)b0->basis.tables.ndof * op.phys.ncomp;
+    r.nK = b0->nelem * m * m;
+    r.K = malloc(sizeof(double) * (size_t)(r.nK + 1));
+    CHECK_OK(op.ops.element_matrices(&op, 0, 0, r.K));
+    if (fused) { /* in one chunk a block: bitwise the same */
+        double *diag1 = malloc(sizeof(double) * n), *K1 = malloc(sizeof(double) * (size_t)(r.nK + 1));
+        op.qp_chunk_points = INT64_MAX / 2;
+        CHECK_OK(op_diagonal(&op, TEST_VEC(d, n, diag1)));
+        CHECK_OK(op.ops.element_matrices(&op, 0, 0, K1));
+        CHECK(memcmp(diag1, r.diag, sizeof(double) * n) == 0 && memcmp(K1, r.K, sizeof(double) * r.nK) == 0,
+              "the diagonal or the element matrices differ between chunks of a few elements and one chunk");
+        free(diag1), free(K1);
+    }
+    for (int b = 0; b < op.ncells && fused; b++)
+        CHECK(!op.cells[b].uq && !op.cells[b].s && !op.cells[b].duq && !op.cells[b].f,
+              "the fused operator made the default's q-point arrays of cell block %d", b);
     /* physics/qfunctions.h's list says what each cell q-function writes, and the GPU's fused kernels skip s
      * where it says none: checked once a case (on the default's run), it agrees with the descriptor, and the
      * default's q-point s of such a Jacobian, just evaluated at a random direction, is zero */
@@ -117,12 +142,18 @@ static int compare(Device *dev[2], const Case *cs, const char *what, int qdata) 
         CHECK(er <= TOL && ej <= TOL,
               "%s p = %d, %d thread(s): residual %.3e, Jacobian %.3e from the default", what, (int)p,
               dev[k]->threads, er, ej);
+        /* the same kernels on the state each residual stored (the same up to round-off) */
+        double ed = rel_diff(n, f[k].diag, ref.diag);
+        double ek = f[k].nK == ref.nK ? rel_diff(ref.nK, f[k].K, ref.K) : 1.0;
+        CHECK(ed <= TOL && ek <= TOL,
+              "%s p = %d, %d thread(s): the diagonal %.3e, the element matrices %.3e from the default's",
+              what, (int)p, dev[k]->threads, ed, ek);
     }
     CHECK(memcmp(f[0].R, f[1].R, sizeof(double) * n) == 0 &&
               memcmp(f[0].Jv, f[1].Jv, sizeof(double) * n) == 0,
           "%s p = %d: the fused results differ between 1 and 2 threads", what, (int)p);
-    free(ref.R), free(ref.Jv);
-    for (int k = 0; k < 2; k++) free(f[k].R), free(f[k].Jv);
+    free(ref.R), free(ref.Jv), free(ref.diag), free(ref.K);
+    for (int k = 0; k < 2; k++) free(f[k].R), free(f[k].Jv), free(f[k].diag), free(f[k].K);
     return f[1].threaded;
 }
 
