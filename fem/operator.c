@@ -23,15 +23,19 @@ static void block_views(Operator *op, OpBlock *b) {
     b->aux_view.ncomp = 1;
 }
 
-/* What every implementation of a block reads or writes at its q-points and elements: the auxiliary field,
- * the physics' state, the element vectors. The default implementation's own arrays come on first use
- * (op_block_qpoints). */
+/* What every implementation of a block reads or writes at its q-points: the auxiliary field and the
+ * physics' state. The default implementation's own arrays and the element vectors come on first use
+ * (op_block_qpoints, op_block_evec). */
 static int block_work(Operator *op, OpBlock *b, int nstate) {
-    int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp;
+    int64_t n = b->nelem * b->basis.tables.nq;
     if (op->aux_used) FEM_TRY(alloc_zero(op, &b->auxq, n));
     FEM_TRY(alloc_zero(op, &b->state, n * (nstate > 0 ? nstate : 1)));
-    FEM_TRY(alloc_zero(op, &b->evec, b->nelem * nc * b->basis.tables.ndof));
     return FEM_OK;
+}
+
+int op_block_evec(Operator *op, OpBlock *b) {
+    if (b->evec) return FEM_OK;
+    return alloc_zero(op, &b->evec, b->nelem * op->phys.ncomp * b->basis.tables.ndof);
 }
 
 int op_block_qpoints(Operator *op, OpBlock *b, int facet) {

@@ -66,7 +66,8 @@ typedef struct {
      * never where a backend's override serves every apply (the diagonal and element matrices then take
      * chunks of their own) */
     double *uq, *duq, *s, *f;
-    double *auxq, *evec;
+    double *auxq;
+    double *evec; /* [nelem][ncomp][ndof], made on first use (op_block_evec) */
     /* cells: the Jacobian's compact q-point data (QfQdata; NULL: none), [nelem][nq][size], or [nelem][size]
      * (q-point 0's, the others w_q / w_0 times it) where qdata_per_elem: affine simplices */
     double *qdata;
@@ -174,6 +175,9 @@ int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const 
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
 /* Block b's q-point arrays uq, duq, s, f for all its elements, made on first use. */
 int op_block_qpoints(Operator *op, OpBlock *b, int facet);
+/* Block b's element vectors (evec), made on first use: what a gather-assembly device's kernels write before
+ * the assembly, where they do not assemble on element patches. */
+int op_block_evec(Operator *op, OpBlock *b);
 /* The arguments of cell block b's Jacobian action from its compact q-point data (op_block_qdata): the qdata
  * as the geometry, and none of what the compact form does not read (state, tags, coordinates, aux, sources).
  */

@@ -57,6 +57,7 @@ int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const 
     if (b->nelem == 0 || op_block_skipped(op, facet, residual)) return FEM_OK;
     int grads = facet ? op->facet_grads : op->grads;
     FEM_TRY(op_block_qpoints(op, b, facet));
+    if (d->assembly == ASSEMBLE_GATHER) FEM_TRY(op_block_evec(op, b));
     FEM_TRY(d->ops.interpolate(d, &b->view, in, b->uq, grads ? b->duq : NULL));
     FEM_TRY(op_block_aux(op, b));
     QfArgs a = op_block_args(op, b, facet, residual);
@@ -163,17 +164,23 @@ static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
     if (b->nelem == 0) return FEM_OK;
     const int nc = op->phys.ncomp, nd = b->basis.tables.ndof, rd = b->basis.tables.dim;
     const int grads = facet ? op->facet_grads : op->grads;
-    FEM_TRY(d->ops.zero(d, b->evec, sizeof(double) * (size_t)(b->nelem * nc * nd)));
-    FEM_TRY(op_block_aux(op, b));
+    /* the block's element vectors, or (where its applications never made them) a full set for the moment */
+    const size_t ebytes = sizeof(double) * (size_t)(b->nelem * nc * nd);
+    double *own = NULL, *ev = b->evec;
+    if (!ev) {
+        FEM_TRY(device_alloc(d, (void **)&own, ebytes));
+        ev = own;
+    }
+    QpWork w = {0};
+    int status = d->ops.zero(d, ev, ebytes);
+    if (!status) status = op_block_aux(op, b);
+    if (!status) status = qp_work(op, b, facet, &w);
     QfFn fn = block_qfunction(op, facet, 0);
-    QpWork w;
-    FEM_TRY(qp_work(op, b, facet, &w));
-    int status = FEM_OK;
     for (int64_t e0 = 0; e0 < b->nelem && !status; e0 += w.chunk) {
         const int64_t ne = b->nelem - e0 < w.chunk ? b->nelem - e0 : w.chunk, n = ne * b->basis.tables.nq;
         const ElemView v = chunk_view(&b->view, e0, ne);
         const QfArgs a = chunk_args(op, b, facet, &w, e0, ne);
-        double *evec = b->evec + e0 * nc * nd;
+        double *evec = ev + e0 * nc * nd;
         for (int c = 0; c < nc && !status; c++)
             for (int slot = 0; slot <= (grads ? rd : 0) && !status; slot++) {
                 double pu[QF_MAX_COMP] = {0}, pg[QF_MAX_COMP * 3] = {0};
@@ -188,7 +195,9 @@ static int diagonal_block(Operator *op, OpBlock *b, int facet, double *diag) {
             }
     }
     qp_work_free(d, &w);
-    return status ? status : d->ops.assemble(d, &b->view, b->evec, diag);
+    if (!status) status = d->ops.assemble(d, &b->view, ev, diag);
+    device_free(d, own);
+    return status;
 }
 
 int op_ref_diagonal(Operator *op, Vec *diag) {

@@ -168,6 +168,7 @@ static int fused_block(Operator *op, OpBlock *b, int residual, const double *in,
     FusedKernel k = fused_kernels[q->id][b->view.dim - 2];
     if (L.smem > 48 * 1024) GPU_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem));
     QfArgs a = op_block_args(op, b, 0, residual);
+    if (L.evec) FEM_TRY(op_block_evec(op, b));
     unsigned blocks = (unsigned)((b->nelem + L.epb - 1) / L.epb);
     k<<<blocks, FUSED_THREADS, L.smem>>>(b->view, L, a, in, out, b->evec);
     GPU_LAUNCHED("fused operator");

@@ -988,6 +988,7 @@ extern "C" int gpu_fused_simplex_block(Operator *op, OpBlock *b, int residual, c
     if (residual) FEM_TRY(op_block_aux(op, b));
     QfArgs a = L.qd ? op_block_qdata_args(op, b) : op_block_args(op, b, 0, residual);
     const bool gather = d->assembly == ASSEMBLE_GATHER;
+    if (gather && !L.ps) FEM_TRY(op_block_evec(op, b));
     double *evec = gather && !L.ps ? b->evec : NULL;
     const int epb = simplex_epb(v->ncomp, L.split);
     const unsigned blocks = (unsigned)((b->nelem + epb - 1) / epb);

@@ -274,6 +274,7 @@ int gpu_fused_tensor_block(Operator *op, OpBlock *b, int residual, const double 
      * elasticity J x p = 2 4,693 -> 5,155, p = 3 10,706 -> 11,744 (the heavier kernels lose more to the
      * patch sums at their end than they save on the element vectors) */
     const PatchView *pv = gather && p.qdata ? gpu_op_patches(op, (int)(b - op->cells), 0, p.epb) : NULL;
+    if (gather && !pv) FEM_TRY(op_block_evec(op, b));
     PatchView none;
     memset(&none, 0, sizeof none);
     p.k<<<(unsigned)blocks, dim3(p.threads, p.epb), p.smem>>>(

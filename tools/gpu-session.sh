@@ -457,7 +457,7 @@ PY
           $cmd run $o/$xml.xml --device cuda -v > $o/ab.log 2>&1
           wall=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
           echo "== $xml $label $i: process $wall s; $(grep -E '^time:' $o/ab.log)"
-          grep -E "preconditioner:|^phases:|solver:|^load" $o/ab.log | sed 's/^ */   /'
+          grep -E "preconditioner:|^phases:|solver:|^load|^memory:" $o/ab.log | sed 's/^ */   /'
         done
       done
     done ;;

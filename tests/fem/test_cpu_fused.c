@@ -100,8 +100,8 @@ static Result run(const Case *cs, Device *d, int fused) {
         free(diag1), free(K1);
     }
     for (int b = 0; b < op.ncells && fused; b++)
-        CHECK(!op.cells[b].uq && !op.cells[b].s && !op.cells[b].duq && !op.cells[b].f,
-              "the fused operator made the default's q-point arrays of cell block %d", b);
+        CHECK(!op.cells[b].uq && !op.cells[b].s && !op.cells[b].duq && !op.cells[b].f && !op.cells[b].evec,
+              "the fused operator made the default's q-point arrays or element vectors of cell block %d", b);
     /* physics/qfunctions.h's list says what each cell q-function writes, and the GPU's fused kernels skip s
      * where it says none: checked once a case (on the default's run), it agrees with the descriptor, and the
      * default's q-point s of such a Jacobian, just evaluated at a random direction, is zero */
