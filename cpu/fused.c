@@ -80,6 +80,7 @@ typedef struct {
     int64_t *chunks;     /* [nchunks] */
     double *geo;         /* device: the block's geometry in processing order */
     double *qdata;       /* device: the block's compact q-point data in that order, per q-point (or NULL) */
+    int geo_own, qdata_own; /* 0: the block's own arrays (processing order is the block's order) */
 } FusedBlock;
 
 typedef struct {
@@ -139,9 +140,19 @@ static int colour_chunks(const ElemView *v, FusedBlock *fb, const int64_t *pos, 
     return FEM_OK;
 }
 
+/* Whether the processing order is the block's own (the usual case: mesh_read sorts the cells along the same
+ * curve), so that its arrays serve as they are. */
+static int order_is_identity(const FusedBlock *fb, int64_t nelem) {
+    for (int64_t j = 0; j < nelem; j++)
+        if (fb->order[j] != j) return 0;
+    return 1;
+}
+
 /* The block's geometry (stride doubles per q-point) in processing order: a batch's is then one slice. */
 static int plan_geometry(Device *d, const OpBlock *b, int stride, FusedBlock *fb) {
     size_t rec = (size_t)b->view.nq * (size_t)stride;
+    if (order_is_identity(fb, b->nelem)) return fb->geo = b->geo, FEM_OK;
+    fb->geo_own = 1;
     FEM_TRY(device_alloc(d, (void **)&fb->geo, sizeof(double) * rec * (size_t)b->nelem));
 #pragma omp parallel for schedule(static) if (b->nelem > 20000)
     for (int64_t j = 0; j < b->nelem; j++)
@@ -156,6 +167,8 @@ static int plan_qdata(const Operator *op, const OpBlock *b, FusedBlock *fb) {
     if (!b->qdata || !qd) return FEM_OK;
     const int nq = b->view.nq, n = qf_geo_doubles(qd->layout, op->space->mesh->dim);
     const double *w = b->basis.tables.quad.w;
+    if (!b->qdata_per_elem && order_is_identity(fb, b->nelem)) return fb->qdata = b->qdata, FEM_OK;
+    fb->qdata_own = 1;
     FEM_TRY(device_alloc(op->dev, (void **)&fb->qdata, sizeof(double) * (size_t)(b->nelem * nq * n)));
 #pragma omp parallel for schedule(static) if (b->nelem > 20000)
     for (int64_t j = 0; j < b->nelem; j++)
@@ -174,7 +187,8 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
     fb->chunk = fused_chunk_size(v->nelem);
     fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
-    const char *env = getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
+    const char *env =
+        getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
     if (env && strcmp(env, "0") == 0)
         for (int64_t e = 0; e < v->nelem; e++) fb->order[e] = e;
     else
@@ -194,8 +208,8 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
 
 static void plan_free(Device *d, FusedBlock *fb) {
     free(fb->order), free(fb->colour_off), free(fb->chunks);
-    device_free(d, fb->geo);
-    device_free(d, fb->qdata);
+    if (fb->geo_own) device_free(d, fb->geo);
+    if (fb->qdata_own) device_free(d, fb->qdata);
     memset(fb, 0, sizeof *fb);
 }
 
