@@ -187,8 +187,7 @@ static int block_plan(const Operator *op, const OpBlock *b, const MeshBlock *mb,
     fb->chunk = fused_chunk_size(v->nelem);
     fb->nchunks = (v->nelem + fb->chunk - 1) / fb->chunk;
     FEM_ALLOC(fb->order, v->nelem, "an element order");
-    const char *env =
-        getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
+    const char *env = getenv("FEMTO_CPU_CURVE_ORDER"); /* 0: the mesh's order (to measure what the curve does) */
     if (env && strcmp(env, "0") == 0)
         for (int64_t e = 0; e < v->nelem; e++) fb->order[e] = e;
     else

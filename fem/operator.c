@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int alloc_zero(Operator *op, double **p, int64_t count) {
+int op_alloc_zero(Operator *op, double **p, int64_t count) {
     size_t bytes = sizeof(double) * (size_t)(count > 0 ? count : 1);
     FEM_TRY(device_alloc(op->dev, (void **)p, bytes));
     return op->dev->ops.zero(op->dev, *p, bytes);
@@ -28,23 +28,23 @@ static void block_views(Operator *op, OpBlock *b) {
  * (op_block_qpoints, op_block_evec). */
 static int block_work(Operator *op, OpBlock *b, int nstate) {
     int64_t n = b->nelem * b->basis.tables.nq;
-    if (op->aux_used) FEM_TRY(alloc_zero(op, &b->auxq, n));
-    FEM_TRY(alloc_zero(op, &b->state, n * (nstate > 0 ? nstate : 1)));
+    if (op->aux_used) FEM_TRY(op_alloc_zero(op, &b->auxq, n));
+    FEM_TRY(op_alloc_zero(op, &b->state, n * (nstate > 0 ? nstate : 1)));
     return FEM_OK;
 }
 
 int op_block_evec(Operator *op, OpBlock *b) {
     if (b->evec) return FEM_OK;
-    return alloc_zero(op, &b->evec, b->nelem * op->phys.ncomp * b->basis.tables.ndof);
+    return op_alloc_zero(op, &b->evec, b->nelem * op->phys.ncomp * b->basis.tables.ndof);
 }
 
 int op_block_qpoints(Operator *op, OpBlock *b, int facet) {
     const int grads = facet ? op->facet_grads : op->grads;
     int64_t n = b->nelem * b->basis.tables.nq, nc = op->phys.ncomp, rd = b->basis.tables.dim;
-    if (!b->uq) FEM_TRY(alloc_zero(op, &b->uq, n * nc));
-    if (!b->s) FEM_TRY(alloc_zero(op, &b->s, n * nc));
-    if (grads && !b->duq) FEM_TRY(alloc_zero(op, &b->duq, n * nc * rd));
-    if (grads && !b->f) FEM_TRY(alloc_zero(op, &b->f, n * nc * rd));
+    if (!b->uq) FEM_TRY(op_alloc_zero(op, &b->uq, n * nc));
+    if (!b->s) FEM_TRY(op_alloc_zero(op, &b->s, n * nc));
+    if (grads && !b->duq) FEM_TRY(op_alloc_zero(op, &b->duq, n * nc * rd));
+    if (grads && !b->f) FEM_TRY(op_alloc_zero(op, &b->f, n * nc * rd));
     return FEM_OK;
 }
 
@@ -357,8 +357,8 @@ int op_set_dirichlet(Operator *op, int64_t n, const int32_t *dofs) {
         if (dofs[i] >= nowned) op->dir_host[k++] = dofs[i];
     dofs = op->dir_host;
     FEM_TRY(device_alloc_copy(d, (void **)&op->dir, dofs, sizeof(int32_t) * (size_t)n));
-    FEM_TRY(alloc_zero(op, &op->dir_tmp, n));
-    FEM_TRY(alloc_zero(op, &op->ones, n));
+    FEM_TRY(op_alloc_zero(op, &op->dir_tmp, n));
+    FEM_TRY(op_alloc_zero(op, &op->ones, n));
     double one = 1.0;
     return d->ops.fill(d, n, 1, &one, op->ones);
 }

@@ -173,6 +173,8 @@ int op_ref_element_matrices(Operator *op, int facet, int b, double *K);
  * the q-function arguments of a block (device pointers); the auxiliary field at a block's q-points. */
 int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const double *in, double *out);
 QfArgs op_block_args(const Operator *op, const OpBlock *b, int facet, int residual);
+/* *p = count doubles of the operator's device memory, zeroed (at least one, so that the pointer is valid). */
+int op_alloc_zero(Operator *op, double **p, int64_t count);
 /* Block b's q-point arrays uq, duq, s, f for all its elements, made on first use. */
 int op_block_qpoints(Operator *op, OpBlock *b, int facet);
 /* Block b's element vectors (evec), made on first use: what a gather-assembly device's kernels write before

@@ -67,8 +67,7 @@ int op_ref_apply_block(Operator *op, OpBlock *b, int facet, int residual, const 
 
 static int apply_all(Operator *op, int residual, const Vec *in, Vec *out) {
     for (int b = 0; b < op->ncells; b++)
-        if (op_block_runs(op, 0, b))
-            FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
+        if (op_block_runs(op, 0, b)) FEM_TRY(op_ref_apply_block(op, &op->cells[b], 0, residual, in->data, out->data));
     for (int b = 0; b < op->nfacets; b++)
         if (op_block_runs(op, 1, b))
             FEM_TRY(op_ref_apply_block(op, &op->facets[b], 1, residual, in->data, out->data));
@@ -104,12 +103,6 @@ static void qp_work_free(Device *d, QpWork *w) {
     *w = (QpWork){0};
 }
 
-static int qp_zeroed(Device *d, double **p, int64_t count) {
-    size_t bytes = sizeof(double) * (size_t)(count > 0 ? count : 1);
-    FEM_TRY(device_alloc(d, (void **)p, bytes));
-    return d->ops.zero(d, *p, bytes);
-}
-
 static int qp_work(Operator *op, const OpBlock *b, int facet, QpWork *w) {
     Device *d = op->dev;
     const int64_t nq = b->basis.tables.nq, nc = op->phys.ncomp, rd = b->basis.tables.dim;
@@ -120,10 +113,10 @@ static int qp_work(Operator *op, const OpBlock *b, int facet, QpWork *w) {
     *w = (QpWork){.chunk = points / nq > 0 ? points / nq : 1, .owned = 1};
     if (w->chunk > b->nelem) w->chunk = b->nelem;
     const int64_t n = w->chunk * nq;
-    int status = qp_zeroed(d, &w->uq, n * nc);
-    if (!status) status = qp_zeroed(d, &w->s, n * nc);
-    if (!status && grads) status = qp_zeroed(d, &w->duq, n * nc * rd);
-    if (!status && grads) status = qp_zeroed(d, &w->f, n * nc * rd);
+    int status = op_alloc_zero(op, &w->uq, n * nc);
+    if (!status) status = op_alloc_zero(op, &w->s, n * nc);
+    if (!status && grads) status = op_alloc_zero(op, &w->duq, n * nc * rd);
+    if (!status && grads) status = op_alloc_zero(op, &w->f, n * nc * rd);
     if (status) qp_work_free(d, w);
     return status;
 }
