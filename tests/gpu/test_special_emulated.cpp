@@ -11,6 +11,13 @@
  * element vectors. Outputs start as NaN. Errors are max |kernel - reference| / (1 + max |reference|) and must
  * be <= 1e-12.
  *
+ * The sum-factorised fused operator (gpu/fused_tensor.cuh's k_fused_tensor) on synthetic quadrilateral and
+ * hexahedral blocks of P = 2..5, for heat (a conductivity that depends on T, so that the residual writes the
+ * state the Jacobian action reads) and linear and neo-Hookean elasticity, residual and Jacobian action, with
+ * atomics and into element vectors: against the interpolation above, the point function run on the host at
+ * every q-point (the CPU device's way) and the integration above; the state the residuals write too. The
+ * hexahedral instances cover the z accumulators in registers and in shared memory (tensor_xshared).
+ *
  * Deterministic patch assembly (elem_halves.cuh's patch_put and k_patch_partials on fem/element_patch.h's
  * patches and partials): random element sums left in shared memory as the one-thread and split kernels leave
  * them (1D blocks, slot i epb + le) and as the sum-factorised kernel does (2D blocks, each element's own
@@ -19,6 +26,7 @@
 #include "fem/elem_ops.h"
 #include "fem/element_patch.h"
 #include "fem/error.h"
+#include "gpu/fused_tensor.cuh"
 #include "gpu/kernels_special.cuh"
 
 #include <algorithm>
@@ -186,6 +194,96 @@ template <int D, int N, int NC, bool TENSOR> static void run(int64_t nelem, int 
     }
 }
 
+/* Physics constants of the fused operator's checks: heat with k(T) = 2.5 + 0.4 T (a state the residual writes
+ * and the Jacobian action reads), a capacity and a source; elasticity with gravity. */
+static HeatCtx heat_ctx(int D) {
+    HeatCtx c;
+    memset(&c, 0, sizeof c);
+    c.dim = D, c.nmat = 1, c.transient = 1, c.a = 0.7, c.theta = 1.0;
+    HeatMaterial_ &m = c.mat[0];
+    m.kind = HEAT_K_POLYNOMIAL, m.n = 2, m.c[0] = 2.5, m.c[1] = 0.4, m.rhoc = 3.0, m.Q = 1.5;
+    for (int i = 0; i < 3; i++) m.A[i * 4] = 1.0;
+    return c;
+}
+static ElasCtx elas_ctx(int D) {
+    ElasCtx c;
+    memset(&c, 0, sizeof c);
+    c.dim = D, c.nmat = 1, c.load = 1.0, c.gravity[0] = 0.3, c.gravity[1] = -9.81, c.gravity[2] = 0.5;
+    ElasMaterial_ &m = c.mat[0];
+    m.lambda = m.lambda_eff = 1.2, m.mu = 0.8, m.beta3 = m.beta_eff = 3 * 1.2 + 2 * 0.8, m.rho = 2.0;
+    return c;
+}
+
+/* k_fused_tensor<D, P, P, NC, 0, POINT> on 8 elements, 3 a block (the last block partial). residual: the
+ * point function writes nstate doubles a point, compared and left in state; else it reads state (the
+ * residual's). The element values are scaled to 1e-3 so that the neo-Hookean points stay uninverted. */
+template <int D, int P, int NC, PointFn POINT>
+static void fused(const char *name, const void *ctx, int nstate, bool residual, std::vector<double> &state) {
+    const int64_t nelem = 8, epb = 3;
+    Block b(D, P, NC, true, nelem, 0);
+    for (double &x : b.u) x *= 1e-3;
+    const int nq = b.nq, gs = GEO_STRIDE(D);
+    const int64_t n = nelem * nq;
+    std::vector<double> geo((size_t)(n * gs)), uq((size_t)(n * NC)), duq((size_t)(n * NC * D));
+    std::vector<double> sq(uq.size()), fq(duq.size());
+    std::vector<int32_t> tag((size_t)nelem, 0);
+    for (int64_t i = 0; i < n; i++) { /* w det J > 0, J^-1 near the identity */
+        geo[(size_t)(i * gs)] = 0.75 + 0.25 * rnd();
+        for (int k = 0; k < D * D; k++) geo[(size_t)(i * gs + 1 + k)] = (k % (D + 1) == 0) + 0.2 * rnd();
+    }
+    b.interp_ref(uq, duq);
+    QfArgs a;
+    memset(&a, 0, sizeof a);
+    a.n = n, a.nq = nq, a.dim = a.rdim = D, a.ncomp = NC, a.nstate = nstate, a.threads = 1;
+    a.residual = residual, a.geo = geo.data(), a.tag = tag.data(), a.ctx = ctx;
+    state.resize((size_t)(n * nstate), NAN);
+    std::vector<double> st_ref = state;
+    QfArgs h = a;
+    h.u = uq.data(), h.du = duq.data(), h.s = sq.data(), h.f = fq.data();
+    h.state = nstate ? st_ref.data() : nullptr;
+    for (int64_t i = 0; i < n; i++) POINT(&h, i);
+    std::vector<double> r_r((size_t)(b.nnodes * NC)), ev_r((size_t)(nelem * NC * b.nd));
+    b.integ_ref(sq.data(), fq.data(), r_r, ev_r);
+    PatchView none;
+    memset(&none, 0, sizeof none);
+    const bool xs = tensor_xshared(D, P, NC);
+    char what[160];
+    for (int ev_mode = 0; ev_mode < 2; ev_mode++) {
+        std::vector<double> r(r_r.size(), 0.0), ev(ev_r.size(), NAN), st = state;
+        QfArgs k = a;
+        k.state = nstate ? st.data() : nullptr;
+        emu_launch((unsigned)((nelem + epb - 1) / epb), dim3(P * P, (unsigned)epb),
+                   k_fused_tensor<D, P, P, NC, 0, POINT>, b.v, k, (const double *)b.u.data(),
+                   ev_mode ? (double *)nullptr : r.data(), ev_mode ? ev.data() : (double *)nullptr, none);
+        snprintf(what, sizeof what, "fused D=%d P=%d %s%s %s", D, P, name, xs ? " (X shared)" : "",
+                 ev_mode ? "evec" : "atomic");
+        if (ev_mode)
+            check(what, ev, ev_r);
+        else
+            check(what, r, r_r);
+        if (residual && nstate) {
+            snprintf(what, sizeof what, "fused D=%d P=%d %s state %s", D, P, name,
+                     ev_mode ? "evec" : "atomic");
+            check(what, st, st_ref);
+        }
+    }
+    if (residual) state = st_ref;
+}
+
+/* The residual (which writes the state), then the Jacobian action at it, of heat and of both elasticities. */
+template <int D, int P> static void fused_all() {
+    const HeatCtx hc = heat_ctx(D);
+    const ElasCtx ec = elas_ctx(D);
+    std::vector<double> st;
+    fused<D, P, 1, heat_cell_residual>("heat R(u)", &hc, 1 + D, true, st);
+    fused<D, P, 1, heat_cell_jacobian>("heat J x", &hc, 1 + D, false, st);
+    st.clear();
+    fused<D, P, D, elas_linear_residual>("linear elasticity R(u)", &ec, 0, true, st);
+    fused<D, P, D, elas_linear_jacobian>("linear elasticity J x", &ec, 0, false, st);
+    fused<D, P, D, elas_nh_residual>("neo-Hookean R(u)", &ec, ELAS_NH_STATE, true, st);
+    fused<D, P, D, elas_nh_jacobian>("neo-Hookean J x", &ec, ELAS_NH_STATE, false, st);
+}
+
 /* Deterministic patch assembly of NC components on ne elements of ND nodes, epb to a patch; tensor: 2D blocks
  * (4 threads an element, element le's sums at smem[le * per + c * ND + i]), else 1D (smem[c * epb ND + i epb
  * + le]). */
@@ -261,6 +359,10 @@ int main() {
     run<2, 2, 1, true>(8, 0), run<2, 2, 2, true>(8, 0), run<2, 3, 1, true>(8, 0), run<2, 3, 2, true>(8, 0);
     run<2, 4, 1, true>(8, 0), run<2, 4, 2, true>(8, 0), run<3, 2, 1, true>(8, 0), run<3, 2, 3, true>(8, 0);
     run<3, 3, 1, true>(8, 0), run<3, 3, 3, true>(8, 0), run<3, 4, 1, true>(8, 0), run<3, 4, 3, true>(8, 0);
+    /* the fused operator: P = 2..5 (hexahedral elasticity's z accumulators in registers at P = 2, in shared
+     * memory from P = 3) */
+    fused_all<2, 2>(), fused_all<2, 3>(), fused_all<2, 4>(), fused_all<3, 2>(), fused_all<3, 3>();
+    fused_all<3, 4>(), fused_all<3, 5>();
     printf("%d checks, %d failed\n", nchecks, nfailed);
     return nfailed ? 1 : 0;
 }
