@@ -189,7 +189,7 @@ static int phase_integrate(void *p) {
 static void describe_unfused(Bench *B, const Options *o, OpCall *c, int residual, char *out, size_t len) {
     Operator *op = c->op;
     if (op_block_qpoints(op, &op->cells[0], 0) || op_block_evec(op, &op->cells[0]))
-        bench_die("the q-point arrays of the separate kernels");
+        bench_die("the q-point arrays and element vectors of the separate kernels");
     Phase f = {op,
                &op->cells[0],
                residual ? c->u->data : c->x->data,

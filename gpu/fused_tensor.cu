@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------------------------------------ host side */
 
+/* The orders the kernel is instantiated for. */
+enum { TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
+enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
+
 typedef void (*TensorKernel)(ElemView, QfArgs, const double *, double *, double *, PatchView);
 
 /* Every cell q-function of physics/qfunctions.h, for quads and hexes of orders 1..6 (P1D = Q1D = p + 1);

@@ -9,9 +9,7 @@
 #include "physics/qfunctions.h"
 
 /* Threads per block the elements per block aim at (and the kernels' launch bound). */
-enum { TENSOR_THREADS = 256, TENSOR_MIN_ORDER = 1, TENSOR_MAX_ORDER = 6 };
-
-enum { TENSOR_NORDERS = TENSOR_MAX_ORDER - TENSOR_MIN_ORDER + 1 };
+enum { TENSOR_THREADS = 256 };
 
 /* The physics at q-point q of element e: a QfArgs of one point whose u, du, geo, s and f are the thread's
  * local arrays and whose dimension and components are constants, so that after inlining they are
